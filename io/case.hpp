@@ -1,0 +1,91 @@
+// The case file of SPEC §3, loaded, checked and with every default filled in.
+// load_case() is the only way to get a Case: every key is checked there and
+// every fault is a CaseError naming file:line:col and the key's dotted path.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/precision.hpp"
+#include "grid/grid.hpp"
+
+namespace gf {
+
+enum class Workload { Heat, Laplace, Stencil, Raymarch };
+const char* to_string(Workload w);
+
+// Named constants from `parameters`, in file order.
+using Params = std::vector<std::pair<std::string, double>>;
+
+// An expression of x, y, z, pi, e and the parameters (muparser syntax), with
+// where it was written so that evaluation errors can point at it.
+struct Expr {
+  std::string text = "0";
+  SourceLoc loc;
+  std::string key;  // dotted path, e.g. "boundary.x-.value"
+};
+
+struct FaceBc {
+  BcType type = BcType::Dirichlet;
+  Expr value;            // Dirichlet value (expression allowed)
+  double gradient = 0;   // Neumann ∂u/∂n, outward normal
+};
+
+struct InitialSpec {
+  enum class Kind { Value, Expr, File };
+  Kind kind = Kind::Value;
+  double value = 0;
+  Expr expr;
+  std::string path;      // File: resolved against the case file's folder
+  std::string dataset;   // File: HDF5 dataset path
+};
+
+struct HeatSpec {
+  double alpha = 0;
+  std::string scheme = "explicit";
+  bool dt_auto = true;
+  double dt = 0;         // resolved step (auto: 0.9 × dt_limit)
+  double dt_limit = 0;   // explicit stability limit 1 / (2α Σ 1/h²)
+  bool use_t_end = false;
+  double t_end = 0;
+  std::int64_t steps = 0;  // resolved number of steps
+  double last_dt = 0;      // the last step, shortened to land on t_end (= dt otherwise)
+  Expr source;             // "0" when absent
+};
+
+struct OutputSpec {
+  std::string dir;             // default out/<name>
+  std::int64_t every = 0;      // 0: final state only
+  bool vtk = true;
+  bool hdf5 = true;
+  std::int64_t checkpoint_every = 0;
+};
+
+struct Case {
+  std::string file;  // the case file path as given
+  std::string name;
+  Workload workload = Workload::Heat;
+  Precision precision = Precision::Float64;
+  std::string device = "auto";
+  Params parameters;
+  Grid grid;
+  std::array<FaceBc, kFaces> boundary;  // x- x+ y- y+ z- z+ (only 2·ndim used)
+  InitialSpec initial;
+  HeatSpec heat;
+  OutputSpec output;
+  std::string resolved_yaml;  // the resolved case (defaults filled) as YAML text
+};
+
+// Loads and checks a case file. overrides: "dotted.key=yaml-value" strings
+// from the command line, applied before checking. Throws CaseError.
+Case load_case(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Same, from text already in memory; `label` stands for the file name in
+// messages and relative paths resolve against `base_dir`.
+Case load_case_text(const std::string& text, const std::string& label,
+                    const std::vector<std::string>& overrides = {}, const std::string& base_dir = ".");
+
+}  // namespace gf

@@ -1,0 +1,36 @@
+// Expressions (muparser) of x, y, z, pi, e and the case parameters.
+#pragma once
+#include <memory>
+
+#include "grid/grid.hpp"
+#include "io/case.hpp"
+
+namespace gf {
+
+class Expression {
+ public:
+  // Throws CaseError at expr.loc / expr.key when the text does not parse or
+  // names an unknown variable.
+  Expression(const Expr& expr, const Params& params);
+  ~Expression();
+  Expression(Expression&&) noexcept;
+  Expression& operator=(Expression&&) noexcept;
+
+  double operator()(double x, double y, double z) const;
+  // True when the expression uses none of x, y, z.
+  bool is_constant() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Checks that expr parses and uses only known names (throws CaseError).
+void check_expression(const Expr& expr, const Params& params);
+
+// Evaluates expr at every grid point (x-fastest), in parallel. Throws CaseError
+// if a value is not finite.
+template <class T>
+void sample_expression(const Expr& expr, const Params& params, const Grid& grid, T* out);
+
+}  // namespace gf

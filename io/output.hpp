@@ -1,0 +1,78 @@
+// Writers for the files of SPEC §4. Every file appears whole or not at all:
+// it is written under a temporary name in the same folder and renamed.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/precision.hpp"
+#include "grid/grid.hpp"
+
+namespace gf::io {
+
+namespace fs = std::filesystem;
+
+// A host array of grid values (x-fastest, grid.size() values).
+struct FieldView {
+  std::string name;          // e.g. "u"
+  const void* data = nullptr;
+  Precision precision = Precision::Float64;
+};
+
+struct SeriesSpec {
+  fs::path dir;              // the run's output folder (exists)
+  std::string name;          // case name: <name>.pvd, vtk/<name>_<step6>.vti
+  Grid grid;
+  Precision precision = Precision::Float64;
+  bool vtk = true;           // <name>.pvd + vtk/*.vti
+  bool hdf5 = true;          // fields.h5 + fields.xdmf
+  std::string version;       // gridforge version, a root attribute of fields.h5
+};
+
+// The time series of fields of one run: VTK (.vti per output step + .pvd) and
+// HDF5 (fields.h5 /steps/<step6>/<field>, + fields.xdmf).
+class FieldSeriesWriter {
+ public:
+  explicit FieldSeriesWriter(SeriesSpec spec);
+  ~FieldSeriesWriter();  // calls finish(), swallowing errors
+  FieldSeriesWriter(const FieldSeriesWriter&) = delete;
+  FieldSeriesWriter& operator=(const FieldSeriesWriter&) = delete;
+
+  // Writes every field at this step. Throws IoError naming the path.
+  void write(std::int64_t step, double time, const std::vector<FieldView>& fields);
+  // Closes fields.h5 and moves it into place. Idempotent.
+  void finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Atomic whole-file writes (temporary name in the same folder, then rename).
+void write_text_atomic(const fs::path& path, const std::string& text);
+void write_json_atomic(const fs::path& path, const nlohmann::json& j);
+
+// log.csv: a header and rows of numbers; rewritten whole (atomically) on flush().
+class CsvLog {
+ public:
+  CsvLog(fs::path path, std::vector<std::string> columns);
+  void row(const std::vector<double>& values);
+  void flush();
+
+ private:
+  fs::path path_;
+  std::vector<std::string> columns_;
+  std::string body_;
+};
+
+// Shape of an HDF5 dataset, slowest axis first. Throws IoError naming the
+// file and dataset when either is missing.
+std::vector<std::int64_t> h5_dataset_shape(const std::string& path, const std::string& dataset);
+// Reads a whole dataset converted to double. Throws IoError.
+std::vector<double> h5_read_dataset(const std::string& path, const std::string& dataset);
+
+}  // namespace gf::io

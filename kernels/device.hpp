@@ -1,0 +1,37 @@
+// What GPUs this process can use, and the backend factory over both executors.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+
+namespace gf {
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int multiprocessors = 0;
+  std::size_t memory_total = 0, memory_free = 0;
+};
+
+struct CudaStatus {
+  bool compiled = false;       // built with GRIDFORGE_CUDA
+  int runtime_version = 0;     // e.g. 13000
+  int driver_version = 0;      // 0 when no driver
+  std::string why_unusable;    // empty when at least one GPU is usable
+  std::vector<GpuInfo> gpus;
+};
+
+// Queries the CUDA runtime once (cheap after the first call).
+const CudaStatus& cuda_status();
+
+// Free and total memory of the device `index`, or of the host for index < 0.
+std::size_t host_memory_available();
+
+template <class T>
+std::unique_ptr<Backend<T>> make_cuda_backend(int device);
+
+}  // namespace gf

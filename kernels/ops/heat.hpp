@@ -1,0 +1,53 @@
+// Explicit (FTCS) heat step for one grid point: the one formula that both the
+// CPU reference loop and the CUDA kernels call.
+//
+//   uⁿ⁺¹ = uⁿ + Σ_axes c_a · (u_{-a} + u_{+a} − 2uⁿ) + s,   c_a = α·dt/h_a²,  s = dt·source
+#pragma once
+#include "kernels/ops/boundary.hpp"
+
+namespace gf {
+
+template <class T>
+struct HeatArgs {
+  int ndim = 1;
+  std::int64_t n[3] = {1, 1, 1};
+  T c[3] = {0, 0, 0};      // α·dt/h² per axis
+  AxisBc<T> bc[3];
+  const T* source = nullptr;  // dt·s(x) per point, or nullptr: then source_const
+  T source_const = 0;          // dt·s when s is a constant
+};
+
+// The formula. m[a], p[a]: neighbours at −1 and +1 along axis a.
+template <int D, class T>
+GF_HD T ftcs_point(T u, const T* m, const T* p, const T* c, T s) {
+  T acc = c[0] * ((m[0] + p[0]) - (u + u));
+  if constexpr (D > 1) acc += c[1] * ((m[1] + p[1]) - (u + u));
+  if constexpr (D > 2) acc += c[2] * ((m[2] + p[2]) - (u + u));
+  return u + acc + s;
+}
+
+template <class T>
+GF_HD T heat_source(const HeatArgs<T>& a, std::int64_t idx) {
+  return a.source ? a.source[idx] : a.source_const;
+}
+
+// Update of point (i, j, k) with boundary rules on every axis: used by the CPU
+// reference for every point and by the CUDA kernels for points near a face.
+template <int D, class T>
+GF_HD T heat_point_bc(const HeatArgs<T>& a, const T* u, std::int64_t i, std::int64_t j,
+                      std::int64_t k) {
+  const std::int64_t nx = a.n[0], ny = a.n[1];
+  const std::int64_t idx = i + nx * (j + ny * k);
+  const std::int64_t pos[3] = {i, j, k};
+  const std::int64_t stride[3] = {1, nx, nx * ny};
+  for (int ax = 0; ax < D; ++ax)
+    if (on_dirichlet(pos[ax], a.n[ax], a.bc[ax])) return u[idx];
+  T m[3], p[3];
+  for (int ax = 0; ax < D; ++ax) {
+    m[ax] = neighbour(u, idx, pos[ax], a.n[ax], stride[ax], -1, a.bc[ax]);
+    p[ax] = neighbour(u, idx, pos[ax], a.n[ax], stride[ax], +1, a.bc[ax]);
+  }
+  return ftcs_point<D>(u[idx], m, p, a.c, heat_source(a, idx));
+}
+
+}  // namespace gf
