@@ -1,0 +1,39 @@
+#include "kernels/device.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace gf {
+
+#ifndef GRIDFORGE_HAVE_CUDA
+const CudaStatus& cuda_status() {
+  static const CudaStatus s = [] {
+    CudaStatus st;
+    st.why_unusable = "this gridforge was built without CUDA (no nvcc at configure time)";
+    return st;
+  }();
+  return s;
+}
+template <class T>
+std::unique_ptr<Backend<T>> make_cuda_backend(int) {
+  throw DeviceError(cuda_status().why_unusable);
+}
+template std::unique_ptr<Backend<float>> make_cuda_backend<float>(int);
+template std::unique_ptr<Backend<double>> make_cuda_backend<double>(int);
+#endif
+
+std::size_t host_memory_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string key;
+    std::size_t kb = 0;
+    ls >> key >> kb;
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+}  // namespace gf
