@@ -1,1 +1,84 @@
-int main() { return 0; }  // placeholder until the CLI lands
+// gridforge: command line (CLI11) and the mapping of errors to exit codes.
+// No numerics here.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <new>
+
+#include <spdlog/spdlog.h>
+
+#include "app/commands.hpp"
+#include "app/common.hpp"
+#include "core/error.hpp"
+#include "gf_version.hpp"
+
+namespace {
+
+int report(const gf::Error& e) {
+  // Case errors already read "file:line:col: key: message" (SPEC §3).
+  if (dynamic_cast<const gf::CaseError*>(&e))
+    spdlog::error("{}", e.what());
+  else
+    spdlog::error("error: {}", e.what());
+  return e.exit_code();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace gf::app;
+  CLI::App app{"gridforge: simulations on structured grids, on the GPU or the CPU"};
+  app.set_version_flag("--version", std::string("gridforge ") + GF_VERSION + " (" +
+                                        GF_GIT_COMMIT + ")");
+  app.require_subcommand(1);
+
+  RunArgs run;
+  auto* r = app.add_subcommand("run", "run a case");
+  r->add_option("case", run.case_path, "case file (YAML)")->required();
+  r->add_option("overrides", run.overrides, "KEY=VALUE overrides of case keys (dotted paths)");
+  r->add_option("--device", run.device, "auto | cpu | cuda | cuda:N (default: the case's, auto)");
+  r->add_option("--out", run.out, "output folder (default: the case's output.dir)");
+  r->add_flag("--dry-run", run.dry_run, "check the case, print it resolved, write nothing");
+  r->add_flag("--quiet", run.quiet, "print errors only");
+  r->add_flag("--json", run.json, "print a JSON summary on stdout at the end");
+
+  ValidateArgs val;
+  auto* v = app.add_subcommand("validate", "run a case on the CPU and the GPU and compare");
+  v->add_option("case", val.case_path, "case file (YAML)")->required();
+  v->add_option("overrides", val.overrides, "KEY=VALUE overrides of case keys");
+  v->add_option("--rtol", val.rtol, "relative L2 tolerance (default 1e-9 float64, 1e-4 float32)");
+  v->add_option("--atol", val.atol, "max-abs tolerance (default 0)");
+  v->add_option("--steps", val.steps, "number of steps instead of the case's");
+  v->add_flag("--quiet", val.quiet, "print errors and the table only");
+
+  bool info_json = false;
+  auto* inf = app.add_subcommand("info", "version, build, GPUs, libraries");
+  inf->add_flag("--json", info_json, "print as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : gf::kExitBadInput;
+  }
+
+  const bool quiet = (r->parsed() && run.quiet) || (v->parsed() && val.quiet);
+  setup_logging(quiet);
+  try {
+    if (r->parsed()) {
+      run.command_line = joined_command_line(argc, argv);
+      return cmd_run(run);
+    }
+    if (v->parsed()) return cmd_validate(val);
+    if (inf->parsed()) return cmd_info(info_json);
+  } catch (const gf::Error& e) {
+    return report(e);
+  } catch (const std::bad_alloc&) {
+    spdlog::error("error: out of host memory");
+    return gf::kExitDevice;
+  } catch (const std::exception& e) {
+    spdlog::error("error: {}", e.what());
+    return gf::kExitRunFailed;
+  }
+  return gf::kExitBadInput;
+}

@@ -1,7 +1,7 @@
 // Explicit (FTCS) heat step for one grid point: the one formula that both the
 // CPU reference loop and the CUDA kernels call.
 //
-//   uⁿ⁺¹ = uⁿ + Σ_axes c_a · (u_{-a} + u_{+a} − 2uⁿ) + s,   c_a = α·dt/h_a²,  s = dt·source
+//   uⁿ⁺¹ = uⁿ + Σ_axes c_a · (u_{-a} + u_{+a} − 2uⁿ) + s,   c_a = α·dt/h_a²,  s = dt·source(x)
 #pragma once
 #include "kernels/ops/boundary.hpp"
 
@@ -13,8 +13,9 @@ struct HeatArgs {
   std::int64_t n[3] = {1, 1, 1};
   T c[3] = {0, 0, 0};      // α·dt/h² per axis
   AxisBc<T> bc[3];
-  const T* source = nullptr;  // dt·s(x) per point, or nullptr: then source_const
-  T source_const = 0;          // dt·s when s is a constant
+  T dt = 0;                    // this step's dt (the last step of a t_end run is shorter)
+  const T* source = nullptr;  // s(x) per point, or nullptr: then source_const
+  T source_const = 0;          // s when it is a constant
 };
 
 // The formula. m[a], p[a]: neighbours at −1 and +1 along axis a.
@@ -28,7 +29,7 @@ GF_HD T ftcs_point(T u, const T* m, const T* p, const T* c, T s) {
 
 template <class T>
 GF_HD T heat_source(const HeatArgs<T>& a, std::int64_t idx) {
-  return a.source ? a.source[idx] : a.source_const;
+  return a.dt * (a.source ? a.source[idx] : a.source_const);
 }
 
 // Update of point (i, j, k) with boundary rules on every axis: used by the CPU

@@ -1,0 +1,38 @@
+# Thin targets over cmake/ctest. `make run` and `make test` are all a new user needs.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_ARGS ?=
+CASE ?= cases/heat2d_plate.yaml
+
+# Debian packages the build, the tests and postprocess/ need.
+PACKAGES := cmake g++ make pkg-config git libcli11-dev libyaml-cpp-dev libmuparser-dev \
+  libfmt-dev libspdlog-dev nlohmann-json3-dev libhdf5-openmpi-dev libvtk9-dev catch2 \
+  libopenmpi-dev openmpi-bin python3-numpy python3-h5py python3-matplotlib paraview xvfb xauth
+
+.PHONY: deps build run test clean
+
+deps:
+	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "make deps: these Debian packages are missing: $$missing"; \
+	    echo "make deps: run 'sudo make deps' (or apt-get install them) and try again"; exit 1; \
+	  fi; \
+	  echo "make deps: installing $$missing"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/gridforge run $(CASE)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) out

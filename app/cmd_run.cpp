@@ -1,0 +1,136 @@
+// gridforge run: load and check the case, pick the device, check memory,
+// then run and write the files of SPEC §4.
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "app/commands.hpp"
+#include "app/common.hpp"
+#include "gf_version.hpp"
+#include "io/output.hpp"
+#include "kernels/device.hpp"
+#include "solvers/heat.hpp"
+#include "solvers/run.hpp"
+
+namespace gf::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct MemoryCheck {
+  std::size_t needed = 0, available = 0;
+  std::string where;
+};
+
+template <class T>
+MemoryCheck check_memory(const Case& c, const DeviceChoice& d) {
+  MemoryCheck m;
+  m.needed = HeatSolver<T>::memory_needed(c);
+  if (d.gpu >= 0) {
+    const GpuInfo& g = cuda_status().gpus.at(d.gpu);
+    m.available = g.memory_free;
+    m.where = fmt::format("{} (GPU {})", g.name, d.gpu);
+  } else {
+    m.available = host_memory_available();
+    m.where = "the host";
+  }
+  return m;
+}
+
+void require_memory(const Case& c, const MemoryCheck& m) {
+  if (m.needed <= m.available) return;
+  const std::string fields = fmt::format("{} fields of {} points",
+                                          to_string(c.precision), c.grid.shape_str());
+  throw DeviceError(fmt::format("needs {} on {} for the {}; {} free; use a smaller grid{}{}",
+                                human_bytes(double(m.needed)), m.where, fields,
+                                human_bytes(double(m.available)),
+                                c.precision == Precision::Float64 ? ", float32" : "",
+                                m.where == "the host" ? "" : ", or --device cpu"));
+}
+
+std::string stability_line(const Case& c) {
+  return fmt::format("explicit stability limit dt_max = 1/(2·α·Σ1/h²) = {:.6g}; dt = {:.6g} "
+                     "({:.3g} of the limit){}",
+                     c.heat.dt_limit, c.heat.dt, c.heat.dt / c.heat.dt_limit,
+                     c.heat.dt_auto ? ", dt: auto" : "");
+}
+
+nlohmann::json run_info(const Case& c, const RunArgs& a, const std::string& device,
+                        const std::string& start) {
+  return {{"version", GF_VERSION},       {"git_commit", GF_GIT_COMMIT},
+          {"build", GF_BUILD_TYPE},      {"compiler", GF_COMPILER},
+          {"command_line", a.command_line}, {"device", device},
+          {"case_file", c.file},         {"case", c.resolved_yaml},
+          {"start_time", start},         {"end_time", nullptr},
+          {"status", "running"}};
+}
+
+template <class T>
+int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
+  const MemoryCheck mem = check_memory<T>(c, d);
+  if (a.dry_run) {
+    std::cout << c.resolved_yaml << (c.resolved_yaml.ends_with('\n') ? "" : "\n");
+    std::cout << fmt::format("# device: {} ({})\n", d.gpu < 0 ? "cpu" : mem.where, d.why);
+    std::cout << fmt::format("# memory: needs {} on {}; {} free\n", human_bytes(double(mem.needed)),
+                             mem.where, human_bytes(double(mem.available)));
+    std::cout << "# " << stability_line(c) << "\n";
+    if (mem.needed > mem.available) require_memory(c, mem);
+    return kExitOk;
+  }
+  require_memory(c, mem);
+  auto backend = make_backend<T>(d);
+  spdlog::info("gridforge {}: case {} ({}, {} {}), device {} [{}]", GF_VERSION, c.name,
+               to_string(c.workload), c.grid.shape_str(), to_string(c.precision),
+               backend->name(), d.why);
+  spdlog::info("{}", stability_line(c));
+
+  const fs::path out = c.output.dir;
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw IoError("cannot create output folder '" + out.string() + "': " + ec.message());
+
+  const std::string start = now_iso8601();
+  nlohmann::json info = run_info(c, a, backend->name(), start);
+  io::write_json_atomic(out / "run.json", info);
+  RunOptions opts{out, !a.quiet, GF_VERSION};
+  nlohmann::json timing;
+  try {
+    timing = run_heat<T>(c, *backend, opts);
+  } catch (const Error& e) {
+    info["end_time"] = now_iso8601();
+    info["status"] = std::string("failed: ") + e.what();
+    io::write_json_atomic(out / "run.json", info);
+    throw;
+  }
+  info["end_time"] = now_iso8601();
+  info["status"] = "completed";
+  io::write_json_atomic(out / "run.json", info);
+
+  const double compute = timing["phases_s"]["compute"];
+  spdlog::info("done: {} steps in {:.3f} s compute ({:.3g} Gpts/s, {:.4g} GB/s effective), "
+               "{:.3f} s total; output in {}",
+               c.heat.steps, compute, double(timing["points_per_s"]) / 1e9,
+               double(timing["effective_GBps"]), double(timing["phases_s"]["total"]),
+               out.string());
+  if (a.json) {
+    nlohmann::json summary = {{"status", "completed"}, {"output_dir", out.string()},
+                              {"timing", timing}};
+    std::cout << summary.dump(2) << std::endl;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int cmd_run(const RunArgs& a) {
+  Case c = load_case(a.case_path, a.overrides);
+  if (a.out) c.output.dir = *a.out;
+  const DeviceChoice d = choose_device(a.device.value_or(c.device));
+  return c.precision == Precision::Float32 ? run_typed<float>(c, a, d) : run_typed<double>(c, a, d);
+}
+
+}  // namespace gf::app

@@ -1,0 +1,84 @@
+#include "app/common.hpp"
+
+#include <ctime>
+
+#include <fmt/core.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "kernels/device.hpp"
+
+namespace gf::app {
+
+void setup_logging(bool quiet) {
+  auto logger = spdlog::stderr_color_st("gridforge");
+  logger->set_pattern("%^%v%$");
+  logger->set_level(quiet ? spdlog::level::err : spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+DeviceChoice choose_device(const std::string& request) {
+  const CudaStatus& st = cuda_status();
+  if (request == "cpu") return {-1, "--device cpu"};
+  if (request == "auto") {
+    if (st.why_unusable.empty()) return {0, "auto: a GPU is usable"};
+    return {-1, "auto: no usable GPU (" + st.why_unusable + ")"};
+  }
+  int index = 0;
+  if (request.rfind("cuda", 0) == 0) {
+    const std::string rest = request.substr(4);
+    if (!rest.empty()) {
+      if (rest[0] != ':' || rest.size() < 2 ||
+          rest.find_first_not_of("0123456789", 1) != std::string::npos)
+        throw UsageError("--device: '" + request + "' is not one of auto, cpu, cuda, cuda:N");
+      index = std::stoi(rest.substr(1));
+    }
+    if (!st.why_unusable.empty())
+      throw DeviceError("--device " + request + ": no usable GPU: " + st.why_unusable +
+                        "; use --device cpu");
+    if (index >= static_cast<int>(st.gpus.size()))
+      throw DeviceError(fmt::format("--device {}: this machine has {} GPU(s); use cuda:0..{} or "
+                                    "--device cpu",
+                                    request, st.gpus.size(), st.gpus.size() - 1));
+    return {index, "--device " + request};
+  }
+  throw UsageError("--device: '" + request + "' is not one of auto, cpu, cuda, cuda:N");
+}
+
+template <class T>
+std::unique_ptr<Backend<T>> make_backend(const DeviceChoice& d) {
+  if (d.gpu < 0) return make_cpu_backend<T>();
+  return make_cuda_backend<T>(d.gpu);
+}
+template std::unique_ptr<Backend<float>> make_backend<float>(const DeviceChoice&);
+template std::unique_ptr<Backend<double>> make_backend<double>(const DeviceChoice&);
+
+std::string joined_command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
+  return s;
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buf;
+}
+
+std::string human_bytes(double b) {
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.3g} {}", b, unit[u]);
+}
+
+}  // namespace gf::app

@@ -1,0 +1,35 @@
+// Shared by the subcommands: logging set-up, device choice, precision dispatch.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/case.hpp"
+#include "kernels/backend.hpp"
+
+namespace gf::app {
+
+// Logs go to stderr; quiet keeps errors only.
+void setup_logging(bool quiet);
+
+// What `--device` / the case key `device` asks for, resolved: -1 is the CPU.
+struct DeviceChoice {
+  int gpu = -1;
+  std::string why;  // how it was chosen, for the log
+};
+// auto | cpu | cuda | cuda:N. Throws DeviceError when a GPU is asked for and
+// none is usable, UsageError for a malformed name.
+DeviceChoice choose_device(const std::string& request);
+
+template <class T>
+std::unique_ptr<Backend<T>> make_backend(const DeviceChoice& d);
+
+// The command line as typed, for run.json.
+std::string joined_command_line(int argc, char** argv);
+
+// ISO 8601 local time with offset.
+std::string now_iso8601();
+
+std::string human_bytes(double bytes);
+
+}  // namespace gf::app

@@ -1,0 +1,26 @@
+// The progress line: percent, rate and ETA, redrawn in place when stderr is a
+// terminal, plain log lines about every 10 % otherwise (SPEC §2).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace gf {
+
+class Progress {
+ public:
+  Progress(std::string label, std::int64_t total, bool enabled);
+  // done: units finished so far; rate_unit e.g. "steps/s"; extra e.g. "max 1.2".
+  void update(std::int64_t done, const std::string& extra = "");
+  void finish();
+
+ private:
+  std::string label_;
+  std::int64_t total_;
+  bool enabled_, tty_;
+  int last_decile_ = -1;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point t0_, last_draw_;
+};
+
+}  // namespace gf

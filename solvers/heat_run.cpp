@@ -1,0 +1,135 @@
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "core/progress.hpp"
+#include "io/output.hpp"
+#include "solvers/heat.hpp"
+#include "solvers/run.hpp"
+
+namespace gf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct Chunk {
+  double ms;
+  std::int64_t steps;
+};
+
+nlohmann::json per_step_stats(std::vector<Chunk> chunks) {
+  std::vector<double> per;
+  for (const Chunk& c : chunks)
+    if (c.steps > 0) per.push_back(c.ms / double(c.steps));
+  if (per.empty()) return {{"min", 0.0}, {"median", 0.0}, {"max", 0.0}};
+  std::sort(per.begin(), per.end());
+  const std::size_t n = per.size();
+  const double median = n % 2 ? per[n / 2] : 0.5 * (per[n / 2 - 1] + per[n / 2]);
+  return {{"min", per.front()}, {"median", median}, {"max", per.back()}};
+}
+
+}  // namespace
+
+template <class T>
+nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& opts) {
+  const auto t_start = Clock::now();
+  HeatSolver<T> solver(c, backend);
+  const double setup_s = seconds_since(t_start) - solver.upload_ms() / 1e3;
+
+  io::SeriesSpec spec{opts.out_dir, c.name,           c.grid,
+                      c.precision,  c.output.vtk,     c.output.hdf5,
+                      opts.version};
+  io::FieldSeriesWriter series(spec);
+  io::CsvLog log(opts.out_dir / "log.csv", {"step", "time", "wall_s", "min", "max", "mean"});
+
+  const std::int64_t total = c.heat.steps;
+  const std::vector<std::int64_t> outs = output_steps(total, c.output.every);
+  const std::int64_t check_every = std::max<std::int64_t>(1, total / 100);
+  std::vector<Chunk> chunks;
+  std::vector<T> host;
+  double compute_ms = 0, download_ms = 0, output_s = 0;
+  auto timer = backend.make_timer();
+  Progress progress(c.name, total, opts.progress);
+  std::size_t next_out = 0;
+
+  auto observe = [&](bool is_output) {
+    const FieldStats st = solver.stats();
+    log.row({double(solver.step()), solver.time(), seconds_since(t_start), st.min, st.max,
+             st.mean});
+    if (st.nonfinite > 0) {
+      log.flush();
+      throw SolverError(fmt::format(
+          "diverged: field u has {} NaN/Inf values at step {} (t = {:.6g}); the last good "
+          "output is kept in {}",
+          st.nonfinite, solver.step(), solver.time(), opts.out_dir.string()));
+    }
+    progress.update(solver.step(), fmt::format("u in [{:.4g}, {:.4g}]", st.min, st.max));
+    if (!is_output) return;
+    timer->start();
+    solver.download(host);
+    download_ms += timer->stop_ms();
+    const auto t_out = Clock::now();
+    series.write(solver.step(), solver.time(), {{"u", host.data(), c.precision}});
+    log.flush();
+    output_s += seconds_since(t_out);
+  };
+
+  while (true) {
+    const bool is_output = next_out < outs.size() && outs[next_out] == solver.step();
+    if (is_output) ++next_out;
+    if (is_output || solver.step() % check_every == 0 || solver.step() == total)
+      observe(is_output);
+    if (solver.step() >= total) break;
+    std::int64_t stop = std::min(total, (solver.step() / check_every + 1) * check_every);
+    if (next_out < outs.size()) stop = std::min(stop, outs[next_out]);
+    const std::int64_t n = stop - solver.step();
+    timer->start();
+    solver.advance(n);
+    const double ms = timer->stop_ms();
+    compute_ms += ms;
+    chunks.push_back({ms, n});
+  }
+  progress.finish();
+  series.finish();
+  log.flush();
+
+  const double total_s = seconds_since(t_start);
+  const double compute_s = compute_ms / 1e3;
+  const double pts = double(c.grid.size());
+  nlohmann::json timing = {
+      {"case", c.name},
+      {"workload", "heat"},
+      {"device", backend.name()},
+      {"precision", to_string(c.precision)},
+      {"grid", std::vector<std::int64_t>(c.grid.n.begin(), c.grid.n.begin() + c.grid.ndim)},
+      {"steps", total},
+      {"phases_s",
+       {{"setup", setup_s},
+        {"upload", solver.upload_ms() / 1e3},
+        {"compute", compute_s},
+        {"download", download_ms / 1e3},
+        {"output", output_s},
+        {"total", total_s}}},
+      {"per_step_ms", per_step_stats(chunks)},
+      {"points_per_s", compute_s > 0 ? pts * double(total) / compute_s : 0.0},
+      {"effective_GBps",
+       compute_s > 0 ? double(solver.bytes_per_step()) * double(total) / compute_s / 1e9 : 0.0},
+      {"device_memory_peak_bytes", backend.memory().peak_bytes()},
+  };
+  io::write_json_atomic(opts.out_dir / "timing.json", timing);
+  return timing;
+}
+
+template nlohmann::json run_heat<float>(const Case&, Backend<float>&, const RunOptions&);
+template nlohmann::json run_heat<double>(const Case&, Backend<double>&, const RunOptions&);
+
+}  // namespace gf
+
