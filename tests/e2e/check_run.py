@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Checks the files a `gridforge run` wrote (SPEC §4) against each other:
+run.json, timing.json, log.csv, <name>.pvd + vtk/*.vti, fields.h5 + fields.xdmf.
+Usage: check_run.py OUT_DIR CASE.yaml"""
+import csv
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+
+def fail(msg):
+    print("check_run: FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    out, case = sys.argv[1], sys.argv[2]
+    run = json.load(open(os.path.join(out, "run.json")))
+    for k in ("version", "git_commit", "build", "command_line", "device", "case",
+              "start_time", "end_time"):
+        if k not in run:
+            fail(f"run.json lacks {k}")
+    if run["status"] != "completed":
+        fail("run.json status " + run["status"])
+
+    t = json.load(open(os.path.join(out, "timing.json")))
+    for k in ("case", "workload", "device", "precision", "grid", "steps", "phases_s",
+              "per_step_ms", "points_per_s", "effective_GBps", "device_memory_peak_bytes"):
+        if k not in t:
+            fail(f"timing.json lacks {k}")
+    for k in ("setup", "upload", "compute", "download", "output", "total"):
+        if t["phases_s"].get(k, -1) < 0:
+            fail(f"timing.json phases_s.{k} missing or negative")
+    name, steps = t["case"], t["steps"]
+
+    rows = list(csv.DictReader(open(os.path.join(out, "log.csv"))))
+    if list(rows[0].keys()) != ["step", "time", "wall_s", "min", "max", "mean"]:
+        fail(f"log.csv header {list(rows[0].keys())}")
+    if int(float(rows[-1]["step"])) != steps or int(float(rows[0]["step"])) != 0:
+        fail("log.csv does not run from step 0 to the last step")
+
+    pvd = ET.parse(os.path.join(out, name + ".pvd")).getroot()
+    sets = pvd.findall("./Collection/DataSet")
+    times = [float(d.get("timestep")) for d in sets]
+    for d in sets:
+        if not os.path.isfile(os.path.join(out, d.get("file"))):
+            fail("missing " + d.get("file"))
+    if times != sorted(times) or len(times) < 1:
+        fail(f"pvd times not increasing: {times}")
+
+    with h5py.File(os.path.join(out, "fields.h5"), "r") as f:
+        keys = sorted(f["steps"].keys())
+        if len(keys) != len(sets):
+            fail(f"fields.h5 has {len(keys)} steps, the pvd {len(sets)}")
+        if int(keys[-1]) != steps:
+            fail(f"last step in fields.h5 is {keys[-1]}, expected {steps}")
+        h5times = [float(f["steps"][k].attrs["time"]) for k in keys]
+        if not np.allclose(h5times, times, rtol=1e-12, atol=0):
+            fail(f"fields.h5 times {h5times} differ from the pvd {times}")
+        dims = list(f.attrs["dims"])
+        u = f["steps"][keys[-1]]["u"][...]
+        if list(u.shape) != dims[::-1]:
+            fail(f"dataset shape {u.shape} is not dims reversed {dims}")
+        if not np.isfinite(u).all():
+            fail("non-finite values in the last step")
+        last = rows[-1]
+        if not np.isclose(u.min(), float(last["min"]), rtol=1e-6, atol=1e-12) or \
+           not np.isclose(u.max(), float(last["max"]), rtol=1e-6, atol=1e-12):
+            fail("log.csv min/max of the last step differ from fields.h5")
+
+    xdmf = ET.parse(os.path.join(out, "fields.xdmf")).getroot()
+    grids = xdmf.findall(".//Grid[@GridType='Uniform']")
+    if len(grids) != len(sets):
+        fail(f"fields.xdmf has {len(grids)} grids, expected {len(sets)}")
+
+    leftovers = [n for n in os.listdir(out) if n.startswith(".") or n.endswith(".tmp")]
+    if leftovers:
+        fail(f"temporary files left behind: {leftovers}")
+    print(f"check_run: ok: {name}: {len(sets)} outputs, {steps} steps, last t = {times[-1]:.6g}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+# End-to-end tests: the CLI on every case in cases/, and the errors a user
+# can make, each with its message, exit code and no output folder left behind.
+set(GF_E2E ${CMAKE_CURRENT_LIST_DIR})
+
+file(GLOB GF_CASES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/cases/*.yaml)
+foreach(case ${GF_CASES})
+  get_filename_component(stem ${case} NAME_WE)
+  add_test(NAME "e2e: run ${stem}"
+    COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DCASE=${case}
+            -DOUT=${CMAKE_BINARY_DIR}/e2e/${stem} -DPY=${GF_PYTHON}
+            -DCHECK=${GF_E2E}/check_run.py -P ${GF_E2E}/run_case.cmake)
+endforeach()
+
+# gf_expect_error(NAME RC REGEX ARGS...): gridforge ARGS exits RC, its stderr
+# matches REGEX, and ${CMAKE_BINARY_DIR}/e2e_err/NAME (the --out folder the
+# test passes) does not exist afterwards.
+function(gf_expect_error name rc regex)
+  set(out ${CMAKE_BINARY_DIR}/e2e_err/${name})
+  string(REPLACE ";" "\\;" args "${ARGN}")
+  add_test(NAME "e2e: error ${name}"
+    COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> "-DARGS=${args}" -DRC=${rc}
+            "-DREGEX=${regex}" -DOUT=${out} -P ${GF_E2E}/expect_error.cmake
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties("e2e: error ${name}" PROPERTIES SKIP_RETURN_CODE 77)
+endfunction()
+
+set(bad tests/data/bad_cases)
+gf_expect_error(misspelled_key 2 "^${bad}/misspelled_key.yaml:10:3: heat.alhpa: unknown key; did you mean 'alpha'\\?"
+  run ${bad}/misspelled_key.yaml)
+gf_expect_error(wrong_type 2 "^${bad}/wrong_type.yaml:12:10: heat.steps: expected"
+  run ${bad}/wrong_type.yaml)
+gf_expect_error(unstable_dt 2 "^${bad}/unstable_dt.yaml:11:7: heat.dt: 0.004 exceeds the explicit stability limit"
+  run ${bad}/unstable_dt.yaml)
+gf_expect_error(missing_initial_file 2 "^${bad}/missing_initial_file.yaml:7:[0-9]+: initial.file.path: .*no_such_file.h5"
+  run ${bad}/missing_initial_file.yaml)
+gf_expect_error(unknown_name 2 "^${bad}/unknown_name.yaml:7:[0-9]+: initial.expr: .*'ww'"
+  run ${bad}/unknown_name.yaml)
+gf_expect_error(override_unknown_key 2 "heat.stpes: unknown key; did you mean 'steps'\\?"
+  run cases/heat1d_rod.yaml heat.stpes=10)
+gf_expect_error(override_bad_value 2 "heat.alpha: "
+  run cases/heat1d_rod.yaml heat.alpha=-1)
+gf_expect_error(missing_case_file 2 "no_such_case.yaml"
+  run ${bad}/no_such_case.yaml)
+gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda, cuda:N"
+  run cases/heat1d_rod.yaml --device gpu)
+gf_expect_error(bad_command_line 2 "" run)
+# Only meaningful where there is no GPU (CI); skipped (77) where there is one.
+gf_expect_error(device_cuda_without_gpu 3 "--device cuda: no usable GPU: .*; use --device cpu"
+  NO_GPU run cases/heat1d_rod.yaml --device cuda)
+
+add_test(NAME "e2e: dry-run writes nothing"
+  COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DCASE=${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml
+          -DOUT=${CMAKE_BINARY_DIR}/e2e_dry -P ${GF_E2E}/dry_run.cmake)
