@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "core/error.hpp"
 #include "kernels/device.hpp"
 
 using namespace gf;
