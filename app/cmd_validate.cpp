@@ -94,8 +94,12 @@ int cmd_validate(const ValidateArgs& a) {
     c.heat.use_t_end = false;
     c.heat.last_dt = c.heat.dt;
   }
+  // validate compares against the GPU, so it needs one whatever the case says.
+  if (!cuda_status().why_unusable.empty())
+    throw DeviceError("validate compares the CPU with the GPU and needs a usable GPU: " +
+                      cuda_status().why_unusable);
   std::string want = c.device;
-  if (want == "auto" || want == "cpu") want = "cuda";  // validate always needs a GPU
+  if (want == "auto" || want == "cpu") want = "cuda";
   const DeviceChoice d = choose_device(want);
   return c.precision == Precision::Float32 ? validate_typed<float>(c, a, d)
                                            : validate_typed<double>(c, a, d);
