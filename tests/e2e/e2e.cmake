@@ -47,6 +47,8 @@ gf_expect_error(bad_command_line 2 "" run)
 # Only meaningful where there is no GPU (CI); skipped (77) where there is one.
 gf_expect_error(device_cuda_without_gpu 3 "--device cuda: no usable GPU: .*; use --device cpu"
   NO_GPU run cases/heat1d_rod.yaml --device cuda)
+gf_expect_error(validate_without_gpu 3 "validate compares the CPU with the GPU and needs a usable GPU"
+  NO_GPU validate cases/heat1d_rod.yaml)
 
 add_test(NAME "e2e: dry-run writes nothing"
   COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DCASE=${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml
