@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -22,10 +23,14 @@ namespace gf {
 
 const char* to_string(Workload w) {
   switch (w) {
-    case Workload::Heat: return "heat";
-    case Workload::Laplace: return "laplace";
-    case Workload::Stencil: return "stencil";
-    case Workload::Raymarch: return "raymarch";
+    case Workload::Heat:
+      return "heat";
+    case Workload::Laplace:
+      return "laplace";
+    case Workload::Stencil:
+      return "stencil";
+    case Workload::Raymarch:
+      return "raymarch";
   }
   return "?";
 }
@@ -60,31 +65,38 @@ YAML::Node parse_document(const std::string& text, const std::string& label) {
 }
 
 struct Override {
-  std::string dotted;                // "boundary.x-"
-  std::vector<std::string> path;     // {"boundary", "x-"}: split on '.' only
+  std::string dotted;             // "boundary.x-"
+  std::vector<std::string> path;  // {"boundary", "x-"}: split on '.' only
   YAML::Node value;
 };
+
+// "a..b" gives an empty part, which parse_override refuses.
+std::vector<std::string> split_dots(std::string_view s) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = s.find('.', start);
+    parts.emplace_back(s.substr(start, dot - start));
+    if (dot == std::string_view::npos) return parts;
+    start = dot + 1;
+  }
+}
 
 Override parse_override(const std::string& arg) {
   const auto eq = arg.find('=');
   Override ov;
-  if (eq != std::string::npos) {
-    const auto first = arg.find_first_not_of(" \t");
-    const auto last = arg.find_last_not_of(" \t", eq - 1);
-    if (first < eq && last != std::string::npos) ov.dotted = arg.substr(first, last - first + 1);
-    std::stringstream ss(ov.dotted);
-    for (std::string seg; std::getline(ss, seg, '.');) ov.path.push_back(seg);
-    if (!ov.dotted.empty() && ov.dotted.back() == '.') ov.path.emplace_back();
-  }
-  const bool bad_path = ov.path.empty() || std::any_of(ov.path.begin(), ov.path.end(),
-                                                       [](const auto& s) { return s.empty(); });
+  ov.dotted = arg.substr(0, eq);
+  ov.path = split_dots(ov.dotted);
+  const bool bad_path =
+      std::any_of(ov.path.begin(), ov.path.end(), [](const auto& s) { return s.empty(); });
   if (eq == std::string::npos || bad_path)
-    throw CaseError(schema::command_line_loc(), "",
-                    fmt::format("malformed override '{}': expected KEY=VALUE, e.g. heat.steps=10", arg));
+    throw CaseError(
+        schema::command_line_loc(), "",
+        fmt::format("malformed override '{}': expected KEY=VALUE, e.g. heat.steps=10", arg));
   try {
     ov.value = YAML::Load(arg.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    throw CaseError(schema::command_line_loc(), ov.dotted, "cannot read the value as YAML: " + e.msg);
+    throw CaseError(schema::command_line_loc(), ov.dotted,
+                    "cannot read the value as YAML: " + e.msg);
   }
   return ov;
 }
@@ -142,7 +154,8 @@ Workload read_workload(const Map& top) {
   const Value v = top.require("workload");
   const std::string w = v.choice(schema::kWorkloads);
   if (w != "heat")
-    v.fail(fmt::format("workload '{}' is not available in this version of gridforge (heat only)", w));
+    v.fail(
+        fmt::format("workload '{}' is not available in this version of gridforge (heat only)", w));
   return Workload::Heat;
 }
 
@@ -161,8 +174,9 @@ std::string read_device(const Map& top) {
   if (!top.has("device")) return "auto";
   const Value v = top.get("device");
   const std::string s = v.text();
-  const bool cuda_n = s.starts_with("cuda:") && s.size() > 5 &&
-                      std::all_of(s.begin() + 5, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool cuda_n =
+      s.starts_with("cuda:") && s.size() > 5 &&
+      std::all_of(s.begin() + 5, s.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (s != "auto" && s != "cpu" && s != "cuda" && !cuda_n)
     v.fail("expected auto, cpu, cuda or cuda:N, got " + v.describe());
   return s;
@@ -192,8 +206,8 @@ std::string count_of(std::size_t n, std::string_view one, std::string_view many)
 }
 
 std::vector<double> read_axis_list(const Value& v, int ndim, bool positive) {
-  const std::string expected =
-      fmt::format("expected a list of {} (one per axis of grid.dims)", count_of(ndim, "number", "numbers"));
+  const std::string expected = fmt::format("expected a list of {} (one per axis of grid.dims)",
+                                           count_of(ndim, "number", "numbers"));
   if (!v.node().IsSequence()) v.fail(expected + ", got " + v.describe());
   if (v.node().size() != std::size_t(ndim))
     v.fail(fmt::format("{}, got {}", expected, count_of(v.node().size(), "number", "numbers")));
@@ -217,12 +231,15 @@ GridInput read_grid(const Map& top, Grid& g) {
     g.n[a] = items[a].integer(3);
     points *= double(g.n[a]);
   }
-  if (points > 0x1p48) dims.fail(fmt::format("{:.3g} points is more than gridforge can hold", points));
-  if (m.has("extent") && m.has("spacing")) m.key_node("spacing").fail("give extent or spacing, not both");
+  if (points > 0x1p48)
+    dims.fail(fmt::format("{:.3g} points is more than gridforge can hold", points));
+  if (m.has("extent") && m.has("spacing"))
+    m.key_node("spacing").fail("give extent or spacing, not both");
   GridInput in;
   in.by_spacing = m.has("spacing");
   const Value lengths = m.get(in.by_spacing ? "spacing" : "extent");
-  in.lengths = lengths.present() ? read_axis_list(lengths, g.ndim, true) : std::vector<double>(g.ndim, 1.0);
+  in.lengths =
+      lengths.present() ? read_axis_list(lengths, g.ndim, true) : std::vector<double>(g.ndim, 1.0);
   if (m.has("origin")) {
     const auto origin = read_axis_list(m.get("origin"), g.ndim, false);
     std::copy(origin.begin(), origin.end(), g.origin.begin());
@@ -274,29 +291,27 @@ std::optional<std::string> source_of_face(const std::optional<Map>& m, int f) {
 std::array<FaceBc, kFaces> read_boundary(const Map& top, const Params& params, Grid& g) {
   std::optional<Map> m;
   if (top.has("boundary")) m.emplace(top.get("boundary").map(schema::kBoundaryKeys));
-  std::vector<std::pair<std::string, FaceBc>> given;
+  std::map<std::string, FaceBc> given;  // every key is checked, used or not
   for (const std::string& key : m ? m->keys() : std::vector<std::string>{}) {
-    const int axis = key == "default" ? -1 : key[0] - 'x';
-    if (axis >= g.ndim)
+    if (key != "default" && key[0] - 'x' >= g.ndim)
       m->key_node(key).fail(fmt::format("the grid has no {} axis (grid.dims has {})", key[0],
                                         count_of(g.ndim, "entry", "entries")));
-    given.emplace_back(key, read_bc(m->get(key), params));
+    given.emplace(key, read_bc(m->get(key), params));
   }
   FaceBc builtin;  // {type: dirichlet, value: 0}
   builtin.value.key = "boundary.default.value";
   std::array<FaceBc, kFaces> faces;
   faces.fill(builtin);
-  for (int f = 0; f < 2 * g.ndim; ++f) {
-    if (const auto key = source_of_face(m, f)) {
-      faces[f] = std::find_if(given.begin(), given.end(), [&](const auto& p) { return p.first == *key; })->second;
-    }
-  }
+  for (int f = 0; f < 2 * g.ndim; ++f)
+    if (const auto key = source_of_face(m, f)) faces[f] = given.at(*key);
   for (int a = 0; a < g.ndim; ++a) {
-    const bool lo = faces[2 * a].type == BcType::Periodic, hi = faces[2 * a + 1].type == BcType::Periodic;
+    const bool lo = faces[2 * a].type == BcType::Periodic,
+               hi = faces[2 * a + 1].type == BcType::Periodic;
     if (lo != hi) {
       const int f = lo ? 2 * a : 2 * a + 1;
       m->get(*source_of_face(m, f))
-          .fail(fmt::format("periodic face {} needs its partner {} periodic too", face_name(f), face_name(f ^ 1)));
+          .fail(fmt::format("periodic face {} needs its partner {} periodic too", face_name(f),
+                            face_name(f ^ 1)));
     }
     g.periodic[a] = lo;
   }
@@ -321,7 +336,8 @@ void read_initial_file(const Value& v, const fs::path& base_dir, InitialSpec& in
   const std::string rel = path.text();
   if (rel.empty()) path.fail("expected a file path, got nothing");
   init.dataset = dataset.text();
-  if (init.dataset.empty()) dataset.fail("expected an HDF5 dataset path like /steps/000100/u, got nothing");
+  if (init.dataset.empty())
+    dataset.fail("expected an HDF5 dataset path like /steps/000100/u, got nothing");
   // Relative to the case file, as a user moving a case folder expects; kept
   // absolute so that resolved_yaml still names it from anywhere.
   fs::path p(rel);
@@ -333,7 +349,8 @@ void read_initial_file(const Value& v, const fs::path& base_dir, InitialSpec& in
   init.path = p.string();
 }
 
-void read_initial(const Map& top, const Params& params, const fs::path& base_dir, InitialSpec& init) {
+void read_initial(const Map& top, const Params& params, const fs::path& base_dir,
+                  InitialSpec& init) {
   if (!top.has("initial")) return;  // value 0
   const Map m = top.get("initial").map(schema::kInitialKeys);
   const std::vector<std::string> kinds = m.keys();
@@ -389,14 +406,16 @@ void read_dt(const Value& v, const Grid& g, HeatSpec& h) {
     return;
   }
   double dt = 0;
-  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), dt) || !std::isfinite(dt) || !(dt > 0))
+  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), dt) || !std::isfinite(dt) ||
+      !(dt > 0))
     v.fail("expected auto or a number > 0, got " + v.describe());
   if (dt > h.dt_limit * (1 + 1e-12)) {
     const auto [shown_dt, shown_limit] = distinct_digits(dt, h.dt_limit);
     const std::string formula =
         equal_spacing(g) ? fmt::format("h²/(2·{}·α)", g.ndim) : std::string("1/(2·α·Σ1/h²)");
-    v.fail(fmt::format("{} exceeds the explicit stability limit {} ({}); use dt: auto or a scheme: implicit",
-                       shown_dt, shown_limit, formula));
+    v.fail(fmt::format(
+        "{} exceeds the explicit stability limit {} ({}); use dt: auto or a scheme: implicit",
+        shown_dt, shown_limit, formula));
   }
   h.dt = dt;
 }
@@ -404,7 +423,9 @@ void read_dt(const Value& v, const Grid& g, HeatSpec& h) {
 // steps, or t_end with the last step shortened to land on it.
 void read_duration(const Map& m, HeatSpec& h) {
   const std::vector<std::string> keys = m.keys();
-  const auto given = [&](const char* k) { return std::find(keys.begin(), keys.end(), k) - keys.begin(); };
+  const auto given = [&](const char* k) {
+    return std::find(keys.begin(), keys.end(), k) - keys.begin();
+  };
   const auto i_steps = given("steps"), i_t_end = given("t_end"), none = std::ptrdiff_t(keys.size());
   if (i_steps == none && i_t_end == none) m.self().fail("missing required key 'steps' or 't_end'");
   if (i_steps != none && i_t_end != none)
@@ -421,7 +442,8 @@ void read_duration(const Map& m, HeatSpec& h) {
   if (r > 1e15) v.fail(fmt::format("t_end / dt = {:.3g} steps is more than gridforge can run", r));
   // t_end = 10·dt must give 10 steps, not 11 for a rounding error of 1 ulp.
   const double nearest = std::round(r);
-  h.steps = std::max<std::int64_t>(1, std::int64_t(std::abs(r - nearest) <= 1e-9 * std::max(1.0, r) ? nearest : std::ceil(r)));
+  h.steps = std::max<std::int64_t>(
+      1, std::int64_t(std::abs(r - nearest) <= 1e-9 * std::max(1.0, r) ? nearest : std::ceil(r)));
   h.last_dt = h.t_end - double(h.steps - 1) * h.dt;
 }
 
@@ -440,7 +462,8 @@ SolverInput read_heat(const Map& top, const Params& params, const Grid& g, HeatS
     const Value v = m.get("scheme");
     h.scheme = v.choice(schema::kSchemes);
     if (h.scheme != "explicit")
-      v.fail(fmt::format("scheme '{}' is not available in this version of gridforge (explicit only)", h.scheme));
+      v.fail(fmt::format(
+          "scheme '{}' is not available in this version of gridforge (explicit only)", h.scheme));
   }
   h.dt_limit = stability_limit(g, h.alpha);
   read_dt(m.get("dt"), g, h);
@@ -510,11 +533,16 @@ void emit_grid(YAML::Emitter& out, const Grid& g, const GridInput& in) {
 void emit_initial(YAML::Emitter& out, const InitialSpec& init) {
   out << YAML::Key << "initial" << YAML::Value << YAML::BeginMap;
   switch (init.kind) {
-    case InitialSpec::Kind::Value: out << YAML::Key << "value" << YAML::Value << num(init.value); break;
-    case InitialSpec::Kind::Expr: out << YAML::Key << "expr" << YAML::Value << init.expr.text; break;
+    case InitialSpec::Kind::Value:
+      out << YAML::Key << "value" << YAML::Value << num(init.value);
+      break;
+    case InitialSpec::Kind::Expr:
+      out << YAML::Key << "expr" << YAML::Value << init.expr.text;
+      break;
     case InitialSpec::Kind::File:
-      out << YAML::Key << "file" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "path"
-          << YAML::Value << init.path << YAML::Key << "dataset" << YAML::Value << init.dataset << YAML::EndMap;
+      out << YAML::Key << "file" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+          << "path" << YAML::Value << init.path << YAML::Key << "dataset" << YAML::Value
+          << init.dataset << YAML::EndMap;
       break;
   }
   out << YAML::EndMap;
@@ -526,9 +554,12 @@ void emit_boundary(YAML::Emitter& out, const Case& c) {
     const FaceBc& bc = c.boundary[f];
     out << YAML::Key << face_name(f) << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "type" << YAML::Value
-        << (bc.type == BcType::Dirichlet ? "dirichlet" : bc.type == BcType::Neumann ? "neumann" : "periodic");
+        << (bc.type == BcType::Dirichlet ? "dirichlet"
+            : bc.type == BcType::Neumann ? "neumann"
+                                         : "periodic");
     if (bc.type == BcType::Dirichlet) out << YAML::Key << "value" << YAML::Value << bc.value.text;
-    if (bc.type == BcType::Neumann) out << YAML::Key << "gradient" << YAML::Value << num(bc.gradient);
+    if (bc.type == BcType::Neumann)
+      out << YAML::Key << "gradient" << YAML::Value << num(bc.gradient);
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
@@ -539,7 +570,8 @@ void emit_heat(YAML::Emitter& out, const HeatSpec& h, const SolverInput& solver)
   out << YAML::Key << "alpha" << YAML::Value << num(h.alpha);
   out << YAML::Key << "scheme" << YAML::Value << h.scheme;
   out << YAML::Key << "dt" << YAML::Value << num(h.dt)
-      << YAML::Comment(fmt::format("{}stability limit {}", h.dt_auto ? "auto: 0.9 × " : "", num(h.dt_limit)));
+      << YAML::Comment(
+             fmt::format("{}stability limit {}", h.dt_auto ? "auto: 0.9 × " : "", num(h.dt_limit)));
   if (h.use_t_end)
     out << YAML::Key << "t_end" << YAML::Value << num(h.t_end)
         << YAML::Comment(fmt::format("{} steps, the last one {}", h.steps, num(h.last_dt)));
@@ -576,7 +608,8 @@ std::string emit_resolved(const Case& c, const GridInput& grid, const SolverInpu
   out << YAML::Key << "device" << YAML::Value << c.device;
   if (!c.parameters.empty()) {
     out << YAML::Key << "parameters" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    for (const auto& [name, value] : c.parameters) out << YAML::Key << name << YAML::Value << num(value);
+    for (const auto& [name, value] : c.parameters)
+      out << YAML::Key << name << YAML::Value << num(value);
     out << YAML::EndMap;
   }
   emit_grid(out, c.grid, grid);
@@ -598,8 +631,9 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
   check_sections(top, c.workload);
   c.name = read_name(top, src.label());
   if (top.has("precision"))
-    c.precision = top.get("precision").choice(schema::kPrecisions) == "float32" ? Precision::Float32
-                                                                                 : Precision::Float64;
+    c.precision = top.get("precision").choice(schema::kPrecisions) == "float32"
+                      ? Precision::Float32
+                      : Precision::Float64;
   c.device = read_device(top);
   c.parameters = read_parameters(top);
   const GridInput grid = read_grid(top, c.grid);
@@ -628,10 +662,14 @@ Case load_case(const std::string& path, const std::vector<std::string>& override
   if (fs::is_directory(path, ec))
     throw CaseError({path, 0, 0}, "", "cannot read case file: it is a folder");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CaseError({path, 0, 0}, "", std::string("cannot read case file: ") + std::strerror(errno));
+  if (!in)
+    throw CaseError({path, 0, 0}, "",
+                    std::string("cannot read case file: ") + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw CaseError({path, 0, 0}, "", std::string("cannot read case file: ") + std::strerror(errno));
+  if (in.bad())
+    throw CaseError({path, 0, 0}, "",
+                    std::string("cannot read case file: ") + std::strerror(errno));
   const fs::path dir = fs::path(path).parent_path();
   return load_case_text(text.str(), path, overrides, dir.empty() ? "." : dir.string());
 }

@@ -80,7 +80,8 @@ SourceLoc Sources::loc(const YAML::Node& node) const {
   const YAML::Mark m = node.Mark();
   // Nodes built while applying overrides have no mark; the root of an empty
   // file has none either but still belongs to the file.
-  if (m.is_null()) return root_.IsDefined() && node.is(root_) ? SourceLoc{label_, 1, 1} : command_line_loc();
+  if (m.is_null())
+    return root_.IsDefined() && node.is(root_) ? SourceLoc{label_, 1, 1} : command_line_loc();
   if (from_command_line(node)) return command_line_loc();
   return {label_, m.line + 1, m.column + 1};
 }
@@ -157,7 +158,8 @@ std::vector<std::pair<Value, Value>> Value::items() const {
   for (const auto& kv : node_) {
     const std::string prefix = key_.empty() ? "" : key_ + ".";
     if (!kv.first.IsScalar())
-      Value(*src_, kv.first, key_).fail("expected a key name, got " + Value(*src_, kv.first, "").describe());
+      Value(*src_, kv.first, key_)
+          .fail("expected a key name, got " + Value(*src_, kv.first, "").describe());
     const std::string name = kv.first.Scalar();
     Value k(*src_, kv.first, prefix + name);
     for (const auto& seen : out)

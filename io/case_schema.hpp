@@ -22,15 +22,15 @@ using Keys = std::span<const std::string_view>;
 // Known keys per section, in the order the reference documents them. They
 // drive both the unknown-key check and the "did you mean" suggestion.
 inline constexpr std::string_view kTopKeys[] = {
-    "name", "workload", "precision", "device", "parameters", "grid",     "initial",
-    "boundary", "heat", "output",    "laplace", "stencil",   "raymarch", "render"};
+    "name",     "workload", "precision", "device",  "parameters", "grid",     "initial",
+    "boundary", "heat",     "output",    "laplace", "stencil",    "raymarch", "render"};
 inline constexpr std::string_view kGridKeys[] = {"dims", "extent", "spacing", "origin"};
 inline constexpr std::string_view kInitialKeys[] = {"value", "expr", "file"};
 inline constexpr std::string_view kInitialFileKeys[] = {"path", "dataset"};
 inline constexpr std::string_view kBoundaryKeys[] = {"default", "x",  "y",  "z",  "x-",
                                                      "x+",      "y-", "y+", "z-", "z+"};
 inline constexpr std::string_view kBcKeys[] = {"type", "value", "gradient"};
-inline constexpr std::string_view kHeatKeys[] = {"alpha",  "scheme", "dt",    "steps",
+inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "steps",
                                                  "t_end", "source", "solver"};
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
 inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "formats", "checkpoint_every"};
@@ -101,13 +101,13 @@ class Value {
   // 'abc', a list, a map, nothing: how a wrong value is named in messages.
   std::string describe() const;
 
-  double number() const;                          // a finite number
-  double positive() const;                        // a number > 0
-  std::int64_t integer(std::int64_t min) const;   // an integer ≥ min
-  std::string text() const;                       // a scalar as written
-  std::string choice(Keys allowed) const;         // one of `allowed`
-  Expr expr() const;                              // an expression or a number
-  std::vector<Value> list() const;                // elements keyed "key[i]"
+  double number() const;                         // a finite number
+  double positive() const;                       // a number > 0
+  std::int64_t integer(std::int64_t min) const;  // an integer ≥ min
+  std::string text() const;                      // a scalar as written
+  std::string choice(Keys allowed) const;        // one of `allowed`
+  Expr expr() const;                             // an expression or a number
+  std::vector<Value> list() const;               // elements keyed "key[i]"
   // Key/value pairs of a map, checking that keys are names and unique.
   std::vector<std::pair<Value, Value>> items() const;
   Map map(Keys known) const;

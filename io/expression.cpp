@@ -21,8 +21,9 @@ namespace {
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 // muparser treats `x = 1` (and +=, -=, ...) as an assignment to the variable,
@@ -66,8 +67,7 @@ struct Expression::Impl {
 };
 
 Expression::Expression(const Expr& expr, const Params& params) : impl_(std::make_unique<Impl>()) {
-  if (has_assignment(expr.text))
-    parse_error(expr, "'=' assigns in muparser; use == to compare");
+  if (has_assignment(expr.text)) parse_error(expr, "'=' assigns in muparser; use == to compare");
   mu::Parser& p = impl_->parser;
   try {
     p.DefineVar("x", &impl_->x);
@@ -79,7 +79,8 @@ Expression::Expression(const Expr& expr, const Params& params) : impl_(std::make
     p.SetExpr(expr.text);
     p.Eval();  // parses now, so that faults surface at load time
     if (p.GetNumResults() != 1)
-      parse_error(expr, fmt::format("expected one value, got {} separated by commas", p.GetNumResults()));
+      parse_error(expr,
+                  fmt::format("expected one value, got {} separated by commas", p.GetNumResults()));
     const auto& used = p.GetUsedVar();
     impl_->constant = !used.contains("x") && !used.contains("y") && !used.contains("z");
   } catch (const mu::Parser::exception_type& err) {
@@ -120,9 +121,9 @@ template <class T>
   const double v = f(x, y, z);
   const std::string where = fmt::format("(x, y, z) = ({:g}, {:g}, {:g})", x, y, z);
   if (std::isfinite(v))  // finite in double, but out of range of float32
-    throw CaseError(expr.loc, expr.key,
-                    fmt::format("value {:g} does not fit in {} at {}", v,
-                                to_string(precision_of<T>()), where));
+    throw CaseError(
+        expr.loc, expr.key,
+        fmt::format("value {:g} does not fit in {} at {}", v, to_string(precision_of<T>()), where));
   throw CaseError(expr.loc, expr.key, "value is not finite at " + where);
 }
 

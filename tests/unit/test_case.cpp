@@ -1,20 +1,19 @@
 // The case loader on valid cases: every default, the grid spacing, boundary
 // resolution, the resolved step, overrides and the resolved YAML.
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "io/case.hpp"
 
 namespace {
 
-using gf::BcType;
 using Catch::Matchers::Contains;
+using gf::BcType;
 
 gf::Case load(const std::string& text, const std::vector<std::string>& overrides = {}) {
   return gf::load_case_text(text, "cases/case.yaml", overrides);
@@ -204,7 +203,7 @@ heat: {alpha: 1, steps: 1}
 )Y";
   const gf::Case c = load(text);
   CHECK(c.boundary[0].type == BcType::Neumann);  // default
-  CHECK(c.boundary[0].gradient == 0);              // gradient defaults to 0
+  CHECK(c.boundary[0].gradient == 0);            // gradient defaults to 0
   CHECK(c.boundary[1].type == BcType::Neumann);
   CHECK(c.boundary[2].type == BcType::Neumann);  // face beats axis, whatever the order
   CHECK(c.boundary[2].gradient == -2);
@@ -215,25 +214,29 @@ heat: {alpha: 1, steps: 1}
 
 TEST_CASE("t_end that is a whole number of steps gives exactly that many", "[case]") {
   // 1.1 / 0.1 = 11.000000000000002 in floating point: a plain ceil says 12.
-  const gf::Case c = load("workload: heat\ngrid: {dims: [11]}\nheat: {alpha: 0.01, dt: 0.1, t_end: 1.1}\n");
+  const gf::Case c =
+      load("workload: heat\ngrid: {dims: [11]}\nheat: {alpha: 0.01, dt: 0.1, t_end: 1.1}\n");
   CHECK_FALSE(c.heat.dt_auto);
   CHECK(c.heat.dt == 0.1);
   CHECK(c.heat.steps == 11);
   CHECK(c.heat.last_dt == Approx(0.1));
 
-  const gf::Case d = load("workload: heat\ngrid: {dims: [11]}\nheat: {alpha: 0.01, dt: 0.1, t_end: 0.25}\n");
+  const gf::Case d =
+      load("workload: heat\ngrid: {dims: [11]}\nheat: {alpha: 0.01, dt: 0.1, t_end: 0.25}\n");
   CHECK(d.heat.steps == 3);
   CHECK(d.heat.last_dt == Approx(0.05));
 
   // Shorter than one step: one shortened step.
-  const gf::Case e = load("workload: heat\ngrid: {dims: [11]}\nheat: {alpha: 0.01, dt: 0.1, t_end: 0.01}\n");
+  const gf::Case e =
+      load("workload: heat\ngrid: {dims: [11]}\nheat: {alpha: 0.01, dt: 0.1, t_end: 0.01}\n");
   CHECK(e.heat.steps == 1);
   CHECK(e.heat.last_dt == Approx(0.01));
 }
 
 TEST_CASE("dt exactly at the stability limit is accepted", "[case]") {
   // 1D, h = 0.1, α = 0.5: limit = h²/(2·α) = 0.01
-  const gf::Case c = load("workload: heat\ngrid: {dims: [11]}\nheat: {alpha: 0.5, dt: 0.01, steps: 3}\n");
+  const gf::Case c =
+      load("workload: heat\ngrid: {dims: [11]}\nheat: {alpha: 0.5, dt: 0.01, steps: 3}\n");
   CHECK(c.heat.dt == 0.01);
   CHECK(c.heat.dt_limit == Approx(0.01));
 }
@@ -332,9 +335,9 @@ heat: {alpha: 1, steps: 1}
 }
 
 TEST_CASE("overrides replace keys, add keys and create sections", "[case]") {
-  const gf::Case c = load(kMinimal, {"grid.dims=[64,32]", "heat.steps=25", "output.every=5",
-                                     "boundary.x-={type: neumann, gradient: 1}",
-                                     "parameters.A=4", "name=run-2"});
+  const gf::Case c =
+      load(kMinimal, {"grid.dims=[64,32]", "heat.steps=25", "output.every=5",
+                      "boundary.x-={type: neumann, gradient: 1}", "parameters.A=4", "name=run-2"});
   CHECK(c.grid.n[0] == 64);
   CHECK(c.grid.n[1] == 32);
   CHECK(c.grid.h[0] == Approx(1.0 / 63));

@@ -1,7 +1,6 @@
 // Every fault of a case file or an override is a CaseError (exit 2) whose
 // message names file:line:col, the dotted key and what was expected.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -96,9 +95,11 @@ TEST_CASE("grid.dims is a list of 1 to 3 integers of at least 3", "[case]") {
 
 TEST_CASE("extent, spacing and origin have one positive entry per axis", "[case]") {
   CHECK(error_of(with(kDims + "\n  extent: [1.0, 2.0, 3.0]", kHeat)) ==
-        "case.yaml:4:11: grid.extent: expected a list of 2 numbers (one per axis of grid.dims), got 3 numbers");
+        "case.yaml:4:11: grid.extent: expected a list of 2 numbers (one per axis of grid.dims), "
+        "got 3 numbers");
   CHECK(error_of(with("  dims: [11]\n  extent: 1.0", kHeat)) ==
-        "case.yaml:4:11: grid.extent: expected a list of 1 number (one per axis of grid.dims), got '1.0'");
+        "case.yaml:4:11: grid.extent: expected a list of 1 number (one per axis of grid.dims), got "
+        "'1.0'");
   CHECK(error_of(with(kDims + "\n  extent: [1.0, -2.0]", kHeat)) ==
         "case.yaml:4:17: grid.extent[1]: expected a number > 0, got -2.0");
   CHECK(error_of(with(kDims + "\n  spacing: [0, 1]", kHeat)) ==
@@ -110,18 +111,21 @@ TEST_CASE("extent, spacing and origin have one positive entry per axis", "[case]
 }
 
 TEST_CASE("missing required keys are reported at the parent map", "[case]") {
-  CHECK(error_of(with(kDims, "  steps: 10")) == "case.yaml:5:3: heat: missing required key 'alpha'");
+  CHECK(error_of(with(kDims, "  steps: 10")) ==
+        "case.yaml:5:3: heat: missing required key 'alpha'");
   CHECK(error_of(with(kDims, "  alpha: 1.0")) ==
         "case.yaml:5:3: heat: missing required key 'steps' or 't_end'");
   CHECK(error_of("grid: {dims: [5]}\nheat: {alpha: 1, steps: 1}\n") ==
         "case.yaml:1:1: missing required key 'workload'");
-  CHECK(error_of("workload: heat\ngrid: {dims: [5]}\n") == "case.yaml:1:1: missing required key 'heat'");
+  CHECK(error_of("workload: heat\ngrid: {dims: [5]}\n") ==
+        "case.yaml:1:1: missing required key 'heat'");
   CHECK(error_of("") == "case.yaml:1:1: missing required key 'workload'");
 }
 
 TEST_CASE("names from a fixed set are checked against it", "[case]") {
-  CHECK(error_of(with(kDims, kHeat + "\n  scheme: rk4")) ==
-        "case.yaml:7:11: heat.scheme: expected one of explicit, implicit, crank-nicolson, got 'rk4'");
+  CHECK(
+      error_of(with(kDims, kHeat + "\n  scheme: rk4")) ==
+      "case.yaml:7:11: heat.scheme: expected one of explicit, implicit, crank-nicolson, got 'rk4'");
   CHECK(error_of(with(kDims, kHeat + "\n  scheme: implict")) ==
         "case.yaml:7:11: heat.scheme: expected one of explicit, implicit, crank-nicolson, got "
         "'implict'; did you mean 'implicit'?");
@@ -139,12 +143,14 @@ TEST_CASE("names from a fixed set are checked against it", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "output: {formats: []}\n")) ==
         "case.yaml:7:19: output.formats: expected a non-empty list of vtk, hdf5, got a list");
   CHECK(error_of(with(kDims, kHeat, "name: a/b\n")) ==
-        "case.yaml:7:7: name: expected a name without '/' or spaces (it names the output files), got 'a/b'");
+        "case.yaml:7:7: name: expected a name without '/' or spaces (it names the output files), "
+        "got 'a/b'");
 }
 
 TEST_CASE("what this version does not do yet is said plainly", "[case]") {
   CHECK(error_of("workload: laplace\n") ==
-        "case.yaml:1:11: workload: workload 'laplace' is not available in this version of gridforge (heat only)");
+        "case.yaml:1:11: workload: workload 'laplace' is not available in this version of "
+        "gridforge (heat only)");
   CHECK(error_of(with(kDims, kHeat + "\n  scheme: crank-nicolson")) ==
         "case.yaml:7:11: heat.scheme: scheme 'crank-nicolson' is not available in this version of "
         "gridforge (explicit only)");
@@ -184,7 +190,8 @@ TEST_CASE("steps and t_end exclude each other", "[case]") {
 
 TEST_CASE("an explicit dt above the stability limit is refused", "[case]") {
   // SPEC §3's example: 3D, h = 0.1, α = 1.25: h²/(2·3·α) = 0.00133
-  CHECK(error_of("workload: heat\ngrid: {dims: [11, 11, 11]}\nheat:\n  alpha: 1.25\n  dt: 0.004\n  steps: 5\n") ==
+  CHECK(error_of("workload: heat\ngrid: {dims: [11, 11, 11]}\nheat:\n  alpha: 1.25\n  dt: 0.004\n  "
+                 "steps: 5\n") ==
         "case.yaml:5:7: heat.dt: 0.004 exceeds the explicit stability limit 0.0013 (h²/(2·3·α)); "
         "use dt: auto or a scheme: implicit");
   // Unequal spacing: 1/(2·α·(1/0.1² + 1/0.05²)) = 0.001
@@ -192,18 +199,23 @@ TEST_CASE("an explicit dt above the stability limit is refused", "[case]") {
         "case.yaml:6:7: heat.dt: 0.002 exceeds the explicit stability limit 0.001 (1/(2·α·Σ1/h²)); "
         "use dt: auto or a scheme: implicit");
   // Close to the limit: enough digits to tell the two apart.
-  CHECK(error_of("workload: heat\ngrid: {dims: [11, 11, 11]}\nheat: {alpha: 1.25, dt: 0.00134, steps: 5}\n") ==
-        "case.yaml:3:25: heat.dt: 0.00134 exceeds the explicit stability limit 0.00133 (h²/(2·3·α)); "
-        "use dt: auto or a scheme: implicit");
+  CHECK(
+      error_of("workload: heat\ngrid: {dims: [11, 11, 11]}\nheat: {alpha: 1.25, dt: 0.00134, "
+               "steps: 5}\n") ==
+      "case.yaml:3:25: heat.dt: 0.00134 exceeds the explicit stability limit 0.00133 (h²/(2·3·α)); "
+      "use dt: auto or a scheme: implicit");
 }
 
 TEST_CASE("parameters are numbers under free names", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "parameters: {pi: 3}\n")) ==
-        "case.yaml:7:14: parameters.pi: 'pi' is predefined in expressions (x, y, z, pi and e are reserved)");
+        "case.yaml:7:14: parameters.pi: 'pi' is predefined in expressions (x, y, z, pi and e are "
+        "reserved)");
   CHECK(error_of(with(kDims, kHeat, "parameters: {x: 3}\n")) ==
-        "case.yaml:7:14: parameters.x: 'x' is predefined in expressions (x, y, z, pi and e are reserved)");
+        "case.yaml:7:14: parameters.x: 'x' is predefined in expressions (x, y, z, pi and e are "
+        "reserved)");
   CHECK(error_of(with(kDims, kHeat, "parameters: {2a: 3}\n")) ==
-        "case.yaml:7:14: parameters.2a: not a valid name (letters, digits and _, not starting with a digit)");
+        "case.yaml:7:14: parameters.2a: not a valid name (letters, digits and _, not starting with "
+        "a digit)");
   CHECK(error_of(with(kDims, kHeat, "parameters: {sin: 3}\n")) ==
         "case.yaml:7:14: parameters.sin: 'sin' is a built-in function");
   CHECK(error_of(with(kDims, kHeat, "parameters: {A: big}\n")) ==
@@ -213,8 +225,9 @@ TEST_CASE("parameters are numbers under free names", "[case]") {
 }
 
 TEST_CASE("expressions are checked at load time", "[case][expr]") {
-  CHECK(error_of(with(kDims, kHeat, "parameters: {A: 1}\ninitial:\n  expr: \"A*exp(-x^2/ww)\"\n")) ==
-        "case.yaml:9:9: initial.expr: cannot parse \"A*exp(-x^2/ww)\": unknown name 'ww'");
+  CHECK(
+      error_of(with(kDims, kHeat, "parameters: {A: 1}\ninitial:\n  expr: \"A*exp(-x^2/ww)\"\n")) ==
+      "case.yaml:9:9: initial.expr: cannot parse \"A*exp(-x^2/ww)\": unknown name 'ww'");
   CHECK(error_of(with(kDims, kHeat + "\n  source: \"sin(x\"")) ==
         "case.yaml:7:11: heat.source: cannot parse \"sin(x\": missing parenthesis");
   CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {type: dirichlet, value: \"y+q\"}\n")) ==
@@ -235,8 +248,8 @@ TEST_CASE("initial takes exactly one of value, expr, file", "[case]") {
 }
 
 TEST_CASE("a missing initial file is reported at its path", "[case]") {
-  const std::string msg = error_of(with(kDims, kHeat,
-                                        "initial:\n  file: {path: no_such_file.h5, dataset: /u}\n"));
+  const std::string msg =
+      error_of(with(kDims, kHeat, "initial:\n  file: {path: no_such_file.h5, dataset: /u}\n"));
   CHECK_THAT(msg, Catch::Matchers::StartsWith("case.yaml:8:16: initial.file.path: cannot read '/"));
   CHECK_THAT(msg, Catch::Matchers::EndsWith("/no_such_file.h5': No such file or directory"));
 }
@@ -248,7 +261,8 @@ TEST_CASE("boundary keys, types and partners are checked", "[case]") {
         "case.yaml:8:3: boundary.y+: the grid has no y axis (grid.dims has 1 entry)");
   CHECK(error_of(with(kDims, kHeat, "boundary:\n  x-: {type: periodic}\n")) ==
         "case.yaml:8:7: boundary.x-: periodic face x- needs its partner x+ periodic too");
-  CHECK(error_of(with(kDims, kHeat, "boundary:\n  default: {type: periodic}\n  y-: {type: neumann}\n")) ==
+  CHECK(error_of(with(kDims, kHeat,
+                      "boundary:\n  default: {type: periodic}\n  y-: {type: neumann}\n")) ==
         "case.yaml:8:12: boundary.default: periodic face y+ needs its partner y- periodic too");
   CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {type: dirichelt}\n")) ==
         "case.yaml:8:13: boundary.x.type: expected one of dirichlet, neumann, periodic, got "
@@ -270,7 +284,8 @@ TEST_CASE("boundary keys, types and partners are checked", "[case]") {
 TEST_CASE("YAML faults and unreadable files", "[case]") {
   CHECK(error_of("workload: heat\ngrid: {dims: [11, 11}\n") ==
         "case.yaml:2:21: YAML syntax error: illegal flow end");
-  CHECK(error_of("workload: heat\n  grid: 1\n") == "case.yaml:2:7: YAML syntax error: illegal map value");
+  CHECK(error_of("workload: heat\n  grid: 1\n") ==
+        "case.yaml:2:7: YAML syntax error: illegal map value");
   CHECK(error_of("- workload: heat\n") == "case.yaml:1:1: expected a map of keys, got a list");
   CHECK(error_of("workload: heat\n---\nworkload: heat\n") ==
         "case.yaml:3:1: the file holds 2 YAML documents; a case is one");
@@ -278,35 +293,43 @@ TEST_CASE("YAML faults and unreadable files", "[case]") {
     gf::load_case("/no/such/dir/case.yaml");
     FAIL("no error");
   } catch (const gf::CaseError& e) {
-    CHECK(std::string(e.what()) == "/no/such/dir/case.yaml: cannot read case file: No such file or directory");
+    CHECK(std::string(e.what()) ==
+          "/no/such/dir/case.yaml: cannot read case file: No such file or directory");
   }
   try {
     gf::load_case(GF_TEST_DATA_DIR "/cases");
     FAIL("no error");
   } catch (const gf::CaseError& e) {
-    CHECK(std::string(e.what()) == GF_TEST_DATA_DIR "/cases: cannot read case file: it is a folder");
+    CHECK(std::string(e.what()) == GF_TEST_DATA_DIR
+          "/cases: cannot read case file: it is a folder");
   }
 }
 
 TEST_CASE("faults in overrides are located on the command line", "[case]") {
   const std::string base = with(kDims, kHeat);
-  CHECK(error_of(base, {"heat.alhpa=1"}) == "command line: heat.alhpa: unknown key; did you mean 'alpha'?");
+  CHECK(error_of(base, {"heat.alhpa=1"}) ==
+        "command line: heat.alhpa: unknown key; did you mean 'alpha'?");
   CHECK(error_of(base, {"hea.steps=1"}) == "command line: hea: unknown key; did you mean 'heat'?");
-  CHECK(error_of(base, {"heat.steps=abc"}) == "command line: heat.steps: expected an integer, got 'abc'");
-  CHECK(error_of(base, {"heat.steps="}) == "command line: heat.steps: expected an integer, got nothing");
+  CHECK(error_of(base, {"heat.steps=abc"}) ==
+        "command line: heat.steps: expected an integer, got 'abc'");
+  CHECK(error_of(base, {"heat.steps="}) ==
+        "command line: heat.steps: expected an integer, got nothing");
   CHECK(error_of(base, {"boundary.x-={type: neumann, gradient: abc}"}) ==
         "command line: boundary.x-.gradient: expected a number, got 'abc'");
   CHECK(error_of(base, {"boundary.x-={type: neumann, gradeint: 1}"}) ==
         "command line: boundary.x-.gradeint: unknown key; did you mean 'gradient'?");
-  CHECK(error_of(base, {"heat.t_end=0.5"}) == "command line: heat.t_end: give only one of 'steps' and 't_end'");
+  CHECK(error_of(base, {"heat.t_end=0.5"}) ==
+        "command line: heat.t_end: give only one of 'steps' and 't_end'");
   CHECK(error_of(base, {"heat.dt=10"}) ==
-        "command line: heat.dt: 10 exceeds the explicit stability limit 0.0025 (h²/(2·2·α)); use dt: auto "
+        "command line: heat.dt: 10 exceeds the explicit stability limit 0.0025 (h²/(2·2·α)); use "
+        "dt: auto "
         "or a scheme: implicit");
   CHECK(error_of(base, {"heat.steps"}) ==
         "command line: malformed override 'heat.steps': expected KEY=VALUE, e.g. heat.steps=10");
   CHECK(error_of(base, {"heat..steps=1"}) ==
         "command line: malformed override 'heat..steps=1': expected KEY=VALUE, e.g. heat.steps=10");
-  CHECK(error_of(base, {"=1"}) == "command line: malformed override '=1': expected KEY=VALUE, e.g. heat.steps=10");
+  CHECK(error_of(base, {"=1"}) ==
+        "command line: malformed override '=1': expected KEY=VALUE, e.g. heat.steps=10");
   CHECK(error_of(base, {"grid.dims.x=3"}) ==
         "command line: grid.dims: cannot set 'grid.dims.x': expected a map, got a list");
   CHECK(error_of(base, {"grid.dims=[11, 11"}) ==

@@ -1,7 +1,6 @@
 // Expressions (muparser) of x, y, z, pi, e and parameters, and their sampling
 // on the grid.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -11,7 +10,9 @@
 
 namespace {
 
-gf::Expr expr(std::string text) { return gf::Expr{std::move(text), {"case.yaml", 9, 9}, "initial.expr"}; }
+gf::Expr expr(std::string text) {
+  return gf::Expr{std::move(text), {"case.yaml", 9, 9}, "initial.expr"};
+}
 
 std::string error_of(const std::string& text, const gf::Params& params = {}) {
   try {
@@ -71,18 +72,24 @@ TEST_CASE("a moved expression still evaluates its own variables", "[expr]") {
 TEST_CASE("expression faults name the key, the text and the reason", "[expr]") {
   CHECK(error_of("A*exp(-x^2/ww)", {{"A", 1}}) ==
         "case.yaml:9:9: initial.expr: cannot parse \"A*exp(-x^2/ww)\": unknown name 'ww'");
-  CHECK(error_of("foo(x)") == "case.yaml:9:9: initial.expr: cannot parse \"foo(x)\": unknown name 'foo'");
+  CHECK(error_of("foo(x)") ==
+        "case.yaml:9:9: initial.expr: cannot parse \"foo(x)\": unknown name 'foo'");
   CHECK(error_of("1+") ==
-        "case.yaml:9:9: initial.expr: cannot parse \"1+\": unexpected end of expression at position 3");
+        "case.yaml:9:9: initial.expr: cannot parse \"1+\": unexpected end of expression at "
+        "position 3");
   CHECK(error_of("x y") ==
-        "case.yaml:9:9: initial.expr: cannot parse \"x y\": unexpected variable \"y\" found at position 2");
+        "case.yaml:9:9: initial.expr: cannot parse \"x y\": unexpected variable \"y\" found at "
+        "position 2");
   CHECK(error_of("") == "case.yaml:9:9: initial.expr: cannot parse \"\": expression is empty");
   CHECK(error_of("x = 1") ==
-        "case.yaml:9:9: initial.expr: cannot parse \"x = 1\": '=' assigns in muparser; use == to compare");
+        "case.yaml:9:9: initial.expr: cannot parse \"x = 1\": '=' assigns in muparser; use == to "
+        "compare");
   CHECK(error_of("x += 1") ==
-        "case.yaml:9:9: initial.expr: cannot parse \"x += 1\": '=' assigns in muparser; use == to compare");
+        "case.yaml:9:9: initial.expr: cannot parse \"x += 1\": '=' assigns in muparser; use == to "
+        "compare");
   CHECK(error_of("1, 2") ==
-        "case.yaml:9:9: initial.expr: cannot parse \"1, 2\": expected one value, got 2 separated by commas");
+        "case.yaml:9:9: initial.expr: cannot parse \"1, 2\": expected one value, got 2 separated "
+        "by commas");
   CHECK(error_of("x == 1 || x != 2 || x <= 3 || x >= 4") == "(no error)");
 }
 
@@ -136,11 +143,13 @@ TEST_CASE("a value that is not finite is a CaseError at the expression", "[expr]
     }
     return std::string("(no error)");
   };
-  CHECK(message("1/0") == "case.yaml:9:9: initial.expr: value is not finite at (x, y, z) = (1, -1, 0)");
+  CHECK(message("1/0") ==
+        "case.yaml:9:9: initial.expr: value is not finite at (x, y, z) = (1, -1, 0)");
   // Two bad rows (y = -0.75 and y = -0.5): the first point in x-fastest order is named.
   CHECK(message("1/((y+0.5)*(y+0.75))") ==
         "case.yaml:9:9: initial.expr: value is not finite at (x, y, z) = (1, -0.75, 0)");
-  CHECK(message("sqrt(x-2.2)") == "case.yaml:9:9: initial.expr: value is not finite at (x, y, z) = (1, -1, 0)");
+  CHECK(message("sqrt(x-2.2)") ==
+        "case.yaml:9:9: initial.expr: value is not finite at (x, y, z) = (1, -1, 0)");
 
   std::vector<float> f(g.size());
   try {
@@ -148,6 +157,7 @@ TEST_CASE("a value that is not finite is a CaseError at the expression", "[expr]
     FAIL("no error");
   } catch (const gf::CaseError& e) {
     CHECK(std::string(e.what()) ==
-          "case.yaml:9:9: initial.expr: value 1e+39 does not fit in float32 at (x, y, z) = (1, -1, 0)");
+          "case.yaml:9:9: initial.expr: value 1e+39 does not fit in float32 at (x, y, z) = (1, -1, "
+          "0)");
   }
 }
