@@ -2,16 +2,16 @@
 
 #include <fmt/format.h>
 #include <muParser.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <exception>
 #include <limits>
 #include <numbers>
-#include <optional>
+#include <vector>
 
 #include "io/case_schema.hpp"
 
@@ -128,42 +128,29 @@ template <class T>
 }
 
 // Fills out[] row by row; returns the lowest index whose value is not finite
-// in T, or -1. mu::Parser is not thread-safe, so each thread builds its own.
+// in T, or -1. mu::Parser is not thread-safe: each thread evaluates its own
+// copy, all built here before the parallel loop so none can throw inside it.
 template <class T>
 std::int64_t sample_rows(const Expr& expr, const Params& params, const Grid& grid, T* out) {
-  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
-  std::int64_t first_bad = kNone;
-  std::exception_ptr error;
+  std::vector<Expression> per_thread;
+  for (int t = 0; t < omp_get_max_threads(); ++t) per_thread.emplace_back(expr, params);
+  std::int64_t first_bad = std::numeric_limits<std::int64_t>::max();
   const std::int64_t nx = grid.n[0], ny = grid.n[1], nz = grid.n[2];
-#pragma omp parallel
-  {
-    std::optional<Expression> f;
-    try {
-      f.emplace(expr, params);
-    } catch (...) {
-#pragma omp critical(gf_sample_expression)
-      if (!error) error = std::current_exception();
-    }
-    std::int64_t my_bad = kNone;
-#pragma omp for collapse(2) schedule(static)
-    for (std::int64_t k = 0; k < nz; ++k) {
-      for (std::int64_t j = 0; j < ny; ++j) {
-        if (!f) continue;
-        const double y = grid.ndim > 1 ? grid.coord(1, j) : 0.0;
-        const double z = grid.ndim > 2 ? grid.coord(2, k) : 0.0;
-        const std::int64_t row = grid.index(0, j, k);
-        for (std::int64_t i = 0; i < nx; ++i) {
-          const T v = static_cast<T>((*f)(grid.coord(0, i), y, z));
-          out[row + i] = v;
-          if (!std::isfinite(v)) my_bad = std::min(my_bad, row + i);
-        }
+#pragma omp parallel for collapse(2) schedule(static) reduction(min : first_bad)
+  for (std::int64_t k = 0; k < nz; ++k) {
+    for (std::int64_t j = 0; j < ny; ++j) {
+      const Expression& f = per_thread[omp_get_thread_num()];
+      const double y = grid.ndim > 1 ? grid.coord(1, j) : 0.0;
+      const double z = grid.ndim > 2 ? grid.coord(2, k) : 0.0;
+      const std::int64_t row = grid.index(0, j, k);
+      for (std::int64_t i = 0; i < nx; ++i) {
+        const T v = static_cast<T>(f(grid.coord(0, i), y, z));
+        out[row + i] = v;
+        if (!std::isfinite(v)) first_bad = std::min(first_bad, row + i);
       }
     }
-#pragma omp critical(gf_sample_expression)
-    first_bad = std::min(first_bad, my_bad);
   }
-  if (error) std::rethrow_exception(error);
-  return first_bad == kNone ? -1 : first_bad;
+  return first_bad == std::numeric_limits<std::int64_t>::max() ? -1 : first_bad;
 }
 
 }  // namespace
