@@ -422,16 +422,17 @@ void read_dt(const Value& v, const Grid& g, HeatSpec& h) {
 
 // steps, or t_end with the last step shortened to land on it.
 void read_duration(const Map& m, HeatSpec& h) {
-  const std::vector<std::string> keys = m.keys();
-  const auto given = [&](const char* k) {
-    return std::find(keys.begin(), keys.end(), k) - keys.begin();
-  };
-  const auto i_steps = given("steps"), i_t_end = given("t_end"), none = std::ptrdiff_t(keys.size());
-  if (i_steps == none && i_t_end == none) m.self().fail("missing required key 'steps' or 't_end'");
-  if (i_steps != none && i_t_end != none)
-    m.key_node(keys[std::max(i_steps, i_t_end)]).fail("give only one of 'steps' and 't_end'");
+  const bool has_steps = m.has("steps");
+  if (!has_steps && !m.has("t_end")) m.self().fail("missing required key 'steps' or 't_end'");
+  if (has_steps && m.has("t_end")) {
+    // Point at the later of the two: an override comes after the file's key.
+    const std::vector<std::string> keys = m.keys();
+    const auto later = std::find_if(keys.rbegin(), keys.rend(),
+                                    [](const auto& k) { return k == "steps" || k == "t_end"; });
+    m.key_node(*later).fail("give only one of 'steps' and 't_end'");
+  }
   h.last_dt = h.dt;
-  if (i_steps != none) {
+  if (has_steps) {
     h.steps = m.get("steps").integer(0);
     return;
   }
