@@ -1,0 +1,678 @@
+// Case loading (SPEC §3): parse the YAML, apply KEY=VALUE overrides to the
+// tree, then read every section through the checked readers of case_schema,
+// resolving defaults, the grid spacing, the boundary per face and the step.
+#include "io/case.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "io/case_schema.hpp"
+#include "io/expression.hpp"
+
+namespace gf {
+
+const char* to_string(Workload w) {
+  switch (w) {
+    case Workload::Heat:
+      return "heat";
+    case Workload::Laplace:
+      return "laplace";
+    case Workload::Stencil:
+      return "stencil";
+    case Workload::Raymarch:
+      return "raymarch";
+  }
+  return "?";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+using schema::Map;
+using schema::Sources;
+using schema::Value;
+
+// ---- YAML text and overrides ------------------------------------------------
+
+SourceLoc file_loc(const std::string& label, const YAML::Mark& m) {
+  if (m.is_null()) return {label, 0, 0};
+  return {label, m.line + 1, m.column + 1};
+}
+
+YAML::Node parse_document(const std::string& text, const std::string& label) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    throw CaseError(file_loc(label, e.mark), "", "YAML syntax error: " + e.msg);
+  }
+  if (docs.size() > 1)
+    throw CaseError(file_loc(label, docs[1].Mark()), "",
+                    fmt::format("the file holds {} YAML documents; a case is one", docs.size()));
+  // An empty file is an empty map, so that it reports its first missing key.
+  if (docs.empty() || docs[0].IsNull()) return YAML::Node(YAML::NodeType::Map);
+  return docs[0];
+}
+
+struct Override {
+  std::string dotted;             // "boundary.x-"
+  std::vector<std::string> path;  // {"boundary", "x-"}: split on '.' only
+  YAML::Node value;
+};
+
+// "a..b" gives an empty part, which parse_override refuses.
+std::vector<std::string> split_dots(std::string_view s) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = s.find('.', start);
+    parts.emplace_back(s.substr(start, dot - start));
+    if (dot == std::string_view::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+Override parse_override(const std::string& arg) {
+  const auto eq = arg.find('=');
+  Override ov;
+  ov.dotted = arg.substr(0, eq);
+  ov.path = split_dots(ov.dotted);
+  const bool bad_path =
+      std::any_of(ov.path.begin(), ov.path.end(), [](const auto& s) { return s.empty(); });
+  if (eq == std::string::npos || bad_path)
+    throw CaseError(
+        schema::command_line_loc(), "",
+        fmt::format("malformed override '{}': expected KEY=VALUE, e.g. heat.steps=10", arg));
+  try {
+    ov.value = YAML::Load(arg.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw CaseError(schema::command_line_loc(), ov.dotted,
+                    "cannot read the value as YAML: " + e.msg);
+  }
+  return ov;
+}
+
+// Sets root[path...] = value, creating the maps on the way, as ParmParse does.
+// Whether the key exists is checked later, by the same code as for the file.
+void set_path(YAML::Node root, const Override& ov) {
+  YAML::Node cur = root;
+  std::string prefix;
+  for (std::size_t i = 0; i + 1 < ov.path.size(); ++i) {
+    const std::string& seg = ov.path[i];
+    prefix += (i ? "." : "") + seg;
+    if (!cur[seg] || cur[seg].IsNull()) cur[seg] = YAML::Node(YAML::NodeType::Map);
+    const YAML::Node next = cur[seg];
+    if (!next.IsMap())
+      throw CaseError(schema::command_line_loc(), prefix,
+                      fmt::format("cannot set '{}': expected a map, got {}", ov.dotted,
+                                  next.IsSequence() ? "a list" : "'" + next.Scalar() + "'"));
+    cur.reset(next);
+  }
+  cur.remove(ov.path.back());  // re-insert, so a file node never aliases the new value
+  cur[ov.path.back()] = ov.value;
+}
+
+void apply_overrides(YAML::Node root, const std::vector<std::string>& overrides, Sources& src) {
+  for (const std::string& arg : overrides) {
+    Override ov = parse_override(arg);
+    if (!root.IsMap()) return;  // the top-level check reports it
+    src.add_command_line(ov.value);
+    set_path(root, ov);
+  }
+}
+
+// ---- top-level keys -------------------------------------------------------------
+
+std::string default_name(const std::string& label) {
+  const fs::path p(label);
+  const std::string ext = p.extension().string();
+  std::string name = (ext == ".yaml" || ext == ".yml") ? p.stem().string() : p.filename().string();
+  return name.empty() ? "case" : name;
+}
+
+std::string read_name(const Map& top, const std::string& label) {
+  if (!top.has("name")) return default_name(label);
+  const Value v = top.get("name");
+  const std::string s = v.text();
+  // The name becomes out/<name> and <name>.pvd: keep it one plain path part.
+  if (s.empty() || s == "." || s == ".." || s.find_first_of("/\\ \t\r\n") != std::string::npos)
+    v.fail("expected a name without '/' or spaces (it names the output files), got " +
+           v.describe());
+  return s;
+}
+
+Workload read_workload(const Map& top) {
+  const Value v = top.require("workload");
+  const std::string w = v.choice(schema::kWorkloads);
+  if (w != "heat")
+    v.fail(
+        fmt::format("workload '{}' is not available in this version of gridforge (heat only)", w));
+  return Workload::Heat;
+}
+
+// Sections of SPEC §3 that exist but do not belong here (yet).
+void check_sections(const Map& top, Workload w) {
+  for (std::string_view s : {"laplace", "stencil", "raymarch"}) {
+    if (top.has(s) && s != to_string(w))
+      top.key_node(s).fail(
+          fmt::format("section '{}' does not apply to workload {}", s, to_string(w)));
+  }
+  if (top.has("render"))
+    top.key_node("render").fail("in-situ rendering is not available in this version of gridforge");
+}
+
+std::string read_device(const Map& top) {
+  if (!top.has("device")) return "auto";
+  const Value v = top.get("device");
+  const std::string s = v.text();
+  const bool cuda_n =
+      s.starts_with("cuda:") && s.size() > 5 &&
+      std::all_of(s.begin() + 5, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (s != "auto" && s != "cpu" && s != "cuda" && !cuda_n)
+    v.fail("expected auto, cpu, cuda or cuda:N, got " + v.describe());
+  return s;
+}
+
+Params read_parameters(const Map& top) {
+  Params params;
+  if (!top.has("parameters")) return params;
+  for (const auto& [k, v] : top.get("parameters").items()) {
+    const std::string name = k.node().Scalar();
+    if (const std::string why = schema::parameter_name_problem(name); !why.empty()) k.fail(why);
+    params.emplace_back(name, v.number());
+  }
+  return params;
+}
+
+// ---- grid and boundary ------------------------------------------------------------
+
+// extent or spacing as written: the grid spacing needs the boundary first.
+struct GridInput {
+  std::vector<double> lengths;
+  bool by_spacing = false;
+};
+
+std::string count_of(std::size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::vector<double> read_axis_list(const Value& v, int ndim, bool positive) {
+  const std::string expected = fmt::format("expected a list of {} (one per axis of grid.dims)",
+                                           count_of(ndim, "number", "numbers"));
+  if (!v.node().IsSequence()) v.fail(expected + ", got " + v.describe());
+  if (v.node().size() != std::size_t(ndim))
+    v.fail(fmt::format("{}, got {}", expected, count_of(v.node().size(), "number", "numbers")));
+  std::vector<double> out;
+  for (const Value& item : v.list()) out.push_back(positive ? item.positive() : item.number());
+  return out;
+}
+
+GridInput read_grid(const Map& top, Grid& g) {
+  const Map m = top.require("grid").map(schema::kGridKeys);
+  const Value dims = m.require("dims");
+  const std::size_t nd = dims.node().IsSequence() ? dims.node().size() : 0;
+  if (nd < 1 || nd > 3) {
+    dims.fail("expected a list of 1 to 3 integers, got " +
+              (dims.node().IsSequence() ? count_of(nd, "entry", "entries") : dims.describe()));
+  }
+  g.ndim = int(nd);
+  double points = 1;
+  const auto items = dims.list();
+  for (int a = 0; a < g.ndim; ++a) {
+    g.n[a] = items[a].integer(3);
+    points *= double(g.n[a]);
+  }
+  if (points > 0x1p48)
+    dims.fail(fmt::format("{:.3g} points is more than gridforge can hold", points));
+  if (m.has("extent") && m.has("spacing"))
+    m.key_node("spacing").fail("give extent or spacing, not both");
+  GridInput in;
+  in.by_spacing = m.has("spacing");
+  const Value lengths = m.get(in.by_spacing ? "spacing" : "extent");
+  in.lengths =
+      lengths.present() ? read_axis_list(lengths, g.ndim, true) : std::vector<double>(g.ndim, 1.0);
+  if (m.has("origin")) {
+    const auto origin = read_axis_list(m.get("origin"), g.ndim, false);
+    std::copy(origin.begin(), origin.end(), g.origin.begin());
+  }
+  return in;
+}
+
+// Node-centred (SPEC §1): a walled axis stores both end points, a periodic one
+// does not store the point that would repeat point 0.
+void set_spacing(Grid& g, const GridInput& in) {
+  for (int a = 0; a < g.ndim; ++a) {
+    const double n = double(g.n[a]);
+    g.h[a] = in.by_spacing ? in.lengths[a] : in.lengths[a] / (g.periodic[a] ? n : n - 1);
+  }
+}
+
+FaceBc read_bc(const Value& v, const Params& params) {
+  const Map m = v.map(schema::kBcKeys);
+  const std::string type = m.require("type").choice(schema::kBcTypes);
+  FaceBc bc;
+  bc.type = type == "dirichlet" ? BcType::Dirichlet
+            : type == "neumann" ? BcType::Neumann
+                                : BcType::Periodic;
+  const std::string_view takes = bc.type == BcType::Dirichlet ? "value"
+                                 : bc.type == BcType::Neumann ? "gradient"
+                                                              : "";
+  for (const std::string& k : m.keys()) {
+    if (k == "type" || k == takes) continue;
+    m.key_node(k).fail(fmt::format("does not apply to type {}{}", type,
+                                   takes.empty() ? "" : fmt::format(" (it takes '{}')", takes)));
+  }
+  if (bc.type == BcType::Dirichlet) {
+    bc.value = m.has("value") ? m.get("value").expr() : Expr{"0", v.loc(), m.path("value")};
+    check_expression(bc.value, params);
+  } else if (bc.type == BcType::Neumann && m.has("gradient")) {
+    bc.gradient = m.get("gradient").number();
+  }
+  return bc;
+}
+
+// The key of `boundary` that sets face f: the face, else its axis, else default.
+std::optional<std::string> source_of_face(const std::optional<Map>& m, int f) {
+  const std::string face = face_name(f);
+  for (const std::string& key : {face, face.substr(0, 1), std::string("default")})
+    if (m && m->has(key)) return key;
+  return std::nullopt;
+}
+
+std::array<FaceBc, kFaces> read_boundary(const Map& top, const Params& params, Grid& g) {
+  std::optional<Map> m;
+  if (top.has("boundary")) m.emplace(top.get("boundary").map(schema::kBoundaryKeys));
+  std::map<std::string, FaceBc> given;  // every key is checked, used or not
+  for (const std::string& key : m ? m->keys() : std::vector<std::string>{}) {
+    if (key != "default" && key[0] - 'x' >= g.ndim)
+      m->key_node(key).fail(fmt::format("the grid has no {} axis (grid.dims has {})", key[0],
+                                        count_of(g.ndim, "entry", "entries")));
+    given.emplace(key, read_bc(m->get(key), params));
+  }
+  FaceBc builtin;  // {type: dirichlet, value: 0}
+  builtin.value.key = "boundary.default.value";
+  std::array<FaceBc, kFaces> faces;
+  faces.fill(builtin);
+  for (int f = 0; f < 2 * g.ndim; ++f)
+    if (const auto key = source_of_face(m, f)) faces[f] = given.at(*key);
+  for (int a = 0; a < g.ndim; ++a) {
+    const bool lo = faces[2 * a].type == BcType::Periodic,
+               hi = faces[2 * a + 1].type == BcType::Periodic;
+    if (lo != hi) {
+      const int f = lo ? 2 * a : 2 * a + 1;
+      m->get(*source_of_face(m, f))
+          .fail(fmt::format("periodic face {} needs its partner {} periodic too", face_name(f),
+                            face_name(f ^ 1)));
+    }
+    g.periodic[a] = lo;
+  }
+  return faces;
+}
+
+// ---- initial ------------------------------------------------------------------------
+
+// Why the file cannot be read, or "" when it can.
+std::string unreadable(const fs::path& p) {
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) return "it is a folder";
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::strerror(errno);
+  return "";
+}
+
+void read_initial_file(const Value& v, const fs::path& base_dir, InitialSpec& init) {
+  const Map m = v.map(schema::kInitialFileKeys);
+  const Value path = m.require("path");
+  const Value dataset = m.require("dataset");
+  const std::string rel = path.text();
+  if (rel.empty()) path.fail("expected a file path, got nothing");
+  init.dataset = dataset.text();
+  if (init.dataset.empty())
+    dataset.fail("expected an HDF5 dataset path like /steps/000100/u, got nothing");
+  // Relative to the case file, as a user moving a case folder expects; kept
+  // absolute so that resolved_yaml still names it from anywhere.
+  fs::path p(rel);
+  if (p.is_relative()) p = base_dir / p;
+  p = fs::absolute(p).lexically_normal();
+  if (const std::string why = unreadable(p); !why.empty())
+    path.fail(fmt::format("cannot read '{}': {}", p.string(), why));
+  init.kind = InitialSpec::Kind::File;
+  init.path = p.string();
+}
+
+void read_initial(const Map& top, const Params& params, const fs::path& base_dir,
+                  InitialSpec& init) {
+  if (!top.has("initial")) return;  // value 0
+  const Map m = top.get("initial").map(schema::kInitialKeys);
+  const std::vector<std::string> kinds = m.keys();
+  if (kinds.empty()) m.self().fail("missing required key 'value', 'expr' or 'file'");
+  if (kinds.size() > 1) m.key_node(kinds[1]).fail("give only one of 'value', 'expr' and 'file'");
+  const Value v = m.get(kinds[0]);
+  if (kinds[0] == "value") {
+    init.kind = InitialSpec::Kind::Value;
+    init.value = v.number();
+  } else if (kinds[0] == "expr") {
+    init.kind = InitialSpec::Kind::Expr;
+    init.expr = v.expr();
+    check_expression(init.expr, params);
+  } else {
+    read_initial_file(v, base_dir, init);
+  }
+}
+
+// ---- heat -------------------------------------------------------------------------------
+
+// Accepted for implicit schemes (SPEC §3) and echoed in resolved_yaml, unused
+// by the explicit scheme.
+struct SolverInput {
+  std::optional<double> tolerance;
+  std::optional<std::int64_t> max_iters;
+};
+
+bool equal_spacing(const Grid& g) {
+  for (int a = 1; a < g.ndim; ++a)
+    if (std::abs(g.h[a] - g.h[0]) > 1e-12 * g.h[0]) return false;
+  return true;
+}
+
+// FTCS is stable for dt ≤ 1 / (2α Σ 1/h²), i.e. h²/(2·d·α) on equal spacing.
+double stability_limit(const Grid& g, double alpha) {
+  double sum = 0;
+  for (int a = 0; a < g.ndim; ++a) sum += 1.0 / (g.h[a] * g.h[a]);
+  return 1.0 / (2.0 * alpha * sum);
+}
+
+// dt and its limit with as few digits as still tell them apart (2 at least).
+std::pair<std::string, std::string> distinct_digits(double dt, double limit) {
+  for (int p = 2;; ++p) {
+    std::string a = fmt::format("{:.{}g}", dt, p), b = fmt::format("{:.{}g}", limit, p);
+    if (a != b || p >= 17) return {a, b};
+  }
+}
+
+void read_dt(const Value& v, const Grid& g, HeatSpec& h) {
+  h.dt_auto = !v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto");
+  if (h.dt_auto) {
+    h.dt = 0.9 * h.dt_limit;
+    return;
+  }
+  double dt = 0;
+  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), dt) || !std::isfinite(dt) ||
+      !(dt > 0))
+    v.fail("expected auto or a number > 0, got " + v.describe());
+  if (dt > h.dt_limit * (1 + 1e-12)) {
+    const auto [shown_dt, shown_limit] = distinct_digits(dt, h.dt_limit);
+    const std::string formula =
+        equal_spacing(g) ? fmt::format("h²/(2·{}·α)", g.ndim) : std::string("1/(2·α·Σ1/h²)");
+    v.fail(fmt::format(
+        "{} exceeds the explicit stability limit {} ({}); use dt: auto or a scheme: implicit",
+        shown_dt, shown_limit, formula));
+  }
+  h.dt = dt;
+}
+
+// steps, or t_end with the last step shortened to land on it.
+void read_duration(const Map& m, HeatSpec& h) {
+  const bool has_steps = m.has("steps");
+  if (!has_steps && !m.has("t_end")) m.self().fail("missing required key 'steps' or 't_end'");
+  if (has_steps && m.has("t_end")) {
+    // Point at the later of the two: an override comes after the file's key.
+    const std::vector<std::string> keys = m.keys();
+    const auto later = std::find_if(keys.rbegin(), keys.rend(),
+                                    [](const auto& k) { return k == "steps" || k == "t_end"; });
+    m.key_node(*later).fail("give only one of 'steps' and 't_end'");
+  }
+  h.last_dt = h.dt;
+  if (has_steps) {
+    h.steps = m.get("steps").integer(0);
+    return;
+  }
+  const Value v = m.get("t_end");
+  h.use_t_end = true;
+  h.t_end = v.positive();
+  const double r = h.t_end / h.dt;
+  if (r > 1e15) v.fail(fmt::format("t_end / dt = {:.3g} steps is more than gridforge can run", r));
+  // t_end = 10·dt must give 10 steps, not 11 for a rounding error of 1 ulp.
+  const double nearest = std::round(r);
+  h.steps = std::max<std::int64_t>(
+      1, std::int64_t(std::abs(r - nearest) <= 1e-9 * std::max(1.0, r) ? nearest : std::ceil(r)));
+  h.last_dt = h.t_end - double(h.steps - 1) * h.dt;
+}
+
+SolverInput read_solver(const Value& v) {
+  const Map m = v.map(schema::kSolverKeys);
+  SolverInput s;
+  if (m.has("tolerance")) s.tolerance = m.get("tolerance").positive();
+  if (m.has("max_iters")) s.max_iters = m.get("max_iters").integer(1);
+  return s;
+}
+
+SolverInput read_heat(const Map& top, const Params& params, const Grid& g, HeatSpec& h) {
+  const Map m = top.require("heat").map(schema::kHeatKeys);
+  h.alpha = m.require("alpha").positive();
+  if (m.has("scheme")) {
+    const Value v = m.get("scheme");
+    h.scheme = v.choice(schema::kSchemes);
+    if (h.scheme != "explicit")
+      v.fail(fmt::format(
+          "scheme '{}' is not available in this version of gridforge (explicit only)", h.scheme));
+  }
+  h.dt_limit = stability_limit(g, h.alpha);
+  read_dt(m.get("dt"), g, h);
+  read_duration(m, h);
+  h.source = m.has("source") ? m.get("source").expr() : Expr{"0", m.self().loc(), m.path("source")};
+  check_expression(h.source, params);
+  return m.has("solver") ? read_solver(m.get("solver")) : SolverInput{};
+}
+
+// ---- output -----------------------------------------------------------------------------
+
+void read_formats(const Value& v, OutputSpec& o) {
+  const std::string expected = "expected a non-empty list of " + schema::join(schema::kFormats);
+  if (!v.node().IsSequence() || v.node().size() == 0) v.fail(expected + ", got " + v.describe());
+  o.vtk = o.hdf5 = false;
+  for (const Value& item : v.list()) {
+    const std::string f = item.choice(schema::kFormats);
+    (f == "vtk" ? o.vtk : o.hdf5) = true;
+  }
+}
+
+void read_output(const Map& top, const std::string& name, OutputSpec& o) {
+  o.dir = "out/" + name;
+  if (!top.has("output")) return;
+  const Map m = top.get("output").map(schema::kOutputKeys);
+  if (m.has("dir")) {
+    const Value v = m.get("dir");
+    o.dir = v.text();
+    if (o.dir.empty()) v.fail("expected a folder path, got nothing");
+  }
+  if (m.has("every")) o.every = m.get("every").integer(0);
+  if (m.has("formats")) read_formats(m.get("formats"), o);
+  if (m.has("checkpoint_every")) {
+    const Value v = m.get("checkpoint_every");
+    o.checkpoint_every = v.integer(0);
+    if (o.checkpoint_every != 0) v.fail("checkpointing is not available in this version");
+  }
+}
+
+// ---- resolved case -----------------------------------------------------------------------
+
+// Shortest text that reads back as the same double: resolved_yaml can be
+// loaded again and gives the same case, bit for bit.
+std::string num(double v) { return fmt::format("{}", v); }
+
+void emit_numbers(YAML::Emitter& out, const char* key, const double* v, int n) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (int a = 0; a < n; ++a) out << num(v[a]);
+  out << YAML::EndSeq;
+}
+
+void emit_grid(YAML::Emitter& out, const Grid& g, const GridInput& in) {
+  out << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "dims" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (int a = 0; a < g.ndim; ++a) out << g.n[a];
+  out << YAML::EndSeq;
+  emit_numbers(out, in.by_spacing ? "spacing" : "extent", in.lengths.data(), g.ndim);
+  if (!in.by_spacing) {
+    std::string h;
+    for (int a = 0; a < g.ndim; ++a) h += (a ? ", " : "") + num(g.h[a]);
+    out << YAML::Comment("spacing: [" + h + "]");
+  }
+  emit_numbers(out, "origin", g.origin.data(), g.ndim);
+  out << YAML::EndMap;
+}
+
+void emit_initial(YAML::Emitter& out, const InitialSpec& init) {
+  out << YAML::Key << "initial" << YAML::Value << YAML::BeginMap;
+  switch (init.kind) {
+    case InitialSpec::Kind::Value:
+      out << YAML::Key << "value" << YAML::Value << num(init.value);
+      break;
+    case InitialSpec::Kind::Expr:
+      out << YAML::Key << "expr" << YAML::Value << init.expr.text;
+      break;
+    case InitialSpec::Kind::File:
+      out << YAML::Key << "file" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+          << "path" << YAML::Value << init.path << YAML::Key << "dataset" << YAML::Value
+          << init.dataset << YAML::EndMap;
+      break;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_boundary(YAML::Emitter& out, const Case& c) {
+  out << YAML::Key << "boundary" << YAML::Value << YAML::BeginMap;
+  for (int f = 0; f < 2 * c.grid.ndim; ++f) {
+    const FaceBc& bc = c.boundary[f];
+    out << YAML::Key << face_name(f) << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "type" << YAML::Value
+        << (bc.type == BcType::Dirichlet ? "dirichlet"
+            : bc.type == BcType::Neumann ? "neumann"
+                                         : "periodic");
+    if (bc.type == BcType::Dirichlet) out << YAML::Key << "value" << YAML::Value << bc.value.text;
+    if (bc.type == BcType::Neumann)
+      out << YAML::Key << "gradient" << YAML::Value << num(bc.gradient);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_heat(YAML::Emitter& out, const HeatSpec& h, const SolverInput& solver) {
+  out << YAML::Key << "heat" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "alpha" << YAML::Value << num(h.alpha);
+  out << YAML::Key << "scheme" << YAML::Value << h.scheme;
+  out << YAML::Key << "dt" << YAML::Value << num(h.dt)
+      << YAML::Comment(
+             fmt::format("{}stability limit {}", h.dt_auto ? "auto: 0.9 × " : "", num(h.dt_limit)));
+  if (h.use_t_end)
+    out << YAML::Key << "t_end" << YAML::Value << num(h.t_end)
+        << YAML::Comment(fmt::format("{} steps, the last one {}", h.steps, num(h.last_dt)));
+  else
+    out << YAML::Key << "steps" << YAML::Value << h.steps;
+  out << YAML::Key << "source" << YAML::Value << h.source.text;
+  if (solver.tolerance || solver.max_iters) {
+    out << YAML::Key << "solver" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (solver.tolerance) out << YAML::Key << "tolerance" << YAML::Value << num(*solver.tolerance);
+    if (solver.max_iters) out << YAML::Key << "max_iters" << YAML::Value << *solver.max_iters;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_output(YAML::Emitter& out, const OutputSpec& o) {
+  out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "dir" << YAML::Value << o.dir;
+  out << YAML::Key << "every" << YAML::Value << o.every;
+  out << YAML::Key << "formats" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  if (o.vtk) out << "vtk";
+  if (o.hdf5) out << "hdf5";
+  out << YAML::EndSeq;
+  out << YAML::Key << "checkpoint_every" << YAML::Value << o.checkpoint_every;
+  out << YAML::EndMap;
+}
+
+std::string emit_resolved(const Case& c, const GridInput& grid, const SolverInput& solver) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << c.name;
+  out << YAML::Key << "workload" << YAML::Value << to_string(c.workload);
+  out << YAML::Key << "precision" << YAML::Value << to_string(c.precision);
+  out << YAML::Key << "device" << YAML::Value << c.device;
+  if (!c.parameters.empty()) {
+    out << YAML::Key << "parameters" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [name, value] : c.parameters)
+      out << YAML::Key << name << YAML::Value << num(value);
+    out << YAML::EndMap;
+  }
+  emit_grid(out, c.grid, grid);
+  emit_initial(out, c.initial);
+  emit_boundary(out, c);
+  emit_heat(out, c.heat, solver);
+  emit_output(out, c.output);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+// ---- the whole case -------------------------------------------------------------------
+
+Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_dir) {
+  const Map top = Value(src, root, "").map(schema::kTopKeys);
+  Case c;
+  c.file = src.label();
+  c.workload = read_workload(top);
+  check_sections(top, c.workload);
+  c.name = read_name(top, src.label());
+  if (top.has("precision"))
+    c.precision = top.get("precision").choice(schema::kPrecisions) == "float32"
+                      ? Precision::Float32
+                      : Precision::Float64;
+  c.device = read_device(top);
+  c.parameters = read_parameters(top);
+  const GridInput grid = read_grid(top, c.grid);
+  c.boundary = read_boundary(top, c.parameters, c.grid);
+  set_spacing(c.grid, grid);
+  read_initial(top, c.parameters, base_dir, c.initial);
+  const SolverInput solver = read_heat(top, c.parameters, c.grid, c.heat);
+  read_output(top, c.name, c.output);
+  c.resolved_yaml = emit_resolved(c, grid, solver);
+  return c;
+}
+
+}  // namespace
+
+Case load_case_text(const std::string& text, const std::string& label,
+                    const std::vector<std::string>& overrides, const std::string& base_dir) {
+  YAML::Node root = parse_document(text, label);
+  Sources src(label);
+  src.set_root(root);
+  apply_overrides(root, overrides, src);
+  return read_case(root, src, base_dir.empty() ? fs::path(".") : fs::path(base_dir));
+}
+
+Case load_case(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw CaseError({path, 0, 0}, "", "cannot read case file: it is a folder");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw CaseError({path, 0, 0}, "",
+                    std::string("cannot read case file: ") + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    throw CaseError({path, 0, 0}, "",
+                    std::string("cannot read case file: ") + std::strerror(errno));
+  const fs::path dir = fs::path(path).parent_path();
+  return load_case_text(text.str(), path, overrides, dir.empty() ? "." : dir.string());
+}
+
+}  // namespace gf

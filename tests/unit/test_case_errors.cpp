@@ -1,0 +1,340 @@
+// Every fault of a case file or an override is a CaseError (exit 2) whose
+// message names file:line:col, the dotted key and what was expected.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "io/case.hpp"
+
+namespace {
+
+// The whole message of the CaseError the loader throws for `text`.
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    gf::load_case_text(text, "case.yaml", overrides);
+  } catch (const gf::CaseError& e) {
+    CHECK(e.exit_code() == 2);
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A valid 2D case whose lines the tests below replace one at a time.
+//   1 workload: heat
+//   2 grid:
+//   3   dims: [11, 11]
+//   4 heat:
+//   5   alpha: 1.0
+//   6   steps: 10
+std::string with(const std::string& grid_line, const std::string& heat_lines,
+                 const std::string& extra = "") {
+  return "workload: heat\ngrid:\n" + grid_line + "\nheat:\n" + heat_lines + "\n" + extra;
+}
+const std::string kDims = "  dims: [11, 11]";
+const std::string kHeat = "  alpha: 1.0\n  steps: 10";
+
+}  // namespace
+
+TEST_CASE("the base text of the error tests is valid", "[case]") {
+  CHECK(error_of(with(kDims, kHeat)) == "(no error)");
+}
+
+TEST_CASE("an unknown key suggests the nearest known key", "[case]") {
+  CHECK(error_of(with(kDims, "  alhpa: 1.0\n  steps: 10")) ==
+        "case.yaml:5:3: heat.alhpa: unknown key; did you mean 'alpha'?");
+  CHECK(error_of(with(kDims, kHeat + "\n  tend: 1")) ==
+        "case.yaml:7:3: heat.tend: unknown key; did you mean 't_end'?");
+  CHECK(error_of(with("  Dims: [11, 11]", kHeat)) ==
+        "case.yaml:3:3: grid.Dims: unknown key; did you mean 'dims'?");
+}
+
+TEST_CASE("an unknown key far from every known key lists them", "[case]") {
+  CHECK(error_of(with(kDims, kHeat, "colour: red\n")) ==
+        "case.yaml:7:1: colour: unknown key; expected one of name, workload, precision, device, "
+        "parameters, grid, initial, boundary, heat, output, laplace, stencil, raymarch, render");
+  CHECK(error_of(with(kDims, kHeat, "output: {directory: x}\n")) ==
+        "case.yaml:7:10: output.directory: unknown key; expected one of dir, every, formats, "
+        "checkpoint_every");
+}
+
+TEST_CASE("a duplicate key is an error at its second place", "[case]") {
+  CHECK(error_of(with(kDims, kHeat + "\n  alpha: 2.0")) ==
+        "case.yaml:7:3: heat.alpha: duplicate key 'alpha'");
+}
+
+TEST_CASE("wrong types name what was expected and what was found", "[case]") {
+  CHECK(error_of(with(kDims, "  alpha: abc\n  steps: 10")) ==
+        "case.yaml:5:10: heat.alpha: expected a number, got 'abc'");
+  CHECK(error_of(with(kDims, "  alpha: [1]\n  steps: 10")) ==
+        "case.yaml:5:10: heat.alpha: expected a number, got a list");
+  CHECK(error_of(with(kDims, "  alpha: .nan\n  steps: 10")) ==
+        "case.yaml:5:10: heat.alpha: expected a finite number, got '.nan'");
+  // An empty value has no place of its own: the error points at its key.
+  CHECK(error_of(with(kDims, "  alpha:\n  steps: 10")) ==
+        "case.yaml:5:3: heat.alpha: expected a number, got nothing");
+  CHECK(error_of(with(kDims, "  alpha: 1.0\n  steps: 2.5")) ==
+        "case.yaml:6:10: heat.steps: expected an integer, got '2.5'");
+  CHECK(error_of(with(kDims, "  alpha: 1.0\n  steps: 10\n  source: {a: 1}")) ==
+        "case.yaml:7:11: heat.source: expected an expression (text or number), got a map");
+}
+
+TEST_CASE("grid.dims is a list of 1 to 3 integers of at least 3", "[case]") {
+  CHECK(error_of(with("  dims: 64", kHeat)) ==
+        "case.yaml:3:9: grid.dims: expected a list of 1 to 3 integers, got '64'");
+  CHECK(error_of(with("  dims: [8, 8, 8, 8]", kHeat)) ==
+        "case.yaml:3:9: grid.dims: expected a list of 1 to 3 integers, got 4 entries");
+  CHECK(error_of(with("  dims: []", kHeat)) ==
+        "case.yaml:3:9: grid.dims: expected a list of 1 to 3 integers, got 0 entries");
+  CHECK(error_of(with("  dims: [11, 2]", kHeat)) ==
+        "case.yaml:3:14: grid.dims[1]: expected an integer ≥ 3, got 2");
+  CHECK(error_of(with("  dims: [11, x]", kHeat)) ==
+        "case.yaml:3:14: grid.dims[1]: expected an integer, got 'x'");
+  CHECK(error_of("workload: heat\ngrid: {extent: [1]}\nheat: {alpha: 1, steps: 1}\n") ==
+        "case.yaml:2:7: grid: missing required key 'dims'");
+}
+
+TEST_CASE("extent, spacing and origin have one positive entry per axis", "[case]") {
+  CHECK(error_of(with(kDims + "\n  extent: [1.0, 2.0, 3.0]", kHeat)) ==
+        "case.yaml:4:11: grid.extent: expected a list of 2 numbers (one per axis of grid.dims), "
+        "got 3 numbers");
+  CHECK(error_of(with("  dims: [11]\n  extent: 1.0", kHeat)) ==
+        "case.yaml:4:11: grid.extent: expected a list of 1 number (one per axis of grid.dims), got "
+        "'1.0'");
+  CHECK(error_of(with(kDims + "\n  extent: [1.0, -2.0]", kHeat)) ==
+        "case.yaml:4:17: grid.extent[1]: expected a number > 0, got -2.0");
+  CHECK(error_of(with(kDims + "\n  spacing: [0, 1]", kHeat)) ==
+        "case.yaml:4:13: grid.spacing[0]: expected a number > 0, got 0");
+  CHECK(error_of(with(kDims + "\n  origin: [0, zero]", kHeat)) ==
+        "case.yaml:4:15: grid.origin[1]: expected a number, got 'zero'");
+  CHECK(error_of(with(kDims + "\n  extent: [1, 1]\n  spacing: [0.1, 0.1]", kHeat)) ==
+        "case.yaml:5:3: grid.spacing: give extent or spacing, not both");
+}
+
+TEST_CASE("missing required keys are reported at the parent map", "[case]") {
+  CHECK(error_of(with(kDims, "  steps: 10")) ==
+        "case.yaml:5:3: heat: missing required key 'alpha'");
+  CHECK(error_of(with(kDims, "  alpha: 1.0")) ==
+        "case.yaml:5:3: heat: missing required key 'steps' or 't_end'");
+  CHECK(error_of("grid: {dims: [5]}\nheat: {alpha: 1, steps: 1}\n") ==
+        "case.yaml:1:1: missing required key 'workload'");
+  CHECK(error_of("workload: heat\ngrid: {dims: [5]}\n") ==
+        "case.yaml:1:1: missing required key 'heat'");
+  CHECK(error_of("") == "case.yaml:1:1: missing required key 'workload'");
+}
+
+TEST_CASE("names from a fixed set are checked against it", "[case]") {
+  CHECK(
+      error_of(with(kDims, kHeat + "\n  scheme: rk4")) ==
+      "case.yaml:7:11: heat.scheme: expected one of explicit, implicit, crank-nicolson, got 'rk4'");
+  CHECK(error_of(with(kDims, kHeat + "\n  scheme: implict")) ==
+        "case.yaml:7:11: heat.scheme: expected one of explicit, implicit, crank-nicolson, got "
+        "'implict'; did you mean 'implicit'?");
+  CHECK(error_of(with(kDims, kHeat, "precision: double\n")) ==
+        "case.yaml:7:12: precision: expected one of float32, float64, got 'double'");
+  CHECK(error_of(with(kDims, kHeat, "device: gpu\n")) ==
+        "case.yaml:7:9: device: expected auto, cpu, cuda or cuda:N, got 'gpu'");
+  CHECK(error_of(with(kDims, kHeat, "device: cuda:x\n")) ==
+        "case.yaml:7:9: device: expected auto, cpu, cuda or cuda:N, got 'cuda:x'");
+  CHECK(error_of("workload: heet\n") ==
+        "case.yaml:1:11: workload: expected one of heat, laplace, stencil, raymarch, got 'heet'; "
+        "did you mean 'heat'?");
+  CHECK(error_of(with(kDims, kHeat, "output: {formats: [vtk, png]}\n")) ==
+        "case.yaml:7:25: output.formats[1]: expected one of vtk, hdf5, got 'png'");
+  CHECK(error_of(with(kDims, kHeat, "output: {formats: []}\n")) ==
+        "case.yaml:7:19: output.formats: expected a non-empty list of vtk, hdf5, got a list");
+  CHECK(error_of(with(kDims, kHeat, "name: a/b\n")) ==
+        "case.yaml:7:7: name: expected a name without '/' or spaces (it names the output files), "
+        "got 'a/b'");
+}
+
+TEST_CASE("what this version does not do yet is said plainly", "[case]") {
+  CHECK(error_of("workload: laplace\n") ==
+        "case.yaml:1:11: workload: workload 'laplace' is not available in this version of "
+        "gridforge (heat only)");
+  CHECK(error_of(with(kDims, kHeat + "\n  scheme: crank-nicolson")) ==
+        "case.yaml:7:11: heat.scheme: scheme 'crank-nicolson' is not available in this version of "
+        "gridforge (explicit only)");
+  CHECK(error_of(with(kDims, kHeat, "laplace: {method: jacobi}\n")) ==
+        "case.yaml:7:1: laplace: section 'laplace' does not apply to workload heat");
+  CHECK(error_of(with(kDims, kHeat, "render: {every: 10}\n")) ==
+        "case.yaml:7:1: render: in-situ rendering is not available in this version of gridforge");
+  CHECK(error_of(with(kDims, kHeat, "output:\n  checkpoint_every: 100\n")) ==
+        "case.yaml:8:21: output.checkpoint_every: checkpointing is not available in this version");
+}
+
+TEST_CASE("out-of-range values", "[case]") {
+  CHECK(error_of(with(kDims, "  alpha: 0\n  steps: 10")) ==
+        "case.yaml:5:10: heat.alpha: expected a number > 0, got 0");
+  CHECK(error_of(with(kDims, "  alpha: 1.0\n  steps: -1")) ==
+        "case.yaml:6:10: heat.steps: expected an integer ≥ 0, got -1");
+  CHECK(error_of(with(kDims, "  alpha: 1.0\n  t_end: 0")) ==
+        "case.yaml:6:10: heat.t_end: expected a number > 0, got 0");
+  CHECK(error_of(with(kDims, kHeat + "\n  dt: -0.1")) ==
+        "case.yaml:7:7: heat.dt: expected auto or a number > 0, got '-0.1'");
+  CHECK(error_of(with(kDims, kHeat + "\n  dt: fast")) ==
+        "case.yaml:7:7: heat.dt: expected auto or a number > 0, got 'fast'");
+  CHECK(error_of(with(kDims, kHeat, "output: {every: -5}\n")) ==
+        "case.yaml:7:17: output.every: expected an integer ≥ 0, got -5");
+  CHECK(error_of(with(kDims, kHeat + "\n  solver: {tolerance: 0, max_iters: 10}")) ==
+        "case.yaml:7:23: heat.solver.tolerance: expected a number > 0, got 0");
+  CHECK(error_of(with(kDims, kHeat + "\n  solver: {max_iters: 0}")) ==
+        "case.yaml:7:23: heat.solver.max_iters: expected an integer ≥ 1, got 0");
+}
+
+TEST_CASE("steps and t_end exclude each other", "[case]") {
+  CHECK(error_of(with(kDims, kHeat + "\n  t_end: 0.5")) ==
+        "case.yaml:7:3: heat.t_end: give only one of 'steps' and 't_end'");
+  CHECK(error_of(with(kDims, "  t_end: 0.5\n  alpha: 1.0\n  steps: 10")) ==
+        "case.yaml:7:3: heat.steps: give only one of 'steps' and 't_end'");
+}
+
+TEST_CASE("an explicit dt above the stability limit is refused", "[case]") {
+  // SPEC §3's example: 3D, h = 0.1, α = 1.25: h²/(2·3·α) = 0.00133
+  CHECK(error_of("workload: heat\ngrid: {dims: [11, 11, 11]}\nheat:\n  alpha: 1.25\n  dt: 0.004\n  "
+                 "steps: 5\n") ==
+        "case.yaml:5:7: heat.dt: 0.004 exceeds the explicit stability limit 0.0013 (h²/(2·3·α)); "
+        "use dt: auto or a scheme: implicit");
+  // Unequal spacing: 1/(2·α·(1/0.1² + 1/0.05²)) = 0.001
+  CHECK(error_of(with("  dims: [11, 21]", "  alpha: 1.0\n  dt: 0.002\n  steps: 5")) ==
+        "case.yaml:6:7: heat.dt: 0.002 exceeds the explicit stability limit 0.001 (1/(2·α·Σ1/h²)); "
+        "use dt: auto or a scheme: implicit");
+  // Close to the limit: enough digits to tell the two apart.
+  CHECK(
+      error_of("workload: heat\ngrid: {dims: [11, 11, 11]}\nheat: {alpha: 1.25, dt: 0.00134, "
+               "steps: 5}\n") ==
+      "case.yaml:3:25: heat.dt: 0.00134 exceeds the explicit stability limit 0.00133 (h²/(2·3·α)); "
+      "use dt: auto or a scheme: implicit");
+}
+
+TEST_CASE("parameters are numbers under free names", "[case]") {
+  CHECK(error_of(with(kDims, kHeat, "parameters: {pi: 3}\n")) ==
+        "case.yaml:7:14: parameters.pi: 'pi' is predefined in expressions (x, y, z, pi and e are "
+        "reserved)");
+  CHECK(error_of(with(kDims, kHeat, "parameters: {x: 3}\n")) ==
+        "case.yaml:7:14: parameters.x: 'x' is predefined in expressions (x, y, z, pi and e are "
+        "reserved)");
+  CHECK(error_of(with(kDims, kHeat, "parameters: {2a: 3}\n")) ==
+        "case.yaml:7:14: parameters.2a: not a valid name (letters, digits and _, not starting with "
+        "a digit)");
+  CHECK(error_of(with(kDims, kHeat, "parameters: {sin: 3}\n")) ==
+        "case.yaml:7:14: parameters.sin: 'sin' is a built-in function");
+  CHECK(error_of(with(kDims, kHeat, "parameters: {A: big}\n")) ==
+        "case.yaml:7:17: parameters.A: expected a number, got 'big'");
+  CHECK(error_of(with(kDims, kHeat, "parameters: [1, 2]\n")) ==
+        "case.yaml:7:13: parameters: expected a map of keys, got a list");
+}
+
+TEST_CASE("expressions are checked at load time", "[case][expr]") {
+  CHECK(
+      error_of(with(kDims, kHeat, "parameters: {A: 1}\ninitial:\n  expr: \"A*exp(-x^2/ww)\"\n")) ==
+      "case.yaml:9:9: initial.expr: cannot parse \"A*exp(-x^2/ww)\": unknown name 'ww'");
+  CHECK(error_of(with(kDims, kHeat + "\n  source: \"sin(x\"")) ==
+        "case.yaml:7:11: heat.source: cannot parse \"sin(x\": missing parenthesis");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {type: dirichlet, value: \"y+q\"}\n")) ==
+        "case.yaml:8:31: boundary.x.value: cannot parse \"y+q\": unknown name 'q'");
+  // z is a known name even on a 2D grid (it is 0 there).
+  CHECK(error_of(with(kDims, kHeat, "initial: {expr: z}\n")) == "(no error)");
+}
+
+TEST_CASE("initial takes exactly one of value, expr, file", "[case]") {
+  CHECK(error_of(with(kDims, kHeat, "initial: {value: 1, expr: x}\n")) ==
+        "case.yaml:7:21: initial.expr: give only one of 'value', 'expr' and 'file'");
+  CHECK(error_of(with(kDims, kHeat, "initial: {}\n")) ==
+        "case.yaml:7:10: initial: missing required key 'value', 'expr' or 'file'");
+  CHECK(error_of(with(kDims, kHeat, "initial: {value: one}\n")) ==
+        "case.yaml:7:18: initial.value: expected a number, got 'one'");
+  CHECK(error_of(with(kDims, kHeat, "initial: {file: {path: in.h5}}\n")) ==
+        "case.yaml:7:17: initial.file: missing required key 'dataset'");
+}
+
+TEST_CASE("a missing initial file is reported at its path", "[case]") {
+  const std::string msg =
+      error_of(with(kDims, kHeat, "initial:\n  file: {path: no_such_file.h5, dataset: /u}\n"));
+  CHECK_THAT(msg, Catch::Matchers::StartsWith("case.yaml:8:16: initial.file.path: cannot read '/"));
+  CHECK_THAT(msg, Catch::Matchers::EndsWith("/no_such_file.h5': No such file or directory"));
+}
+
+TEST_CASE("boundary keys, types and partners are checked", "[case]") {
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  z: {type: periodic}\n")) ==
+        "case.yaml:8:3: boundary.z: the grid has no z axis (grid.dims has 2 entries)");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  y+: {type: neumann}\n"), {"grid.dims=[5]"}) ==
+        "case.yaml:8:3: boundary.y+: the grid has no y axis (grid.dims has 1 entry)");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  x-: {type: periodic}\n")) ==
+        "case.yaml:8:7: boundary.x-: periodic face x- needs its partner x+ periodic too");
+  CHECK(error_of(with(kDims, kHeat,
+                      "boundary:\n  default: {type: periodic}\n  y-: {type: neumann}\n")) ==
+        "case.yaml:8:12: boundary.default: periodic face y+ needs its partner y- periodic too");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {type: dirichelt}\n")) ==
+        "case.yaml:8:13: boundary.x.type: expected one of dirichlet, neumann, periodic, got "
+        "'dirichelt'; did you mean 'dirichlet'?");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {value: 1}\n")) ==
+        "case.yaml:8:6: boundary.x: missing required key 'type'");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {type: periodic, value: 1}\n")) ==
+        "case.yaml:8:23: boundary.x.value: does not apply to type periodic");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {type: dirichlet, gradient: 1}\n")) ==
+        "case.yaml:8:24: boundary.x.gradient: does not apply to type dirichlet (it takes 'value')");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {type: neumann, gradient: steep}\n")) ==
+        "case.yaml:8:32: boundary.x.gradient: expected a number, got 'steep'");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: periodic\n")) ==
+        "case.yaml:8:6: boundary.x: expected a map of keys, got 'periodic'");
+  CHECK(error_of(with(kDims, kHeat, "boundary:\n  xx: {type: periodic}\n")) ==
+        "case.yaml:8:3: boundary.xx: unknown key; did you mean 'x'?");
+}
+
+TEST_CASE("YAML faults and unreadable files", "[case]") {
+  CHECK(error_of("workload: heat\ngrid: {dims: [11, 11}\n") ==
+        "case.yaml:2:21: YAML syntax error: illegal flow end");
+  CHECK(error_of("workload: heat\n  grid: 1\n") ==
+        "case.yaml:2:7: YAML syntax error: illegal map value");
+  CHECK(error_of("- workload: heat\n") == "case.yaml:1:1: expected a map of keys, got a list");
+  CHECK(error_of("workload: heat\n---\nworkload: heat\n") ==
+        "case.yaml:3:1: the file holds 2 YAML documents; a case is one");
+  try {
+    gf::load_case("/no/such/dir/case.yaml");
+    FAIL("no error");
+  } catch (const gf::CaseError& e) {
+    CHECK(std::string(e.what()) ==
+          "/no/such/dir/case.yaml: cannot read case file: No such file or directory");
+  }
+  try {
+    gf::load_case(GF_TEST_DATA_DIR "/cases");
+    FAIL("no error");
+  } catch (const gf::CaseError& e) {
+    CHECK(std::string(e.what()) == GF_TEST_DATA_DIR
+          "/cases: cannot read case file: it is a folder");
+  }
+}
+
+TEST_CASE("faults in overrides are located on the command line", "[case]") {
+  const std::string base = with(kDims, kHeat);
+  CHECK(error_of(base, {"heat.alhpa=1"}) ==
+        "command line: heat.alhpa: unknown key; did you mean 'alpha'?");
+  CHECK(error_of(base, {"hea.steps=1"}) == "command line: hea: unknown key; did you mean 'heat'?");
+  CHECK(error_of(base, {"heat.steps=abc"}) ==
+        "command line: heat.steps: expected an integer, got 'abc'");
+  CHECK(error_of(base, {"heat.steps="}) ==
+        "command line: heat.steps: expected an integer, got nothing");
+  CHECK(error_of(base, {"boundary.x-={type: neumann, gradient: abc}"}) ==
+        "command line: boundary.x-.gradient: expected a number, got 'abc'");
+  CHECK(error_of(base, {"boundary.x-={type: neumann, gradeint: 1}"}) ==
+        "command line: boundary.x-.gradeint: unknown key; did you mean 'gradient'?");
+  CHECK(error_of(base, {"heat.t_end=0.5"}) ==
+        "command line: heat.t_end: give only one of 'steps' and 't_end'");
+  CHECK(error_of(base, {"heat.dt=10"}) ==
+        "command line: heat.dt: 10 exceeds the explicit stability limit 0.0025 (h²/(2·2·α)); use "
+        "dt: auto "
+        "or a scheme: implicit");
+  CHECK(error_of(base, {"heat.steps"}) ==
+        "command line: malformed override 'heat.steps': expected KEY=VALUE, e.g. heat.steps=10");
+  CHECK(error_of(base, {"heat..steps=1"}) ==
+        "command line: malformed override 'heat..steps=1': expected KEY=VALUE, e.g. heat.steps=10");
+  CHECK(error_of(base, {"=1"}) ==
+        "command line: malformed override '=1': expected KEY=VALUE, e.g. heat.steps=10");
+  CHECK(error_of(base, {"grid.dims.x=3"}) ==
+        "command line: grid.dims: cannot set 'grid.dims.x': expected a map, got a list");
+  CHECK(error_of(base, {"grid.dims=[11, 11"}) ==
+        "command line: grid.dims: cannot read the value as YAML: end of sequence flow not found");
+  // A key the file got wrong is still reported in the file.
+  CHECK(error_of(with(kDims, "  alpha: x\n  steps: 10"), {"heat.steps=3"}) ==
+        "case.yaml:5:10: heat.alpha: expected a number, got 'x'");
+}
