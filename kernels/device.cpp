@@ -1,5 +1,7 @@
 #include "kernels/device.hpp"
 
+#include "core/error.hpp"
+
 #include <fstream>
 #include <sstream>
 #include <string>
