@@ -14,6 +14,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -28,6 +29,7 @@
 #include <vtkCommand.h>
 #include <vtkDoubleArray.h>
 #include <vtkErrorCode.h>
+#include <vtkExecutive.h>
 #include <vtkFloatArray.h>
 #include <vtkImageData.h>
 #include <vtkNew.h>
@@ -391,27 +393,36 @@ class H5Series {
 // Forwards VTK's error messages to us instead of the terminal.
 class VtkErrorLog {
  public:
-  explicit VtkErrorLog(vtkObject* watched) {
+  // The writer's own message says what failed; its executive then adds a
+  // generic "returned failure for request" dump, which is only silenced.
+  explicit VtkErrorLog(vtkAlgorithm* watched) {
+    auto keep_first = [](vtkObject*, unsigned long, void* client, void* call) {
+      auto* message = static_cast<std::string*>(client);
+      if (call && message->empty()) *message = static_cast<const char*>(call);
+    };
     callback_->SetClientData(&message_);
-    callback_->SetCallback([](vtkObject*, unsigned long, void* client, void* call) {
-      if (call) *static_cast<std::string*>(client) = static_cast<const char*>(call);
-    });
+    callback_->SetCallback(keep_first);
     watched->AddObserver(vtkCommand::ErrorEvent, callback_);
+    silence_->SetClientData(&ignored_);
+    silence_->SetCallback(keep_first);
+    watched->GetExecutive()->AddObserver(vtkCommand::ErrorEvent, silence_);
   }
-  // The message without VTK's "ERROR: In file, line" preamble.
-  std::string reason(unsigned long error_code) const {
-    if (error_code == vtkErrorCode::OutOfDiskSpaceError) return "no space left on device";
+  // The message without VTK's "ERROR: In file, line" preamble. Codes below
+  // FirstVTKErrorCode are the system's errno (vtkErrorCode::GetLastSystemError).
+  std::string reason(unsigned long code) const {
+    if (code == vtkErrorCode::OutOfDiskSpaceError) return "no space left on device";
     std::string m = message_;
     if (auto p = m.rfind("): "); p != std::string::npos) m = m.substr(p + 3);
     while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
-    if (!m.empty()) return m;
+    if (code > 0 && code < vtkErrorCode::FirstVTKErrorCode)
+      m += (m.empty() ? "" : ": ") + std::string(std::strerror(int(code)));
     // vtkErrorCode's own names live in VTK::CommonMisc, which we do not link.
-    return fmt::format("VTK writer failed (vtkErrorCode {})", error_code);
+    return m.empty() ? fmt::format("VTK writer failed (vtkErrorCode {})", code) : m;
   }
 
  private:
-  std::string message_;
-  vtkNew<vtkCallbackCommand> callback_;
+  std::string message_, ignored_;
+  vtkNew<vtkCallbackCommand> callback_, silence_;
 };
 
 // Zero copy: the writer only reads the array, and it dies before write() returns.

@@ -384,3 +384,257 @@ TEST_CASE("1D series round-trips through VTK, HDF5, pvd and xdmf", "[output]") {
   round_trip<double>("series1d", make_grid(1, {11, 1, 1}, {0.1, 1.0, 1.0}, {3.0, 0.0, 0.0}),
                      {"u"});
 }
+
+// ------------------------------------------------------------- series cases
+
+namespace {
+
+SeriesSpec small_spec(const fs::path& dir, bool vtk = true, bool hdf5 = true) {
+  return SeriesSpec{dir, "case", make_grid(2, {4, 3, 1}, {0.5, 0.5, 1}, {0, 0, 0}),
+                    Precision::Float64, vtk, hdf5, "1.0"};
+}
+
+const std::vector<double> kSmallField{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+
+std::vector<FieldView> small_fields() {
+  return {FieldView{"u", kSmallField.data(), Precision::Float64}};
+}
+
+// The IoError's message, checked to name `path`.
+template <class F>
+std::string io_error_of(F&& f) {
+  try {
+    f();
+  } catch (const gf::IoError& e) {
+    return e.what();
+  }
+  FAIL("no gf::IoError thrown");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("FieldSeriesWriter writes only the formats asked for", "[output]") {
+  TestDir dir("formats");
+  SECTION("vtk only") {
+    FieldSeriesWriter w(small_spec(dir.path(), true, false));
+    w.write(0, 0.0, small_fields());
+    w.finish();
+    CHECK(fs::exists(dir.path() / "case.pvd"));
+    CHECK(fs::exists(dir.path() / "vtk" / "case_000000.vti"));
+    CHECK_FALSE(fs::exists(dir.path() / "fields.h5"));
+    CHECK_FALSE(fs::exists(dir.path() / "fields.xdmf"));
+  }
+  SECTION("hdf5 only") {
+    FieldSeriesWriter w(small_spec(dir.path(), false, true));
+    w.write(0, 0.0, small_fields());
+    w.finish();
+    CHECK(fs::exists(dir.path() / "fields.h5"));
+    CHECK(fs::exists(dir.path() / "fields.xdmf"));
+    CHECK_FALSE(fs::exists(dir.path() / "vtk"));
+    CHECK_FALSE(fs::exists(dir.path() / "case.pvd"));
+  }
+  CHECK(hidden_files(dir.path()).empty());
+}
+
+TEST_CASE("A run that fails midway keeps the steps it finished", "[output]") {
+  TestDir dir("failed_run");
+  try {
+    FieldSeriesWriter w(small_spec(dir.path()));
+    w.write(0, 0.0, small_fields());
+    w.write(10, 1.0, small_fields());
+    throw std::runtime_error("solver diverged");  // finish() is never called
+  } catch (const std::runtime_error&) {
+  }
+  const std::string h5 = (dir.path() / "fields.h5").string();
+  REQUIRE(fs::exists(h5));
+  CHECK(hidden_files(dir.path()).empty());
+  CHECK(gf::io::h5_read_dataset(h5, "/steps/000010/u") == kSmallField);
+  CHECK(gf::io::h5_dataset_shape(h5, "/steps/000010/u") == std::vector<std::int64_t>{3, 4});
+}
+
+TEST_CASE("FieldSeriesWriter rejects misuse", "[output]") {
+  TestDir dir("misuse");
+  FieldSeriesWriter w(small_spec(dir.path()));
+  w.write(5, 0.5, small_fields());
+  CHECK_THROWS_AS(w.write(5, 0.5, small_fields()), std::invalid_argument);
+  CHECK_THROWS_AS(w.write(6, 0.6, {}), std::invalid_argument);
+  CHECK_THROWS_AS(w.write(6, 0.6, {FieldView{"a/b", kSmallField.data(), Precision::Float64}}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(w.write(6, 0.6, {FieldView{"u", nullptr, Precision::Float64}}),
+                  std::invalid_argument);
+  w.finish();
+  w.finish();  // idempotent
+  CHECK_THROWS_AS(w.write(7, 0.7, small_fields()), std::logic_error);
+}
+
+TEST_CASE("FieldSeriesWriter reports unwritable places as IoError naming the path", "[output]") {
+  TestDir dir("unwritable");
+  const fs::path& d = dir.path();
+  SECTION("output folder missing") {
+    const auto msg = io_error_of([&] { FieldSeriesWriter w(small_spec(d / "nope")); });
+    CHECK_THAT(msg, Catch::Contains((d / "nope").string()));
+  }
+  SECTION("vtk/ cannot be made (a file is in the way)") {
+    std::ofstream(d / "vtk") << "x";
+    const auto msg = io_error_of([&] { FieldSeriesWriter w(small_spec(d)); });
+    CHECK_THAT(msg, Catch::Contains((d / "vtk").string()));
+  }
+  SECTION("fields.h5 cannot be created") {
+    fs::create_directories(d / ".fields.h5.partial" / "blocker");
+    const auto msg = io_error_of([&] { FieldSeriesWriter w(small_spec(d, false, true)); });
+    CHECK_THAT(msg, Catch::Contains((d / "fields.h5").string()));
+  }
+  SECTION("a .vti cannot be written: no partial file, earlier outputs intact") {
+    FieldSeriesWriter w(small_spec(d));
+    w.write(0, 0.0, small_fields());
+    const std::string pvd_before = read_text(d / "case.pvd");
+    fs::create_directories(d / "vtk" / ".case_000001.vti.tmp" / "blocker");
+    const auto msg = io_error_of([&] { w.write(1, 0.1, small_fields()); });
+    CHECK_THAT(msg, Catch::Contains((d / "vtk" / "case_000001.vti").string()));
+    CHECK_FALSE(fs::exists(d / "vtk" / "case_000001.vti"));
+    CHECK(read_text(d / "case.pvd") == pvd_before);
+    fs::remove_all(d / "vtk" / ".case_000001.vti.tmp");
+    w.finish();
+    CHECK(hidden_files(d).empty());
+    CHECK(gf::io::h5_read_dataset((d / "fields.h5").string(), "/steps/000000/u") == kSmallField);
+  }
+  SECTION("fields.h5 cannot be moved into place") {
+    FieldSeriesWriter w(small_spec(d, false, true));
+    w.write(0, 0.0, small_fields());
+    fs::create_directories(d / "fields.h5" / "blocker");
+    const auto msg = io_error_of([&] { w.finish(); });
+    CHECK_THAT(msg, Catch::Contains((d / "fields.h5").string()));
+    CHECK_FALSE(fs::exists(d / ".fields.h5.partial"));
+  }
+  if (::geteuid() != 0) {  // root writes anywhere: permissions prove nothing then
+    SECTION("read-only folder") {
+      fs::permissions(d, fs::perms::owner_read | fs::perms::owner_exec);
+      const auto msg = io_error_of([&] { FieldSeriesWriter w(small_spec(d)); });
+      fs::permissions(d, fs::perms::owner_all);
+      CHECK_THAT(msg, Catch::Contains(d.string()));
+    }
+  }
+}
+
+// Needs a small, nearly full file system (for instance a 200 KiB tmpfs):
+//   GF_TEST_FULL_DISK_DIR=/mnt/tiny ./gridforge_tests "[full-disk]"
+TEST_CASE("A full disk gives IoError and leaves no partial file", "[.][full-disk]") {
+  const char* env = std::getenv("GF_TEST_FULL_DISK_DIR");
+  REQUIRE(env != nullptr);
+  const fs::path d = fs::path(env) / "series";
+  fs::remove_all(d);
+  fs::create_directories(d);
+  // 64^3 doubles of noise (2 MiB) do not fit and do not compress.
+  Grid g = make_grid(3, {64, 64, 64}, {1, 1, 1}, {0, 0, 0});
+  std::mt19937_64 rng(1);
+  const auto big = random_values<double>(g.size(), rng);
+  for (bool vtk : {true, false}) {
+    INFO("vtk " << vtk);
+    const auto msg = io_error_of([&] {
+      FieldSeriesWriter w(SeriesSpec{d, "case", g, Precision::Float64, vtk, !vtk, "1.0"});
+      w.write(0, 0.0, {FieldView{"u", big.data(), Precision::Float64}});
+      w.finish();
+    });
+    INFO(msg);
+    CHECK_THAT(msg, Catch::Contains(d.string()));
+    CHECK(hidden_files(d).empty());
+    CHECK_FALSE(fs::exists(d / "fields.h5"));
+    CHECK_FALSE(fs::exists(d / "vtk" / "case_000000.vti"));
+  }
+  fs::remove_all(d);
+}
+
+// ------------------------------------------------------ atomic text and csv
+
+TEST_CASE("write_text_atomic replaces a file whole and leaves no temporary", "[output]") {
+  TestDir dir("atomic");
+  const fs::path p = dir.path() / "run.txt";
+  gf::io::write_text_atomic(p, "first\n");
+  gf::io::write_text_atomic(p, "second, longer\n");
+  CHECK(read_text(p) == "second, longer\n");
+  CHECK(hidden_files(dir.path()).empty());
+  SECTION("a failed write keeps the old file and names the path") {
+    fs::create_directories(dir.path() / ".run.txt.tmp" / "blocker");
+    const auto msg = io_error_of([&] { gf::io::write_text_atomic(p, "third\n"); });
+    CHECK_THAT(msg, Catch::Contains(p.string()));
+    CHECK(read_text(p) == "second, longer\n");
+  }
+  SECTION("a missing folder names the path") {
+    const fs::path q = dir.path() / "missing" / "run.txt";
+    CHECK_THAT(io_error_of([&] { gf::io::write_text_atomic(q, "x"); }),
+               Catch::Contains(q.string()));
+  }
+}
+
+TEST_CASE("write_json_atomic pretty-prints with two spaces", "[output]") {
+  TestDir dir("json");
+  const fs::path p = dir.path() / "timing.json";
+  const nlohmann::json j = {{"case", "heat"}, {"phases_s", {{"total", 0.78}}}, {"grid", {4, 5}}};
+  gf::io::write_json_atomic(p, j);
+  const std::string text = read_text(p);
+  CHECK(nlohmann::json::parse(text) == j);
+  CHECK(text.find("\n  \"case\": \"heat\"") != std::string::npos);
+  CHECK(text.find("\n    \"total\": 0.78") != std::string::npos);
+}
+
+TEST_CASE("CsvLog writes a header and exact rows, rewritten whole on flush", "[output]") {
+  TestDir dir("csv");
+  const fs::path p = dir.path() / "log.csv";
+  gf::io::CsvLog log(p, {"step", "time", "min"});
+  log.row({0, 0.0, -1.5});
+  log.flush();
+  log.row({100, 0.1 + 0.2, 1e-300});
+  log.flush();
+  std::istringstream in(read_text(p));
+  std::string header, r0, r1, extra;
+  std::getline(in, header);
+  std::getline(in, r0);
+  std::getline(in, r1);
+  CHECK_FALSE(std::getline(in, extra));  // not appended twice
+  CHECK(header == "step,time,min");
+  CHECK(r0 == "0,0,-1.5");
+  // Every value reads back to the same double.
+  std::istringstream row(r1);
+  std::vector<double> values;
+  for (std::string cell; std::getline(row, cell, ',');) values.push_back(std::stod(cell));
+  CHECK(values == std::vector<double>{100, 0.1 + 0.2, 1e-300});
+  CHECK_THROWS_AS(log.row({1, 2}), std::invalid_argument);
+  CHECK(hidden_files(dir.path()).empty());
+}
+
+// ------------------------------------------------------------ HDF5 readers
+
+TEST_CASE("h5_read_dataset converts integer datasets and reports what is missing", "[output]") {
+  TestDir dir("h5read");
+  const std::string path = (dir.path() / "in.h5").string();
+  {
+    H5Id file{H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
+    H5Id group{H5Gcreate2(file.id, "/a", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+    const hsize_t dims[2] = {2, 3};
+    H5Id space{H5Screate_simple(2, dims, nullptr), H5Sclose};
+    H5Id ds{H5Dcreate2(group.id, "ints", H5T_STD_I32LE, space.id, H5P_DEFAULT, H5P_DEFAULT,
+                       H5P_DEFAULT),
+            H5Dclose};
+    const std::int32_t v[6] = {-3, -2, -1, 0, 1, 2000000000};
+    REQUIRE(H5Dwrite(ds.id, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+  }
+  CHECK(gf::io::h5_dataset_shape(path, "/a/ints") == std::vector<std::int64_t>{2, 3});
+  CHECK(gf::io::h5_read_dataset(path, "a/ints") ==
+        std::vector<double>{-3, -2, -1, 0, 1, 2000000000});
+
+  using Catch::Contains;
+  CHECK_THAT(io_error_of([&] { gf::io::h5_read_dataset(path, "/a/b"); }),
+             Contains("no dataset '/a/b' in '" + path + "'"));
+  CHECK_THAT(io_error_of([&] { gf::io::h5_dataset_shape(path, "/x/y/z"); }),
+             Contains("no dataset '/x/y/z' in '" + path + "'"));
+  CHECK_THAT(io_error_of([&] { gf::io::h5_read_dataset(path, "/a"); }),
+             Contains("'/a' in '" + path + "' is not a dataset"));
+  const std::string missing = (dir.path() / "x.h5").string();
+  CHECK_THAT(io_error_of([&] { gf::io::h5_read_dataset(missing, "/a"); }),
+             Contains("cannot open HDF5 file '" + missing + "'"));
+  const std::string text = (dir.path() / "text.h5").string();
+  std::ofstream(text) << "not hdf5";
+  CHECK_THAT(io_error_of([&] { gf::io::h5_dataset_shape(text, "/a"); }),
+             Contains("cannot open HDF5 file '" + text + "': not an HDF5 file"));
+}
