@@ -18,10 +18,15 @@ with one line per failed check, 0 after printing a summary.
 import argparse
 import math
 import os
+import re
 import sys
 
-from paraview import servermanager
-from paraview import simple
+try:
+    from paraview import servermanager
+    from paraview import simple
+except ImportError as e:
+    sys.exit("paraview_check: FAIL: ParaView's Python modules are missing (%s): install "
+             "python3-paraview, or put an unpacked copy's dist-packages on PYTHONPATH" % e)
 
 REL_TOL = 1e-6
 
@@ -55,6 +60,9 @@ def parse_args(argv):
     p.add_argument("--range", nargs=2, type=float, metavar=("MIN", "MAX"),
                    help="bounds the array must stay within at the last time step")
     p.add_argument("--screenshot", help="PNG of the last time step, coloured by the array")
+    # argparse takes "-1e-3" for an option (its negative-number pattern has no
+    # exponent); widen the pattern so that --range -1e-3 1e-3 works.
+    p._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
     return p.parse_args(argv)
 
 
