@@ -319,7 +319,6 @@ class H5Series {
   }
   H5Series(const H5Series&) = delete;
   H5Series& operator=(const H5Series&) = delete;
-  ~H5Series() { file_.close(); }
 
   void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
     if (!file_)
@@ -527,7 +526,8 @@ FieldSeriesWriter::FieldSeriesWriter(SeriesSpec spec) : impl_(std::make_unique<I
   const SeriesSpec& s = impl_->spec;
   std::error_code ec;
   if (!fs::is_directory(s.dir, ec))
-    throw IoError(fmt::format("cannot write to '{}': not a folder", s.dir.string()));
+    throw IoError(fmt::format("cannot write to '{}': {}", s.dir.string(),
+                              fs::exists(s.dir, ec) ? "not a folder" : "no such folder"));
   if (s.vtk) impl_->vtk.emplace(s);
   if (s.hdf5) impl_->h5.emplace(s);
 }

@@ -542,6 +542,11 @@ TEST_CASE("A full disk gives IoError and leaves no partial file", "[.][full-disk
     CHECK_FALSE(fs::exists(d / "fields.h5"));
     CHECK_FALSE(fs::exists(d / "vtk" / "case_000000.vti"));
   }
+  const fs::path text = d / "log.csv";
+  const auto msg = io_error_of([&] { gf::io::write_text_atomic(text, std::string(1 << 21, 'x')); });
+  CHECK_THAT(msg, Catch::Contains(text.string()) && Catch::Contains("No space left"));
+  CHECK(hidden_files(d).empty());
+  CHECK_FALSE(fs::exists(text));
   fs::remove_all(d);
 }
 
