@@ -6,7 +6,10 @@
 // postprocess/paraview_check.py on them).
 #include <catch2/catch.hpp>
 #include <hdf5.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdlib>
 #include <fstream>
@@ -517,37 +520,71 @@ TEST_CASE("FieldSeriesWriter reports unwritable places as IoError naming the pat
   }
 }
 
-// Needs a small, nearly full file system (for instance a 200 KiB tmpfs):
-//   GF_TEST_FULL_DISK_DIR=/mnt/tiny ./gridforge_tests "[full-disk]"
-TEST_CASE("A full disk gives IoError and leaves no partial file", "[.][full-disk]") {
-  const char* env = std::getenv("GF_TEST_FULL_DISK_DIR");
-  REQUIRE(env != nullptr);
-  const fs::path d = fs::path(env) / "series";
-  fs::remove_all(d);
-  fs::create_directories(d);
-  // 64^3 doubles of noise (2 MiB) do not fit and do not compress.
-  Grid g = make_grid(3, {64, 64, 64}, {1, 1, 1}, {0, 0, 0});
-  std::mt19937_64 rng(1);
-  const auto big = random_values<double>(g.size(), rng);
-  for (bool vtk : {true, false}) {
-    INFO("vtk " << vtk);
-    const auto msg = io_error_of([&] {
-      FieldSeriesWriter w(SeriesSpec{d, "case", g, Precision::Float64, vtk, !vtk, "1.0"});
-      w.write(0, 0.0, {FieldView{"u", big.data(), Precision::Float64}});
-      w.finish();
-    });
-    INFO(msg);
-    CHECK_THAT(msg, Catch::Contains(d.string()));
-    CHECK(hidden_files(d).empty());
-    CHECK_FALSE(fs::exists(d / "fields.h5"));
-    CHECK_FALSE(fs::exists(d / "vtk" / "case_000000.vti"));
+// Lowers RLIMIT_FSIZE for a scope; SIGXFSZ is ignored meanwhile so that a
+// write past the limit fails with EFBIG instead of killing the process.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(std::uintmax_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &old_);
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit lim = old_;
+    lim.rlim_cur = bytes;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &lim) == 0);
   }
-  const fs::path text = d / "log.csv";
-  const auto msg = io_error_of([&] { gf::io::write_text_atomic(text, std::string(1 << 21, 'x')); });
-  CHECK_THAT(msg, Catch::Contains(text.string()) && Catch::Contains("No space left"));
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_);
+    std::signal(SIGXFSZ, old_handler_);
+  }
+
+ private:
+  rlimit old_{};
+  void (*old_handler_)(int) = nullptr;
+};
+
+// A full disk, without a full disk: the temporary name the writer is about to
+// use is made a link to /dev/full, where every write fails with ENOSPC.
+TEST_CASE("A full disk gives IoError naming the file and leaves no partial file", "[output]") {
+  REQUIRE(fs::exists("/dev/full"));
+  TestDir dir("full_disk");
+  const fs::path& d = dir.path();
+  Grid g = make_grid(3, {32, 32, 32}, {1, 1, 1}, {0, 0, 0});
+  std::mt19937_64 rng(1);
+  const auto big = random_values<double>(g.size(), rng);  // 256 KiB: beyond any buffer
+  const std::vector<FieldView> fields{FieldView{"u", big.data(), Precision::Float64}};
+  SECTION(".vti") {
+    FieldSeriesWriter w(SeriesSpec{d, "case", g, Precision::Float64, true, false, "1.0"});
+    fs::create_symlink("/dev/full", d / "vtk" / ".case_000000.vti.tmp");
+    const auto msg = io_error_of([&] { w.write(0, 0.0, fields); });
+    CHECK_THAT(msg, Catch::Contains((d / "vtk" / "case_000000.vti").string()));
+    CHECK_FALSE(fs::exists(d / "vtk" / "case_000000.vti"));
+    CHECK_FALSE(fs::exists(d / "case.pvd"));
+  }
+  SECTION("fields.h5, after a step it finished") {
+    // HDF5 cannot be pointed at /dev/full (it writes on create); a file size
+    // limit fails its writes the same way, mid-run (EFBIG instead of ENOSPC).
+    FieldSeriesWriter w(SeriesSpec{d, "case", g, Precision::Float64, false, true, "1.0"});
+    w.write(0, 0.0, fields);
+    REQUIRE(fs::exists(d / "fields.xdmf"));
+    std::string msg;
+    {
+      FileSizeLimit limit(fs::file_size(d / ".fields.h5.partial") + 4096);
+      msg = io_error_of([&] { w.write(1, 0.1, fields); });
+    }
+    CHECK_THAT(msg, Catch::Contains((d / "fields.h5").string()) && Catch::Contains("step 1"));
+    // fields.h5 cannot be trusted after a failed write: it and the xdmf go.
+    w.finish();
+    CHECK_FALSE(fs::exists(d / "fields.h5"));
+    CHECK_FALSE(fs::exists(d / "fields.xdmf"));
+  }
+  SECTION("text") {
+    gf::io::write_text_atomic(d / "log.csv", "old\n");
+    fs::create_symlink("/dev/full", d / ".log.csv.tmp");
+    const auto msg = io_error_of([&] { gf::io::write_text_atomic(d / "log.csv", "new\n"); });
+    CHECK_THAT(msg, Catch::Contains((d / "log.csv").string()) && Catch::Contains("No space left"));
+    CHECK(read_text(d / "log.csv") == "old\n");
+  }
+  INFO("left behind: " << hidden_files(d).size());
   CHECK(hidden_files(d).empty());
-  CHECK_FALSE(fs::exists(text));
-  fs::remove_all(d);
 }
 
 // ------------------------------------------------------ atomic text and csv
