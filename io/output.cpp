@@ -122,6 +122,13 @@ class H5Handle {
   Closer closer_ = nullptr;
 };
 
+// HDF5 1.10.8 crashes in its atexit handler when it retries closing a file
+// whose H5Fclose already failed (disk full: the flush on close fails too).
+// Every id we open is closed by H5Handle, so the handler has nothing to do
+// for us: it is turned off while the program loads, as it must be before any
+// other HDF5 call.
+[[maybe_unused]] const bool h5_atexit_off = [] { return H5dont_atexit() >= 0; }();
+
 // The library prints its whole error stack to stderr by default; we report
 // one message through IoError instead. Restores the previous handler.
 class H5Quiet {
