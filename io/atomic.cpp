@@ -3,6 +3,8 @@
 // all, so each is written to a hidden sibling ".<name>.tmp" and renamed over
 // the target; rename() within one folder is atomic on POSIX, so a reader (or
 // a run killed halfway) sees either the old file or the new one.
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,8 +13,6 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "io/output.hpp"
@@ -92,8 +92,8 @@ CsvLog::CsvLog(fs::path path, std::vector<std::string> columns)
 
 void CsvLog::row(const std::vector<double>& values) {
   if (values.size() != columns_.size())
-    throw std::invalid_argument(fmt::format("{}: a row of {} values for {} columns",
-                                            path_.string(), values.size(), columns_.size()));
+    throw std::invalid_argument(fmt::format("{}: a row of {} values for {} columns", path_.string(),
+                                            values.size(), columns_.size()));
   // fmt's "{}" is the shortest text that reads back to the same double:
   // steps print as integers, times keep every digit they have.
   for (std::size_t i = 0; i < values.size(); ++i) {

@@ -11,20 +11,10 @@
 //   keeps the steps it finished. When writing fields.h5 itself fails (disk
 //   full), its content cannot be trusted: the partial file and the
 //   fields.xdmf pointing at it are removed and the error is thrown.
-#include <hdf5.h>
-
-#include <algorithm>
-#include <cstring>
-#include <cstdint>
-#include <optional>
-#include <stdexcept>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <utility>
-#include <vector>
+#include "io/output.hpp"
 
 #include <fmt/format.h>
+#include <hdf5.h>
 #include <vtkCallbackCommand.h>
 #include <vtkCommand.h>
 #include <vtkDoubleArray.h>
@@ -37,8 +27,18 @@
 #include <vtkSmartPointer.h>
 #include <vtkXMLImageDataWriter.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
 #include "core/error.hpp"
-#include "io/output.hpp"
 
 namespace gf::io {
 
@@ -55,11 +55,20 @@ std::string xml_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -94,7 +103,8 @@ class H5Handle {
   using Closer = herr_t (*)(hid_t);
   H5Handle() = default;
   H5Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
-  H5Handle(H5Handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_) {}
+  H5Handle(H5Handle&& o) noexcept
+      : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_) {}
   H5Handle& operator=(H5Handle&& o) noexcept {
     if (this != &o) {
       close();
@@ -191,16 +201,17 @@ std::vector<hsize_t> h5_shape(const Grid& g) {
 
 void h5_attr(hid_t obj, const char* name, hid_t type, const std::vector<hsize_t>& dims,
              const void* data) {
-  H5Handle space = dims.empty()
-                       ? h5_own(H5Screate(H5S_SCALAR), H5Sclose, "cannot create dataspace")
-                       : h5_own(H5Screate_simple(int(dims.size()), dims.data(), nullptr),
-                                H5Sclose, "cannot create dataspace");
+  H5Handle space = dims.empty() ? h5_own(H5Screate(H5S_SCALAR), H5Sclose, "cannot create dataspace")
+                                : h5_own(H5Screate_simple(int(dims.size()), dims.data(), nullptr),
+                                         H5Sclose, "cannot create dataspace");
   H5Handle attr = h5_own(H5Acreate2(obj, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
                          H5Aclose, fmt::format("cannot create attribute '{}'", name));
   h5_ok(H5Awrite(attr.get(), type, data), fmt::format("cannot write attribute '{}'", name));
 }
 
-void h5_attr(hid_t obj, const char* name, double v) { h5_attr(obj, name, H5T_NATIVE_DOUBLE, {}, &v); }
+void h5_attr(hid_t obj, const char* name, double v) {
+  h5_attr(obj, name, H5T_NATIVE_DOUBLE, {}, &v);
+}
 
 void h5_attr(hid_t obj, const char* name, std::int64_t v) {
   h5_attr(obj, name, H5T_NATIVE_INT64, {}, &v);
@@ -313,8 +324,8 @@ class H5Series {
       : spec_(spec), final_(spec.dir / "fields.h5"), partial_(spec.dir / ".fields.h5.partial") {
     H5Quiet quiet;
     try {
-      file_ = h5_own(H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                     H5Fclose, "cannot create file");
+      file_ = h5_own(H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+                     "cannot create file");
       write_root_attributes(file_.get(), spec_);
       h5_own(H5Gcreate2(file_.get(), "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
              "cannot create group '/steps'");
@@ -472,8 +483,8 @@ void write_vti(const fs::path& path, const Grid& g, const std::vector<FieldView>
   const bool ok = writer->Write() == 1 && writer->GetErrorCode() == vtkErrorCode::NoError;
   if (!ok) {
     remove_quietly(tmp);
-    throw IoError(fmt::format("cannot write '{}': {}", path.string(),
-                              errors.reason(writer->GetErrorCode())));
+    throw IoError(
+        fmt::format("cannot write '{}': {}", path.string(), errors.reason(writer->GetErrorCode())));
   }
   commit_temp(tmp, path);
 }
@@ -485,8 +496,8 @@ class VtkSeries {
     std::error_code ec;
     fs::create_directories(spec.dir / "vtk", ec);
     if (ec)
-      throw IoError(fmt::format("cannot create folder '{}': {}", (spec.dir / "vtk").string(),
-                                ec.message()));
+      throw IoError(
+          fmt::format("cannot create folder '{}': {}", (spec.dir / "vtk").string(), ec.message()));
   }
 
   void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
@@ -547,7 +558,8 @@ FieldSeriesWriter::~FieldSeriesWriter() {
   }
 }
 
-void FieldSeriesWriter::write(std::int64_t step, double time, const std::vector<FieldView>& fields) {
+void FieldSeriesWriter::write(std::int64_t step, double time,
+                              const std::vector<FieldView>& fields) {
   Impl& m = *impl_;
   if (m.finished) throw std::logic_error("FieldSeriesWriter::write after finish()");
   if (m.last_step && step <= *m.last_step)
@@ -635,8 +647,7 @@ std::vector<double> h5_read_dataset(const std::string& path, const std::string& 
   // HDF5 converts any integer or float type to double on the way in.
   if (count > 0 &&
       H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
-    throw IoError(
-        fmt::format("cannot read dataset '{}' in '{}': {}", dataset, path, h5_reason()));
+    throw IoError(fmt::format("cannot read dataset '{}' in '{}': {}", dataset, path, h5_reason()));
   return values;
 }
 

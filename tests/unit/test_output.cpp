@@ -4,21 +4,9 @@
 //
 // Set GF_KEEP_TEST_OUTPUT=DIR to keep the files in DIR (for instance to run
 // postprocess/paraview_check.py on them).
-#include <catch2/catch.hpp>
 #include <hdf5.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-#include <csignal>
-
-#include <cstdlib>
-#include <fstream>
-#include <random>
-#include <regex>
-#include <sstream>
-#include <string>
-#include <vector>
-
 #include <vtkDataArray.h>
 #include <vtkDoubleArray.h>
 #include <vtkFloatArray.h>
@@ -27,6 +15,16 @@
 #include <vtkPointData.h>
 #include <vtkSmartPointer.h>
 #include <vtkXMLImageDataReader.h>
+
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "io/output.hpp"
@@ -46,9 +44,9 @@ class TestDir {
   explicit TestDir(const std::string& label) {
     const char* keep = std::getenv("GF_KEEP_TEST_OUTPUT");
     keep_ = keep && *keep;
-    const fs::path root = keep_ ? fs::path(keep)
-                                : fs::temp_directory_path() /
-                                      ("gridforge-test-output-" + std::to_string(::getpid()));
+    const fs::path root =
+        keep_ ? fs::path(keep)
+              : fs::temp_directory_path() / ("gridforge-test-output-" + std::to_string(::getpid()));
     path_ = root / label;
     fs::remove_all(path_);
     fs::create_directories(path_);
@@ -278,8 +276,8 @@ void check_xdmf(const fs::path& p, const Grid& g, const std::vector<std::string>
   }
   const auto refs = all_matches(text, R"re(Format="HDF">([^<]*)<)re");
   REQUIRE(refs.size() == steps.size() * names.size());
-  CHECK(refs.back() == "fields.h5:/steps/" + vti_name("", steps.back().step).substr(5, 6) + "/" +
-                           names.back());
+  CHECK(refs.back() ==
+        "fields.h5:/steps/" + vti_name("", steps.back().step).substr(5, 6) + "/" + names.back());
   const auto precs = all_matches(text, R"re(NumberType="Float" Precision="(\d)" Format="HDF")re");
   REQUIRE(!precs.empty());
   CHECK(precs[0] == (prec == Precision::Float32 ? "4" : "8"));
@@ -309,7 +307,8 @@ void check_h5_root(hid_t file, const Grid& g, Precision prec) {
 
 template <class T>
 void check_h5(const fs::path& p, const Grid& g, const std::vector<std::string>& names,
-              const std::vector<Step>& steps, const std::vector<std::vector<std::vector<T>>>& data) {
+              const std::vector<Step>& steps,
+              const std::vector<std::vector<std::vector<T>>>& data) {
   H5Id file{H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   REQUIRE(file.id >= 0);
   check_h5_root(file.id, g, gf::precision_of<T>());
@@ -384,8 +383,7 @@ TEST_CASE("2D float64 series round-trips through VTK, HDF5, pvd and xdmf", "[out
 }
 
 TEST_CASE("1D series round-trips through VTK, HDF5, pvd and xdmf", "[output]") {
-  round_trip<double>("series1d", make_grid(1, {11, 1, 1}, {0.1, 1.0, 1.0}, {3.0, 0.0, 0.0}),
-                     {"u"});
+  round_trip<double>("series1d", make_grid(1, {11, 1, 1}, {0.1, 1.0, 1.0}, {3.0, 0.0, 0.0}), {"u"});
 }
 
 // ------------------------------------------------------------- series cases
@@ -393,8 +391,9 @@ TEST_CASE("1D series round-trips through VTK, HDF5, pvd and xdmf", "[output]") {
 namespace {
 
 SeriesSpec small_spec(const fs::path& dir, bool vtk = true, bool hdf5 = true) {
-  return SeriesSpec{dir, "case", make_grid(2, {4, 3, 1}, {0.5, 0.5, 1}, {0, 0, 0}),
-                    Precision::Float64, vtk, hdf5, "1.0"};
+  return SeriesSpec{
+      dir,  "case", make_grid(2, {4, 3, 1}, {0.5, 0.5, 1}, {0, 0, 0}), Precision::Float64, vtk,
+      hdf5, "1.0"};
 }
 
 const std::vector<double> kSmallField{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
