@@ -53,7 +53,9 @@ class TestDir {
   }
   ~TestDir() {
     std::error_code ignored;
-    if (!keep_) fs::remove_all(path_, ignored);
+    if (keep_) return;
+    fs::remove_all(path_, ignored);
+    fs::remove(path_.parent_path(), ignored);  // the per-process folder, once empty
   }
   const fs::path& path() const { return path_; }
 
@@ -220,10 +222,14 @@ struct Step {
   double time;
 };
 
-std::string vti_name(const std::string& name, std::int64_t step) {
+std::string step6(std::int64_t step) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "_%06lld.vti", static_cast<long long>(step));
-  return "vtk/" + name + buf;
+  std::snprintf(buf, sizeof buf, "%06lld", static_cast<long long>(step));
+  return buf;
+}
+
+std::string vti_name(const std::string& name, std::int64_t step) {
+  return "vtk/" + name + "_" + step6(step) + ".vti";
 }
 
 void check_pvd(const fs::path& p, const std::string& name, const std::vector<Step>& steps) {
@@ -276,8 +282,7 @@ void check_xdmf(const fs::path& p, const Grid& g, const std::vector<std::string>
   }
   const auto refs = all_matches(text, R"re(Format="HDF">([^<]*)<)re");
   REQUIRE(refs.size() == steps.size() * names.size());
-  CHECK(refs.back() ==
-        "fields.h5:/steps/" + vti_name("", steps.back().step).substr(5, 6) + "/" + names.back());
+  CHECK(refs.back() == "fields.h5:/steps/" + step6(steps.back().step) + "/" + names.back());
   const auto precs = all_matches(text, R"re(NumberType="Float" Precision="(\d)" Format="HDF")re");
   REQUIRE(!precs.empty());
   CHECK(precs[0] == (prec == Precision::Float32 ? "4" : "8"));
@@ -313,7 +318,7 @@ void check_h5(const fs::path& p, const Grid& g, const std::vector<std::string>& 
   REQUIRE(file.id >= 0);
   check_h5_root(file.id, g, gf::precision_of<T>());
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    const std::string group = "/steps/" + vti_name("", steps[i].step).substr(5, 6);
+    const std::string group = "/steps/" + step6(steps[i].step);
     H5Id grp{H5Gopen2(file.id, group.c_str(), H5P_DEFAULT), H5Gclose};
     REQUIRE(grp.id >= 0);
     CHECK(h5_attr_double(grp.id, "time") == steps[i].time);
