@@ -108,12 +108,16 @@ std::vector<T> random_values(std::int64_t count, std::mt19937_64& rng) {
 
 // ------------------------------------------------------------ HDF5 helpers
 
+// Closes an HDF5 id at scope end.
 struct H5Id {
-  hid_t id;
-  herr_t (*closer)(hid_t);
+  H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), closer(c) {}
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
   ~H5Id() {
     if (id >= 0) closer(id);
   }
+  hid_t id;
+  herr_t (*closer)(hid_t);
 };
 
 double h5_attr_double(hid_t obj, const char* name) {
