@@ -1,0 +1,654 @@
+// The field time series of SPEC §4 (VTK .vti + .pvd, HDF5 fields.h5 +
+// fields.xdmf) and the HDF5 dataset readers.
+//
+// Atomicity (a file appears whole or not at all):
+// - each .vti is written by VTK to a hidden sibling ".<file>.tmp" and renamed;
+// - <name>.pvd and fields.xdmf are small texts rewritten whole after every
+//   output step through write_text_atomic (also ".<file>.tmp" + rename);
+// - fields.h5 grows during the run, so it lives under ".fields.h5.partial",
+//   flushed after every step, and is closed and renamed to fields.h5 by
+//   finish() or by the destructor: a run that fails for any other reason
+//   keeps the steps it finished. When writing fields.h5 itself fails (disk
+//   full), its content cannot be trusted: the partial file and the
+//   fields.xdmf pointing at it are removed and the error is thrown.
+#include "io/output.hpp"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+#include <vtkCallbackCommand.h>
+#include <vtkCommand.h>
+#include <vtkDoubleArray.h>
+#include <vtkErrorCode.h>
+#include <vtkExecutive.h>
+#include <vtkFloatArray.h>
+#include <vtkImageData.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkSmartPointer.h>
+#include <vtkXMLImageDataWriter.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace gf::io {
+
+namespace {
+
+// ---------------------------------------------------------------- text bits
+
+std::string step6(std::int64_t step) { return fmt::format("{:06d}", step); }
+
+// %.17g: times, origins and spacings read back bit for bit.
+std::string g17(double v) { return fmt::format("{:.17g}", v); }
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// Same naming as write_text_atomic: same folder (rename stays atomic),
+// hidden (ParaView's file dialog and globbing skip it).
+fs::path temp_sibling(const fs::path& path) {
+  return path.parent_path() / fmt::format(".{}.tmp", path.filename().string());
+}
+
+void remove_quietly(const fs::path& path) {
+  std::error_code ignored;
+  fs::remove(path, ignored);
+}
+
+// Moves a finished temporary into place; removes it when that fails.
+void commit_temp(const fs::path& tmp, const fs::path& path) {
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    remove_quietly(tmp);
+    throw IoError(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+  }
+}
+
+// ------------------------------------------------------------- HDF5 basics
+
+// Owns one HDF5 id and closes it with the matching H5Xclose.
+class H5Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  H5Handle() = default;
+  H5Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  H5Handle(H5Handle&& o) noexcept
+      : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_) {}
+  H5Handle& operator=(H5Handle&& o) noexcept {
+    if (this != &o) {
+      close();
+      id_ = std::exchange(o.id_, H5I_INVALID_HID);
+      closer_ = o.closer_;
+    }
+    return *this;
+  }
+  H5Handle(const H5Handle&) = delete;
+  H5Handle& operator=(const H5Handle&) = delete;
+  ~H5Handle() { close(); }
+
+  hid_t get() const { return id_; }
+  explicit operator bool() const { return id_ >= 0; }
+  // Returns the close status: closing a file is where its last writes land.
+  herr_t close() {
+    herr_t rc = 0;
+    if (id_ >= 0) rc = closer_(id_);
+    id_ = H5I_INVALID_HID;
+    return rc;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  Closer closer_ = nullptr;
+};
+
+// HDF5 1.10.8 crashes in its atexit handler when it retries closing a file
+// whose H5Fclose already failed (disk full: the flush on close fails too).
+// Every id we open is closed by H5Handle, so the handler has nothing to do
+// for us: it is turned off while the program loads, as it must be before any
+// other HDF5 call.
+[[maybe_unused]] const bool h5_atexit_off = [] { return H5dont_atexit() >= 0; }();
+
+// The library prints its whole error stack to stderr by default; we report
+// one message through IoError instead. Restores the previous handler.
+class H5Quiet {
+ public:
+  H5Quiet() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~H5Quiet() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  H5Quiet(const H5Quiet&) = delete;
+  H5Quiet& operator=(const H5Quiet&) = delete;
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+// The innermost entry of the error stack is the one that says what went wrong
+// ("errno = 28, error message = 'No space left on device'").
+std::string h5_reason() {
+  std::string desc;
+  auto take_first = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
+    if (n == 0 && e->desc) *static_cast<std::string*>(out) = e->desc;
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, take_first, &desc);
+  H5Eclear2(H5E_DEFAULT);
+  const std::string key = "error message = '";
+  if (auto p = desc.find(key); p != std::string::npos) {
+    auto q = desc.find('\'', p + key.size());
+    return desc.substr(p + key.size(), q - p - key.size());
+  }
+  return desc.empty() ? "HDF5 error" : desc;
+}
+
+// An HDF5 call failed; the message says which, the caller adds the file.
+struct H5Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+H5Handle h5_own(hid_t id, H5Handle::Closer closer, std::string_view what) {
+  if (id < 0) throw H5Failure(fmt::format("{}: {}", what, h5_reason()));
+  return H5Handle(id, closer);
+}
+
+void h5_ok(herr_t rc, std::string_view what) {
+  if (rc < 0) throw H5Failure(fmt::format("{}: {}", what, h5_reason()));
+}
+
+hid_t h5_native(Precision p) {
+  return p == Precision::Float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+}
+
+// Slowest axis first: [nz][ny][nx], [ny][nx] or [nx].
+std::vector<hsize_t> h5_shape(const Grid& g) {
+  std::vector<hsize_t> dims;
+  for (int a = g.ndim - 1; a >= 0; --a) dims.push_back(hsize_t(g.n[a]));
+  return dims;
+}
+
+void h5_attr(hid_t obj, const char* name, hid_t type, const std::vector<hsize_t>& dims,
+             const void* data) {
+  H5Handle space = dims.empty() ? h5_own(H5Screate(H5S_SCALAR), H5Sclose, "cannot create dataspace")
+                                : h5_own(H5Screate_simple(int(dims.size()), dims.data(), nullptr),
+                                         H5Sclose, "cannot create dataspace");
+  H5Handle attr = h5_own(H5Acreate2(obj, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                         H5Aclose, fmt::format("cannot create attribute '{}'", name));
+  h5_ok(H5Awrite(attr.get(), type, data), fmt::format("cannot write attribute '{}'", name));
+}
+
+void h5_attr(hid_t obj, const char* name, double v) {
+  h5_attr(obj, name, H5T_NATIVE_DOUBLE, {}, &v);
+}
+
+void h5_attr(hid_t obj, const char* name, std::int64_t v) {
+  h5_attr(obj, name, H5T_NATIVE_INT64, {}, &v);
+}
+
+// Fixed-length, NUL-terminated ASCII: what h5py and h5dump show as a plain string.
+void h5_attr(hid_t obj, const char* name, const std::string& v) {
+  H5Handle type = h5_own(H5Tcopy(H5T_C_S1), H5Tclose, "cannot create string type");
+  h5_ok(H5Tset_size(type.get(), v.size() + 1), "cannot size string type");
+  h5_ok(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), "cannot set string padding");
+  h5_attr(obj, name, type.get(), {}, v.c_str());
+}
+
+// Grid metadata per axis, x y z order, ndim entries.
+template <class T>
+std::vector<T> per_axis(const Grid& g, const std::array<T, 3>& a) {
+  return std::vector<T>(a.begin(), a.begin() + g.ndim);
+}
+
+void write_root_attributes(hid_t file, const SeriesSpec& spec) {
+  const Grid& g = spec.grid;
+  const std::vector<hsize_t> nd{hsize_t(g.ndim)};
+  const auto dims = per_axis(g, g.n);
+  const auto spacing = per_axis(g, g.h);
+  const auto origin = per_axis(g, g.origin);
+  h5_attr(file, "dims", H5T_NATIVE_INT64, nd, dims.data());
+  h5_attr(file, "spacing", H5T_NATIVE_DOUBLE, nd, spacing.data());
+  h5_attr(file, "origin", H5T_NATIVE_DOUBLE, nd, origin.data());
+  h5_attr(file, "precision", std::string(to_string(spec.precision)));
+  h5_attr(file, "gridforge_version", spec.version);
+}
+
+// ------------------------------------------------------------- XDMF / PVD
+
+// What one output step holds: enough to list it in the .xdmf.
+struct StepRecord {
+  std::int64_t step = 0;
+  double time = 0;
+  std::vector<std::pair<std::string, Precision>> fields;
+};
+
+// Values slowest axis first (z y x), as XDMF's CoRectMesh wants them.
+std::string zyx(auto value_of) {
+  std::string s;
+  for (int a = 2; a >= 0; --a) {
+    if (!s.empty()) s += ' ';
+    s += value_of(a);
+  }
+  return s;
+}
+
+// Every grid is written as a 3DCoRectMesh, missing axes one point thick:
+// ParaView 5.11's Xdmf3 reader puts a 2DCoRectMesh in the y-z plane (x = 0),
+// so a 2D field would show up rotated against the same field in the .pvd.
+// The attribute dimensions match the topology ("1 ny nx"); Xdmf3 reads the
+// [ny][nx] dataset into it by element count.
+std::string xdmf_step(const Grid& g, const StepRecord& r) {
+  const std::string dims = zyx([&](int a) { return std::to_string(g.n[a]); });
+  const std::string origin = zyx([&](int a) { return g17(g.origin[a]); });
+  const std::string spacing = zyx([&](int a) { return g17(g.h[a]); });
+  std::string s = fmt::format(
+      "      <Grid Name=\"step_{0}\" GridType=\"Uniform\">\n"
+      "        <Time Value=\"{1}\"/>\n"
+      "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"{2}\"/>\n"
+      "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+      "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" "
+      "Precision=\"8\" Format=\"XML\">{3}</DataItem>\n"
+      "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" "
+      "Precision=\"8\" Format=\"XML\">{4}</DataItem>\n"
+      "        </Geometry>\n",
+      step6(r.step), g17(r.time), dims, origin, spacing);
+  for (const auto& [name, prec] : r.fields)
+    s += fmt::format(
+        "        <Attribute Name=\"{0}\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+        "          <DataItem Dimensions=\"{1}\" NumberType=\"Float\" Precision=\"{2}\" "
+        "Format=\"HDF\">fields.h5:/steps/{3}/{0}</DataItem>\n"
+        "        </Attribute>\n",
+        xml_escape(name), dims, bytes_of(prec), step6(r.step));
+  return s + "      </Grid>\n";
+}
+
+std::string xdmf_text(const SeriesSpec& spec, const std::vector<StepRecord>& steps) {
+  std::string s =
+      "<?xml version=\"1.0\" ?>\n"
+      "<Xdmf Version=\"3.0\">\n"
+      "  <Domain>\n" +
+      fmt::format("    <Grid Name=\"{}\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+                  xml_escape(spec.name));
+  for (const auto& r : steps) s += xdmf_step(spec.grid, r);
+  return s + "    </Grid>\n  </Domain>\n</Xdmf>\n";
+}
+
+std::string pvd_text(const std::vector<std::pair<double, std::string>>& datasets) {
+  std::string s =
+      "<?xml version=\"1.0\"?>\n"
+      "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+      "  <Collection>\n";
+  for (const auto& [time, file] : datasets)
+    s += fmt::format("    <DataSet timestep=\"{}\" part=\"0\" file=\"{}\"/>\n", g17(time),
+                     xml_escape(file));
+  return s + "  </Collection>\n</VTKFile>\n";
+}
+
+// ------------------------------------------------------------- HDF5 series
+
+// fields.h5 (under its partial name while the run goes on) + fields.xdmf.
+class H5Series {
+ public:
+  explicit H5Series(const SeriesSpec& spec)
+      : spec_(spec), final_(spec.dir / "fields.h5"), partial_(spec.dir / ".fields.h5.partial") {
+    H5Quiet quiet;
+    try {
+      file_ = h5_own(H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+                     "cannot create file");
+      write_root_attributes(file_.get(), spec_);
+      h5_own(H5Gcreate2(file_.get(), "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+             "cannot create group '/steps'");
+      h5_ok(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "cannot flush");
+    } catch (const H5Failure& e) {
+      abandon();
+      throw IoError(fmt::format("cannot write '{}': {}", final_.string(), e.what()));
+    }
+  }
+  H5Series(const H5Series&) = delete;
+  H5Series& operator=(const H5Series&) = delete;
+
+  void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
+    if (!file_)
+      throw IoError(fmt::format("cannot write '{}': closed after an earlier error or finish()",
+                                final_.string()));
+    H5Quiet quiet;
+    try {
+      write_group(step, time, fields);
+      h5_ok(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "cannot flush");
+    } catch (const H5Failure& e) {
+      abandon();
+      remove_quietly(spec_.dir / "fields.xdmf");
+      throw IoError(
+          fmt::format("cannot write '{}' at step {}: {}", final_.string(), step, e.what()));
+    }
+    StepRecord r{step, time, {}};
+    for (const auto& f : fields) r.fields.emplace_back(f.name, f.precision);
+    steps_.push_back(std::move(r));
+    write_text_atomic(spec_.dir / "fields.xdmf", xdmf_text(spec_, steps_));
+  }
+
+  // Idempotent; after an error there is nothing left to finish.
+  void finish() {
+    if (!file_) return;
+    H5Quiet quiet;
+    if (file_.close() < 0) {
+      const std::string reason = h5_reason();
+      remove_quietly(partial_);
+      throw IoError(fmt::format("cannot write '{}': {}", final_.string(), reason));
+    }
+    commit_temp(partial_, final_);
+  }
+
+ private:
+  void write_group(std::int64_t step, double time, const std::vector<FieldView>& fields) {
+    const std::string path = "/steps/" + step6(step);
+    H5Handle group =
+        h5_own(H5Gcreate2(file_.get(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+               H5Gclose, fmt::format("cannot create group '{}'", path));
+    h5_attr(group.get(), "time", time);
+    h5_attr(group.get(), "step", step);
+    const auto dims = h5_shape(spec_.grid);
+    H5Handle space = h5_own(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose,
+                            "cannot create dataspace");
+    for (const auto& f : fields) {
+      const hid_t type = h5_native(f.precision);
+      const std::string what = fmt::format("dataset '{}/{}'", path, f.name);
+      H5Handle ds = h5_own(H5Dcreate2(group.get(), f.name.c_str(), type, space.get(), H5P_DEFAULT,
+                                      H5P_DEFAULT, H5P_DEFAULT),
+                           H5Dclose, "cannot create " + what);
+      h5_ok(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data),
+            "cannot write " + what);
+      h5_attr(ds.get(), "time", time);
+      h5_attr(ds.get(), "step", step);
+    }
+  }
+
+  void abandon() {
+    file_.close();
+    remove_quietly(partial_);
+  }
+
+  const SeriesSpec& spec_;
+  fs::path final_, partial_;
+  H5Handle file_;
+  std::vector<StepRecord> steps_;
+};
+
+// -------------------------------------------------------------- VTK series
+
+// Forwards VTK's error messages to us instead of the terminal.
+class VtkErrorLog {
+ public:
+  // The writer's own message says what failed; its executive then adds a
+  // generic "returned failure for request" dump, which is only silenced.
+  explicit VtkErrorLog(vtkAlgorithm* watched) {
+    auto keep_first = [](vtkObject*, unsigned long, void* client, void* call) {
+      auto* message = static_cast<std::string*>(client);
+      if (call && message->empty()) *message = static_cast<const char*>(call);
+    };
+    callback_->SetClientData(&message_);
+    callback_->SetCallback(keep_first);
+    watched->AddObserver(vtkCommand::ErrorEvent, callback_);
+    silence_->SetClientData(&ignored_);
+    silence_->SetCallback(keep_first);
+    watched->GetExecutive()->AddObserver(vtkCommand::ErrorEvent, silence_);
+  }
+  // The message without VTK's "ERROR: In file, line" preamble. Codes below
+  // FirstVTKErrorCode are the system's errno (vtkErrorCode::GetLastSystemError).
+  std::string reason(unsigned long code) const {
+    if (code == vtkErrorCode::OutOfDiskSpaceError) return "no space left on device";
+    std::string m = message_;
+    if (auto p = m.rfind("): "); p != std::string::npos) m = m.substr(p + 3);
+    while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+    if (code > 0 && code < vtkErrorCode::FirstVTKErrorCode)
+      m += (m.empty() ? "" : ": ") + std::string(std::strerror(int(code)));
+    // vtkErrorCode's own names live in VTK::CommonMisc, which we do not link.
+    return m.empty() ? fmt::format("VTK writer failed (vtkErrorCode {})", code) : m;
+  }
+
+ private:
+  std::string message_, ignored_;
+  vtkNew<vtkCallbackCommand> callback_, silence_;
+};
+
+// Zero copy: the writer only reads the array, and it dies before write() returns.
+template <class Array, class T>
+vtkSmartPointer<vtkDataArray> borrow_array(const FieldView& f, vtkIdType n) {
+  auto a = vtkSmartPointer<Array>::New();
+  a->SetName(f.name.c_str());
+  a->SetNumberOfComponents(1);
+  a->SetArray(const_cast<T*>(static_cast<const T*>(f.data)), n, /*save=*/1);
+  return a;
+}
+
+vtkSmartPointer<vtkImageData> make_image(const Grid& g, const std::vector<FieldView>& fields) {
+  auto image = vtkSmartPointer<vtkImageData>::New();
+  image->SetExtent(0, int(g.n[0] - 1), 0, int(g.n[1] - 1), 0, int(g.n[2] - 1));
+  image->SetOrigin(g.origin.data());
+  image->SetSpacing(g.h.data());
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& f = fields[i];
+    auto a = f.precision == Precision::Float32 ? borrow_array<vtkFloatArray, float>(f, g.size())
+                                               : borrow_array<vtkDoubleArray, double>(f, g.size());
+    if (i == 0)
+      image->GetPointData()->SetScalars(a);  // what ParaView colours by at first
+    else
+      image->GetPointData()->AddArray(a);
+  }
+  return image;
+}
+
+void write_vti(const fs::path& path, const Grid& g, const std::vector<FieldView>& fields) {
+  const auto image = make_image(g, fields);
+  const fs::path tmp = temp_sibling(path);
+  vtkNew<vtkXMLImageDataWriter> writer;
+  VtkErrorLog errors(writer);
+  writer->SetFileName(tmp.c_str());
+  writer->SetInputData(image);
+  writer->SetDataModeToAppended();
+  writer->EncodeAppendedDataOff();
+  writer->SetCompressorTypeToZLib();
+  writer->SetHeaderTypeToUInt64();  // arrays over 4 GiB
+  const bool ok = writer->Write() == 1 && writer->GetErrorCode() == vtkErrorCode::NoError;
+  if (!ok) {
+    remove_quietly(tmp);
+    throw IoError(
+        fmt::format("cannot write '{}': {}", path.string(), errors.reason(writer->GetErrorCode())));
+  }
+  commit_temp(tmp, path);
+}
+
+// vtk/<name>_<step6>.vti per step + <name>.pvd listing them.
+class VtkSeries {
+ public:
+  explicit VtkSeries(const SeriesSpec& spec) : spec_(spec) {
+    std::error_code ec;
+    fs::create_directories(spec.dir / "vtk", ec);
+    if (ec)
+      throw IoError(
+          fmt::format("cannot create folder '{}': {}", (spec.dir / "vtk").string(), ec.message()));
+  }
+
+  void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
+    const std::string rel = fmt::format("vtk/{}_{}.vti", spec_.name, step6(step));
+    write_vti(spec_.dir / rel, spec_.grid, fields);
+    datasets_.emplace_back(time, rel);
+    write_text_atomic(spec_.dir / (spec_.name + ".pvd"), pvd_text(datasets_));
+  }
+
+ private:
+  const SeriesSpec& spec_;
+  std::vector<std::pair<double, std::string>> datasets_;
+};
+
+// Programming errors of the caller, not I/O failures. A name becomes an HDF5
+// link name and a VTK array name: no '/', not "." or "..".
+void check_fields(const std::vector<FieldView>& fields) {
+  if (fields.empty()) throw std::invalid_argument("FieldSeriesWriter::write: no fields");
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& f = fields[i];
+    if (f.name.empty() || f.name == "." || f.name == ".." || f.name.find('/') != std::string::npos)
+      throw std::invalid_argument(fmt::format("field name '{}' is not a valid array name", f.name));
+    if (!f.data) throw std::invalid_argument(fmt::format("field '{}' has no data", f.name));
+    for (std::size_t j = 0; j < i; ++j)
+      if (fields[j].name == f.name)
+        throw std::invalid_argument(fmt::format("field '{}' given twice", f.name));
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------- FieldSeriesWriter
+
+struct FieldSeriesWriter::Impl {
+  SeriesSpec spec;
+  std::optional<VtkSeries> vtk;
+  std::optional<H5Series> h5;
+  std::optional<std::int64_t> last_step;
+  bool finished = false;
+};
+
+FieldSeriesWriter::FieldSeriesWriter(SeriesSpec spec) : impl_(std::make_unique<Impl>()) {
+  impl_->spec = std::move(spec);
+  const SeriesSpec& s = impl_->spec;
+  std::error_code ec;
+  if (!fs::is_directory(s.dir, ec))
+    throw IoError(fmt::format("cannot write to '{}': {}", s.dir.string(),
+                              fs::exists(s.dir, ec) ? "not a folder" : "no such folder"));
+  if (s.vtk) impl_->vtk.emplace(s);
+  if (s.hdf5) impl_->h5.emplace(s);
+}
+
+FieldSeriesWriter::~FieldSeriesWriter() {
+  try {
+    finish();
+  } catch (...) {
+    // A destructor must not throw; finish() already removed what it could not complete.
+  }
+}
+
+void FieldSeriesWriter::write(std::int64_t step, double time,
+                              const std::vector<FieldView>& fields) {
+  Impl& m = *impl_;
+  if (m.finished) throw std::logic_error("FieldSeriesWriter::write after finish()");
+  if (m.last_step && step <= *m.last_step)
+    throw std::invalid_argument(
+        fmt::format("output step {} after step {}: steps must increase", step, *m.last_step));
+  check_fields(fields);
+  // VTK first: a VTK failure then leaves fields.h5 without a half-written step.
+  if (m.vtk) m.vtk->write_step(step, time, fields);
+  if (m.h5) m.h5->write_step(step, time, fields);
+  m.last_step = step;
+}
+
+void FieldSeriesWriter::finish() {
+  if (!impl_ || impl_->finished) return;
+  impl_->finished = true;
+  if (impl_->h5) impl_->h5->finish();
+}
+
+// --------------------------------------------------------------- readers
+
+namespace {
+
+H5Handle open_for_reading(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw IoError(fmt::format("cannot open HDF5 file '{}': no such file", path));
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) {
+    std::string reason = h5_reason();
+    if (H5Fis_hdf5(path.c_str()) <= 0) reason = "not an HDF5 file";
+    H5Eclear2(H5E_DEFAULT);
+    throw IoError(fmt::format("cannot open HDF5 file '{}': {}", path, reason));
+  }
+  return H5Handle(id, H5Fclose);
+}
+
+// H5Dopen on "/a/b" with "/a" missing fails deep in the library; walking the
+// links first gives the plain "no dataset" message.
+H5Handle open_dataset(hid_t file, const std::string& path, const std::string& dataset) {
+  const std::string name = dataset.starts_with('/') ? dataset : "/" + dataset;
+  for (std::size_t p = name.find('/', 1);; p = name.find('/', p + 1)) {
+    const std::string prefix = name.substr(0, p);
+    if (prefix.size() > 1 && H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      throw IoError(fmt::format("no dataset '{}' in '{}'", name, path));
+    }
+    if (p == std::string::npos) break;
+  }
+  hid_t id = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+  if (id < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw IoError(fmt::format("'{}' in '{}' is not a dataset", name, path));
+  }
+  return H5Handle(id, H5Dclose);
+}
+
+std::vector<std::int64_t> shape_of(hid_t ds) {
+  H5Handle space(H5Dget_space(ds), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(std::max(rank, 0));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return std::vector<std::int64_t>(dims.begin(), dims.end());
+}
+
+}  // namespace
+
+std::vector<std::int64_t> h5_dataset_shape(const std::string& path, const std::string& dataset) {
+  H5Quiet quiet;
+  H5Handle file = open_for_reading(path);
+  H5Handle ds = open_dataset(file.get(), path, dataset);
+  return shape_of(ds.get());
+}
+
+std::vector<double> h5_read_dataset(const std::string& path, const std::string& dataset) {
+  H5Quiet quiet;
+  H5Handle file = open_for_reading(path);
+  H5Handle ds = open_dataset(file.get(), path, dataset);
+  H5Handle type(H5Dget_type(ds.get()), H5Tclose);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+    throw IoError(fmt::format("dataset '{}' in '{}' is not numeric", dataset, path));
+  std::int64_t count = 1;
+  for (auto d : shape_of(ds.get())) count *= d;
+  std::vector<double> values(static_cast<std::size_t>(count));
+  // HDF5 converts any integer or float type to double on the way in.
+  if (count > 0 &&
+      H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+    throw IoError(fmt::format("cannot read dataset '{}' in '{}': {}", dataset, path, h5_reason()));
+  return values;
+}
+
+}  // namespace gf::io

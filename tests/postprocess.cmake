@@ -1,0 +1,82 @@
+# The ParaView check (SPEC §4, "Notes for ParaView"): run a real case with the
+# gridforge binary, then open its <name>.pvd and fields.xdmf in pvbatch the
+# way a user would (postprocess/paraview_check.py).
+#
+# This file plays two parts: included from tests/CMakeLists.txt it registers
+# the ctest test; run as `cmake -P` by that test it does the work, so the
+# steps stay in one place and need no shell.
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  # ------------------------------------------------------------ the test
+  # Inputs (-D): GRIDFORGE CASE OUT XVFB_RUN PVBATCH SCRIPT ARRAY
+  file(REMOVE_RECURSE "${OUT}")  # stale files from an earlier run would pass
+  execute_process(
+    COMMAND "${GRIDFORGE}" run "${CASE}" --device cpu --out "${OUT}" --quiet
+    RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "paraview_check: '${GRIDFORGE} run ${CASE}' failed (exit ${rc})")
+  endif()
+
+  # --out names the run's folder; search below it so that a layout with a
+  # per-case subfolder works too.
+  file(GLOB_RECURSE pvds "${OUT}/*.pvd")
+  list(LENGTH pvds n_pvd)
+  if(NOT n_pvd EQUAL 1)
+    message(FATAL_ERROR "paraview_check: expected one .pvd under ${OUT}, found ${n_pvd}: ${pvds}")
+  endif()
+  get_filename_component(run_dir "${pvds}" DIRECTORY)
+
+  # The case decides how many outputs there are; the pvd's count is checked
+  # against the xdmf's in pvbatch, and must make a series.
+  file(STRINGS "${pvds}" datasets REGEX "<DataSet ")
+  list(LENGTH datasets steps)
+  if(steps LESS 2)
+    message(FATAL_ERROR "paraview_check: ${pvds} lists ${steps} time steps; the case should write a series")
+  endif()
+
+  # --range: any finite value passes; NaN or Inf at the last step fails.
+  execute_process(
+    COMMAND "${XVFB_RUN}" -a "${PVBATCH}" "${SCRIPT}"
+            --pvd "${pvds}" --xdmf "${run_dir}/fields.xdmf" --array "${ARRAY}"
+            --steps ${steps} --range -1e300 1e300
+            --screenshot "${run_dir}/paraview_check.png"
+    RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "paraview_check: pvbatch check failed (exit ${rc})")
+  endif()
+  if(NOT EXISTS "${run_dir}/paraview_check.png")
+    message(FATAL_ERROR "paraview_check: no screenshot at ${run_dir}/paraview_check.png")
+  endif()
+
+elseif(GF_PVBATCH AND GF_XVFB_RUN)
+  # ------------------------------------------------------- registration
+  # pvbatch needs ParaView's Python modules (Debian's python3-paraview).
+  # That package conflicts with python3-vtk9, which libvtk9-dev needs, so it
+  # may be unpacked aside (dpkg-deb -x) instead: GF_PARAVIEW_PYTHONPATH is
+  # the dist-packages folder that holds paraview/simple.py.
+  find_path(GF_PARAVIEW_PYTHONPATH NAMES paraview/simple.py
+    HINTS ENV GF_PARAVIEW_PYTHONPATH
+    PATHS /usr/lib/python3/dist-packages
+          ${CMAKE_SOURCE_DIR}/.deps/python3-paraview/usr/lib/python3/dist-packages
+          /opt/python3-paraview/usr/lib/python3/dist-packages
+    NO_DEFAULT_PATH
+    DOC "dist-packages folder with ParaView's Python modules (paraview/simple.py)")
+  if(NOT GF_PARAVIEW_PYTHONPATH)
+    message(STATUS "gridforge: no 'paraview_check' test: ParaView's Python modules "
+                   "(python3-paraview) not found; set GF_PARAVIEW_PYTHONPATH")
+  else()
+    add_test(NAME paraview_check
+      COMMAND ${CMAKE_COMMAND}
+              -DGRIDFORGE=$<TARGET_FILE:gridforge>
+              -DCASE=${CMAKE_SOURCE_DIR}/cases/heat2d_plate.yaml
+              -DOUT=${CMAKE_BINARY_DIR}/pv_out
+              -DXVFB_RUN=${GF_XVFB_RUN}
+              -DPVBATCH=${GF_PVBATCH}
+              -DSCRIPT=${CMAKE_SOURCE_DIR}/postprocess/paraview_check.py
+              -DARRAY=u
+              -P ${CMAKE_CURRENT_LIST_FILE})
+    set_tests_properties(paraview_check PROPERTIES
+      TIMEOUT 300
+      ENVIRONMENT "PYTHONPATH=${GF_PARAVIEW_PYTHONPATH};OMP_NUM_THREADS=2")
+  endif()
+endif()
