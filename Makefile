@@ -11,6 +11,12 @@ PACKAGES := cmake g++ make pkg-config git libcli11-dev libyaml-cpp-dev libmupars
 
 .PHONY: deps build run test clean
 
+# pvbatch needs ParaView's Python modules (python3-paraview), a package that
+# conflicts with python3-vtk9, which libvtk9-dev needs; so it is unpacked
+# beside the system, under .deps/, where tests/postprocess.cmake finds it.
+PV_PY := .deps/python3-paraview
+PV_SIMPLE := usr/lib/python3/dist-packages/paraview/simple.py
+
 deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -20,6 +26,12 @@ deps:
 	  fi; \
 	  echo "make deps: installing $$missing"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+	@if [ ! -f /$(PV_SIMPLE) ] && [ ! -f $(PV_PY)/$(PV_SIMPLE) ]; then \
+	  echo "make deps: unpacking python3-paraview into $(PV_PY)"; \
+	  mkdir -p .deps && cd .deps && rm -f python3-paraview_*.deb && \
+	  { apt-get download -q python3-paraview || { apt-get update -q && apt-get download -q python3-paraview; }; } && \
+	  dpkg-deb -x python3-paraview_*.deb python3-paraview && rm -f python3-paraview_*.deb; \
 	fi
 
 $(BUILD)/CMakeCache.txt: | deps
@@ -35,4 +47,4 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 clean:
-	rm -rf $(BUILD) out
+	rm -rf $(BUILD) out .deps

@@ -13,10 +13,11 @@ endforeach()
 
 # gf_expect_error(NAME RC REGEX ARGS...): gridforge ARGS exits RC, its stderr
 # matches REGEX, and ${CMAKE_BINARY_DIR}/e2e_err/NAME (the --out folder the
-# test passes) does not exist afterwards.
+# test passes) does not exist afterwards. The message must be one line, except
+# for CLI11's usage errors (MULTILINE as the first of ARGS).
 function(gf_expect_error name rc regex)
   set(out ${CMAKE_BINARY_DIR}/e2e_err/${name})
-  string(REPLACE ";" "\\;" args "${ARGN}")
+  string(REPLACE ";" "|" args "${ARGN}")  # '|' survives the trip through -D
   add_test(NAME "e2e: error ${name}"
     COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> "-DARGS=${args}" -DRC=${rc}
             "-DREGEX=${regex}" -DOUT=${out} -P ${GF_E2E}/expect_error.cmake
@@ -27,9 +28,9 @@ endfunction()
 set(bad tests/data/bad_cases)
 gf_expect_error(misspelled_key 2 "^${bad}/misspelled_key.yaml:10:3: heat.alhpa: unknown key; did you mean 'alpha'\\?"
   run ${bad}/misspelled_key.yaml)
-gf_expect_error(wrong_type 2 "^${bad}/wrong_type.yaml:12:10: heat.steps: expected"
+gf_expect_error(wrong_type 2 "^${bad}/wrong_type.yaml:11:10: heat.steps: expected"
   run ${bad}/wrong_type.yaml)
-gf_expect_error(unstable_dt 2 "^${bad}/unstable_dt.yaml:11:7: heat.dt: 0.004 exceeds the explicit stability limit"
+gf_expect_error(unstable_dt 2 "^${bad}/unstable_dt.yaml:10:7: heat.dt: 0.004 exceeds the explicit stability limit"
   run ${bad}/unstable_dt.yaml)
 gf_expect_error(missing_initial_file 2 "^${bad}/missing_initial_file.yaml:7:[0-9]+: initial.file.path: .*no_such_file.h5"
   run ${bad}/missing_initial_file.yaml)
@@ -43,7 +44,7 @@ gf_expect_error(missing_case_file 2 "no_such_case.yaml"
   run ${bad}/no_such_case.yaml)
 gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda, cuda:N"
   run cases/heat1d_rod.yaml --device gpu)
-gf_expect_error(bad_command_line 2 "" run)
+gf_expect_error(bad_command_line 2 "case is required" MULTILINE run)
 # Only meaningful where there is no GPU (CI); skipped (77) where there is one.
 gf_expect_error(device_cuda_without_gpu 3 "--device cuda: no usable GPU: .*; use --device cpu"
   NO_GPU run cases/heat1d_rod.yaml --device cuda)
