@@ -11,7 +11,7 @@
 int main(int argc, char** argv) {
   bool gpu_only = false;
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "[gpu]") gpu_only = true;
+    if (std::string(argv[i]).rfind("[gpu]", 0) == 0) gpu_only = true;  // "[gpu]", "[gpu]~[oom]"
   if (gpu_only && !gf::cuda_status().why_unusable.empty()) {
     std::printf("[gpu] tests skipped: %s\n", gf::cuda_status().why_unusable.c_str());
     return 77;

@@ -16,11 +16,11 @@ const CudaStatus& cuda_status() {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
-      if (err == cudaErrorInsufficientDriver)
+      if (s.driver_version == 0 || err == cudaErrorNoDevice)
+        s.why_unusable = "no CUDA device found (no NVIDIA driver or GPU on this machine)";
+      else if (err == cudaErrorInsufficientDriver)
         s.why_unusable = "the CUDA driver (" + std::to_string(s.driver_version) +
                          ") is older than the runtime (" + std::to_string(s.runtime_version) + ")";
-      else if (err == cudaErrorNoDevice || s.driver_version == 0)
-        s.why_unusable = "no CUDA device found (no NVIDIA driver or GPU on this machine)";
       else
         s.why_unusable = std::string("CUDA could not be initialised: ") + cudaGetErrorString(err);
       cudaGetLastError();

@@ -23,13 +23,15 @@ for c in cases/*.yaml; do
   done
 done
 
+# The [oom] test provokes a failed cudaMalloc on purpose, which memcheck
+# reports as an API error; it runs without the sanitizer above.
 step "compute-sanitizer memcheck over the [gpu] tests and one validate"
-check compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 gridforge_tests "[gpu]" > "$OUT/memcheck.log" 2>&1
+check compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 gridforge_tests "[gpu]~[oom]" > "$OUT/memcheck.log" 2>&1
 tail -3 "$OUT/memcheck.log"
 check compute-sanitizer --tool memcheck --error-exitcode 9 gridforge validate cases/heat3d_hotspot.yaml --steps 20 output.dir=$OUT/san > "$OUT/memcheck_validate.log" 2>&1
 tail -3 "$OUT/memcheck_validate.log"
 for tool in racecheck initcheck synccheck; do
-  check compute-sanitizer --tool $tool --error-exitcode 9 gridforge_tests "[gpu]" > "$OUT/$tool.log" 2>&1
+  check compute-sanitizer --tool $tool --error-exitcode 9 gridforge_tests "[gpu]~[oom]" > "$OUT/$tool.log" 2>&1
   echo "$tool: $(tail -1 "$OUT/$tool.log")"
 done
 

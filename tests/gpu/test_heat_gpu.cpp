@@ -134,7 +134,7 @@ TEST_CASE("GPU field statistics equal the CPU ones, NaN and Inf counted", "[gpu]
   CHECK(sg.mean == Approx(sc.mean).epsilon(1e-12));
 }
 
-TEST_CASE("GPU out-of-memory is a DeviceError naming what and how much", "[gpu]") {
+TEST_CASE("GPU out-of-memory is a DeviceError naming what and how much", "[gpu][oom]") {
   auto gpu = make_cuda_backend<double>(0);
   Grid g;
   g.ndim = 3;
