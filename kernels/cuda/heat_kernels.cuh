@@ -10,38 +10,30 @@
 
 namespace gf {
 
-// 3D: one thread per (x, y) column, marching along z over a chunk of planes
-// and keeping the z−1, z, z+1 values in registers, so each value is read from
-// memory about once; x and y neighbours come through L1. Columns on an x or y
-// face, and the z = 0 and z = nz−1 planes, take the boundary path; the interior
-// loop has no branch, so the compiler can unroll it and keep several planes'
-// loads in flight (a thread that waits on one load at a time cannot cover the
-// memory latency: that kernel ran at 0.37 of copy bandwidth on an H200).
-template <class T>
-__global__ void __launch_bounds__(256) heat3d_kernel(HeatArgs<T> a, const T* __restrict__ in,
-                                                     T* __restrict__ out, int kchunk) {
-  const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
-  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  const std::int64_t j = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y;
-  if (i >= nx || j >= ny) return;
-  const std::int64_t k0 = std::int64_t(blockIdx.z) * kchunk;
-  const std::int64_t k1 = k0 + kchunk < nz ? k0 + kchunk : nz;
-  const std::int64_t plane = nx * ny;
-  const std::int64_t base = i + nx * j;
-  if (i == 0 || i == nx - 1 || j == 0 || j == ny - 1) {
-    for (std::int64_t k = k0; k < k1; ++k) out[base + k * plane] = heat_point_bc<3>(a, in, i, j, k);
-    return;
-  }
-  if (k0 == 0) out[base] = heat_point_bc<3>(a, in, i, j, 0);
-  if (k1 == nz) out[base + (nz - 1) * plane] = heat_point_bc<3>(a, in, i, j, nz - 1);
-  const std::int64_t kb = k0 > 1 ? k0 : 1;
-  const std::int64_t ke = k1 < nz - 1 ? k1 : nz - 1;
-  if (kb >= ke) return;
-  std::int64_t idx = base + kb * plane;
+// 3D interior (every point off the faces): one thread per (x, y) column,
+// marching along z over a chunk of planes with the z−1, z, z+1 values in
+// registers, so each value comes from memory about once; x and y neighbours
+// come through L1/L2. The kernel has no boundary branch and uses 32-bit
+// indices (grids under 2³¹ points), which keeps it at few registers and so
+// at full occupancy: the march is bound by memory latency, and the number
+// of warps in flight is what hides it. (Measured on an H200, 512³ float32:
+// with the boundary path inlined and 64-bit indices the kernel took 64
+// registers, ran at half occupancy and reached 0.5 of copy bandwidth.)
+template <class T, class I>
+__global__ void __launch_bounds__(256, 8) heat3d_interior(HeatArgs<T> a, const T* __restrict__ in,
+                                                       T* __restrict__ out, int kchunk) {
+  const I nx = I(a.n[0]), ny = I(a.n[1]), nz = I(a.n[2]);
+  const I i = 1 + I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+  const I j = 1 + I(blockIdx.y) * I(blockDim.y) + I(threadIdx.y);
+  if (i >= nx - 1 || j >= ny - 1) return;
+  const I kb = 1 + I(blockIdx.z) * I(kchunk);
+  const I ke = kb + kchunk < nz - 1 ? kb + kchunk : nz - 1;
+  const I plane = nx * ny;
+  I idx = i + nx * j + kb * plane;
   T uzm = in[idx - plane];
   T uc = in[idx];
 #pragma unroll 4
-  for (std::int64_t k = kb; k < ke; ++k, idx += plane) {
+  for (I k = kb; k < ke; ++k, idx += plane) {
     const T uzp = in[idx + plane];
     const T m[3] = {in[idx - 1], in[idx - nx], uzm};
     const T p[3] = {in[idx + 1], in[idx + nx], uzp};
@@ -49,6 +41,36 @@ __global__ void __launch_bounds__(256) heat3d_kernel(HeatArgs<T> a, const T* __r
     uzm = uc;
     uc = uzp;
   }
+}
+
+// 3D faces: every point with a coordinate on a face, one thread each, through
+// heat_point_bc (the boundary rules). About 6/n of the points.
+template <class T>
+__global__ void __launch_bounds__(256) heat3d_faces(HeatArgs<T> a, const T* __restrict__ in,
+                                                    T* __restrict__ out) {
+  const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
+  std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  std::int64_t i, j, k;
+  const std::int64_t nxs = nx - 2, nys = ny - 2;  // interior extents
+  if (t < 2 * ny * nz) {  // x faces: all j, k
+    i = (t % 2) ? nx - 1 : 0;
+    t /= 2;
+    j = t % ny;
+    k = t / ny;
+  } else if ((t -= 2 * ny * nz) < 2 * nxs * nz) {  // y faces, interior i
+    j = (t % 2) ? ny - 1 : 0;
+    t /= 2;
+    i = 1 + t % nxs;
+    k = t / nxs;
+  } else if ((t -= 2 * nxs * nz) < 2 * nxs * nys) {  // z faces, interior i and j
+    k = (t % 2) ? nz - 1 : 0;
+    t /= 2;
+    i = 1 + t % nxs;
+    j = 1 + t / nxs;
+  } else {
+    return;
+  }
+  out[i + nx * (j + ny * k)] = heat_point_bc<3>(a, in, i, j, k);
 }
 
 template <class T>
@@ -88,15 +110,18 @@ inline unsigned blocks_for(std::int64_t n, unsigned b) { return unsigned((n + b 
 template <class T>
 void launch_heat_step(const HeatArgs<T>& a, const T* in, T* out, cudaStream_t s) {
   if (a.ndim == 3) {
-    // Tuning knobs, read once: GF_HEAT3D_BX (x threads of a 256-thread block)
-    // and GF_HEAT3D_KCHUNK (z planes per thread). Temporary, for measuring.
-    static const int bx = std::getenv("GF_HEAT3D_BX") ? std::atoi(std::getenv("GF_HEAT3D_BX")) : 32;
-    static const int kc = std::getenv("GF_HEAT3D_KCHUNK") ? std::atoi(std::getenv("GF_HEAT3D_KCHUNK")) : 32;
-    const dim3 block(bx, 256 / bx);
-    const int kchunk = int(kc < a.n[2] ? kc : a.n[2]);
-    const dim3 grid(blocks_for(a.n[0], block.x), blocks_for(a.n[1], block.y),
-                    blocks_for(a.n[2], kchunk));
-    heat3d_kernel<T><<<grid, block, 0, s>>>(a, in, out, kchunk);
+    const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
+    const std::int64_t faces = 2 * (ny * nz + (nx - 2) * nz + (nx - 2) * (ny - 2));
+    heat3d_faces<T><<<blocks_for(faces, 256), 256, 0, s>>>(a, in, out);
+    // GF_HEAT3D_KCHUNK (z planes per block): a tuning knob, read once, temporary.
+    static const int kc = std::getenv("GF_HEAT3D_KCHUNK") ? std::atoi(std::getenv("GF_HEAT3D_KCHUNK")) : 16;
+    const int kchunk = int(kc < nz - 2 ? kc : nz - 2);
+    const dim3 block(32, 8);
+    const dim3 grid(blocks_for(nx - 2, 32), blocks_for(ny - 2, 8), blocks_for(nz - 2, kchunk));
+    if (nx * ny * nz < (std::int64_t(1) << 31))
+      heat3d_interior<T, int><<<grid, block, 0, s>>>(a, in, out, kchunk);
+    else
+      heat3d_interior<T, std::int64_t><<<grid, block, 0, s>>>(a, in, out, kchunk);
   } else if (a.ndim == 2) {
     const dim3 block(64, 4);
     const dim3 grid(blocks_for(a.n[0], 64), blocks_for(a.n[1], 4));
