@@ -1,16 +1,20 @@
 // Explicit heat step kernels. Every point goes through ftcs_point (the shared
-// formula); interior points gather their neighbours directly, points on or
-// next to a face go through heat_point_bc, which applies the boundary rules.
+// formula): interior points gather their neighbours directly; points on a face
+// go through heat_point_bc, which applies the boundary rules. In 3D the faces
+// have a kernel of their own, so that the interior kernels carry no boundary
+// branch (registers, and so occupancy, are what a memory-latency-bound
+// stencil lives on).
 #pragma once
 #include <cuda_runtime.h>
 
-#include <cstdlib>
+#include <algorithm>
 
 #include "kernels/ops/heat.hpp"
 
 namespace gf {
 
-// 3D interior (every point off the faces): one thread per (x, y) column,
+// 3D interior, scalar (rows that are not a whole number of 16-byte vectors,
+// or grids of 2³¹ points and more): one thread per (x, y) column,
 // marching along z over a chunk of planes with the z−1, z, z+1 values in
 // registers, so each value comes from memory about once; x and y neighbours
 // come through L1/L2. The kernel has no boundary branch and uses 32-bit
@@ -43,15 +47,79 @@ __global__ void __launch_bounds__(256, 8) heat3d_interior(HeatArgs<T> a, const T
   }
 }
 
+template <class T>
+struct Vec16;  // 16 bytes of T, loaded and stored as one access
+template <>
+struct Vec16<float> {
+  using type = float4;
+  static constexpr int n = 4;
+};
+template <>
+struct Vec16<double> {
+  using type = double2;
+  static constexpr int n = 2;
+};
+
+// Vectorised in x: each thread owns V = 16/sizeof(T) consecutive
+// points of a row and moves them with 16-byte loads and stores, which cuts the
+// load/store instructions per point by V. Needs nx % V == 0 (rows aligned).
+// It computes whole rows, x faces included, with the interior formula; the
+// faces kernel runs after it in the same stream and rewrites the face points
+// with the boundary rules. At most 40 registers (6 blocks of 256 per SM): on an
+// H200, 512³, this ran float32 at 0.79 and float64 at 0.87 of copy bandwidth
+// (the scalar march below: 0.55 and 0.75; streaming stores or 8 blocks per SM,
+// which spills, were slower).
+template <class T>
+__global__ void __launch_bounds__(256, 6) heat3d_interior_vec(HeatArgs<T> a, const T* __restrict__ in,
+                                                           T* __restrict__ out, int kchunk) {
+  using V = typename Vec16<T>::type;
+  constexpr int W = Vec16<T>::n;
+  const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
+  const int i0 = W * int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = 1 + int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i0 >= nx || j >= ny - 1) return;
+  const int kb = 1 + int(blockIdx.z) * kchunk;
+  const int ke = kb + kchunk < nz - 1 ? kb + kchunk : nz - 1;
+  const int plane = nx * ny;
+  int idx = i0 + nx * j + kb * plane;
+  V zm = *reinterpret_cast<const V*>(in + idx - plane);
+  V c = *reinterpret_cast<const V*>(in + idx);
+  for (int k = kb; k < ke; ++k, idx += plane) {
+    const V zp = *reinterpret_cast<const V*>(in + idx + plane);
+    const V ym = *reinterpret_cast<const V*>(in + idx - nx);
+    const V yp = *reinterpret_cast<const V*>(in + idx + nx);
+    // x neighbours of the first and last point; idx − 1 and idx + W stay in
+    // the array since 1 ≤ j ≤ ny − 2.
+    const T left = in[idx - 1], right = in[idx + W];
+    const T* cs = reinterpret_cast<const T*>(&c);
+    const T* zms = reinterpret_cast<const T*>(&zm);
+    const T* zps = reinterpret_cast<const T*>(&zp);
+    const T* yms = reinterpret_cast<const T*>(&ym);
+    const T* yps = reinterpret_cast<const T*>(&yp);
+    V r;
+    T* rs = reinterpret_cast<T*>(&r);
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      const T m[3] = {e > 0 ? cs[e - 1] : left, yms[e], zms[e]};
+      const T p[3] = {e < W - 1 ? cs[e + 1] : right, yps[e], zps[e]};
+      rs[e] = ftcs_point<3>(cs[e], m, p, a.c, heat_source(a, idx + e));
+    }
+    *reinterpret_cast<V*>(out + idx) = r;
+    zm = c;
+    c = zp;
+  }
+}
+
 // 3D faces: every point with a coordinate on a face, one thread each, through
 // heat_point_bc (the boundary rules). About 6/n of the points.
-template <class T>
+// 32-bit index arithmetic where the grid allows: the divisions dominate.
+template <class T, class I>
 __global__ void __launch_bounds__(256) heat3d_faces(HeatArgs<T> a, const T* __restrict__ in,
                                                     T* __restrict__ out) {
-  const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
-  std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  std::int64_t i, j, k;
-  const std::int64_t nxs = nx - 2, nys = ny - 2;  // interior extents
+  const I nx = I(a.n[0]), ny = I(a.n[1]), nz = I(a.n[2]);
+  I t = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+  I i, j, k;
+  const I nxs = nx - 2, nys = ny - 2;  // interior extents
   if (t < 2 * ny * nz) {  // x faces: all j, k
     i = (t % 2) ? nx - 1 : 0;
     t /= 2;
@@ -112,16 +180,27 @@ void launch_heat_step(const HeatArgs<T>& a, const T* in, T* out, cudaStream_t s)
   if (a.ndim == 3) {
     const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
     const std::int64_t faces = 2 * (ny * nz + (nx - 2) * nz + (nx - 2) * (ny - 2));
-    heat3d_faces<T><<<blocks_for(faces, 256), 256, 0, s>>>(a, in, out);
-    // GF_HEAT3D_KCHUNK (z planes per block): a tuning knob, read once, temporary.
-    static const int kc = std::getenv("GF_HEAT3D_KCHUNK") ? std::atoi(std::getenv("GF_HEAT3D_KCHUNK")) : 16;
-    const int kchunk = int(kc < nz - 2 ? kc : nz - 2);
-    const dim3 block(32, 8);
-    const dim3 grid(blocks_for(nx - 2, 32), blocks_for(ny - 2, 8), blocks_for(nz - 2, kchunk));
-    if (nx * ny * nz < (std::int64_t(1) << 31))
-      heat3d_interior<T, int><<<grid, block, 0, s>>>(a, in, out, kchunk);
+    const bool small = nx * ny * nz < (std::int64_t(1) << 31);
+    constexpr int W = Vec16<T>::n;
+    // z planes per block: short chunks keep many blocks in flight; measured
+    // best on an H200 at 512³ (4 for float32, 8 for float64).
+    const std::int64_t kc = std::min<std::int64_t>(sizeof(T) == 4 ? 4 : 8, nz - 2);
+    if (small && nx % W == 0) {
+      const dim3 g(blocks_for(nx / W, 32), blocks_for(ny - 2, 8), blocks_for(nz - 2, kc));
+      heat3d_interior_vec<T><<<g, dim3(32, 8), 0, s>>>(a, in, out, int(kc));
+    } else {
+      const int kchunk = int(std::min<std::int64_t>(8, nz - 2));
+      const dim3 g(blocks_for(nx - 2, 32), blocks_for(ny - 2, 8), blocks_for(nz - 2, kchunk));
+      if (small)
+        heat3d_interior<T, int><<<g, dim3(32, 8), 0, s>>>(a, in, out, kchunk);
+      else
+        heat3d_interior<T, std::int64_t><<<g, dim3(32, 8), 0, s>>>(a, in, out, kchunk);
+    }
+    // After the interior kernel, in the same stream: it rewrites the x faces.
+    if (small)
+      heat3d_faces<T, int><<<blocks_for(faces, 256), 256, 0, s>>>(a, in, out);
     else
-      heat3d_interior<T, std::int64_t><<<grid, block, 0, s>>>(a, in, out, kchunk);
+      heat3d_faces<T, std::int64_t><<<blocks_for(faces, 256), 256, 0, s>>>(a, in, out);
   } else if (a.ndim == 2) {
     const dim3 block(64, 4);
     const dim3 grid(blocks_for(a.n[0], 64), blocks_for(a.n[1], 4));
