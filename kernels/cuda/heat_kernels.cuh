@@ -13,8 +13,23 @@
 
 namespace gf {
 
-// 3D interior, scalar (rows that are not a whole number of 16-byte vectors,
-// or grids of 2³¹ points and more): one thread per (x, y) column,
+// A point on an x face (i = 0 or nx − 1) whose j and k are interior: the x
+// neighbours follow the boundary rule (the shared neighbour() formula), the y
+// and z ones are ordinary. Computed inside the interior kernels, where the
+// point's row already is, rather than by a kernel that would read whole rows
+// for one value each.
+template <class T, class I>
+__device__ __forceinline__ T x_face_point(const HeatArgs<T>& a, const T* in, I idx, I i, T u,
+                                          T ym, T yp, T zm, T zp) {
+  const std::int64_t nx = a.n[0];
+  if (on_dirichlet<T>(i, nx, a.bc[0])) return u;
+  const T m[3] = {neighbour(in, std::int64_t(idx), std::int64_t(i), nx, 1, -1, a.bc[0]), ym, zm};
+  const T p[3] = {neighbour(in, std::int64_t(idx), std::int64_t(i), nx, 1, +1, a.bc[0]), yp, zp};
+  return ftcs_point<3>(u, m, p, a.c, heat_source(a, std::int64_t(idx)));
+}
+
+// 3D off the y and z faces, scalar (rows that are not a whole number of
+// 16-byte vectors, or grids of 2³¹ points and more): one thread per (x, y) column,
 // marching along z over a chunk of planes with the z−1, z, z+1 values in
 // registers, so each value comes from memory about once; x and y neighbours
 // come through L1/L2. The kernel has no boundary branch and uses 32-bit
@@ -24,24 +39,29 @@ namespace gf {
 // with the boundary path inlined and 64-bit indices the kernel took 64
 // registers, ran at half occupancy and reached 0.5 of copy bandwidth.)
 template <class T, class I>
-__global__ void __launch_bounds__(256, 8) heat3d_interior(HeatArgs<T> a, const T* __restrict__ in,
+__global__ void __launch_bounds__(256, 6) heat3d_interior(HeatArgs<T> a, const T* __restrict__ in,
                                                        T* __restrict__ out, int kchunk) {
   const I nx = I(a.n[0]), ny = I(a.n[1]), nz = I(a.n[2]);
-  const I i = 1 + I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+  const I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
   const I j = 1 + I(blockIdx.y) * I(blockDim.y) + I(threadIdx.y);
-  if (i >= nx - 1 || j >= ny - 1) return;
+  if (i >= nx || j >= ny - 1) return;
   const I kb = 1 + I(blockIdx.z) * I(kchunk);
   const I ke = kb + kchunk < nz - 1 ? kb + kchunk : nz - 1;
   const I plane = nx * ny;
+  const bool x_face = i == 0 || i == nx - 1;
   I idx = i + nx * j + kb * plane;
   T uzm = in[idx - plane];
   T uc = in[idx];
 #pragma unroll 4
   for (I k = kb; k < ke; ++k, idx += plane) {
     const T uzp = in[idx + plane];
-    const T m[3] = {in[idx - 1], in[idx - nx], uzm};
-    const T p[3] = {in[idx + 1], in[idx + nx], uzp};
-    out[idx] = ftcs_point<3>(uc, m, p, a.c, heat_source(a, idx));
+    if (x_face) {
+      out[idx] = x_face_point(a, in, idx, i, uc, in[idx - nx], in[idx + nx], uzm, uzp);
+    } else {
+      const T m[3] = {in[idx - 1], in[idx - nx], uzm};
+      const T p[3] = {in[idx + 1], in[idx + nx], uzp};
+      out[idx] = ftcs_point<3>(uc, m, p, a.c, heat_source(a, idx));
+    }
     uzm = uc;
     uc = uzp;
   }
@@ -63,14 +83,13 @@ struct Vec16<double> {
 // Vectorised in x: each thread owns V = 16/sizeof(T) consecutive
 // points of a row and moves them with 16-byte loads and stores, which cuts the
 // load/store instructions per point by V. Needs nx % V == 0 (rows aligned).
-// It computes whole rows, x faces included, with the interior formula; the
-// faces kernel runs after it in the same stream and rewrites the face points
-// with the boundary rules. At most 40 registers (6 blocks of 256 per SM): on an
+// It computes whole rows; the x-face points at a row's ends go through
+// x_face_point. At most 40 registers (6 blocks of 256 per SM): on an
 // H200, 512³, this ran float32 at 0.79 and float64 at 0.87 of copy bandwidth
 // (the scalar march below: 0.55 and 0.75; streaming stores or 8 blocks per SM,
 // which spills, were slower).
-template <class T>
-__global__ void __launch_bounds__(256, 6) heat3d_interior_vec(HeatArgs<T> a, const T* __restrict__ in,
+template <class T, int MINB>
+__global__ void __launch_bounds__(256, MINB) heat3d_interior_vec(HeatArgs<T> a, const T* __restrict__ in,
                                                            T* __restrict__ out, int kchunk) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
@@ -89,7 +108,7 @@ __global__ void __launch_bounds__(256, 6) heat3d_interior_vec(HeatArgs<T> a, con
     const V ym = *reinterpret_cast<const V*>(in + idx - nx);
     const V yp = *reinterpret_cast<const V*>(in + idx + nx);
     // x neighbours of the first and last point; idx − 1 and idx + W stay in
-    // the array since 1 ≤ j ≤ ny − 2.
+    // the array since 1 ≤ j ≤ ny − 2 (at a row's ends they are not used).
     const T left = in[idx - 1], right = in[idx + W];
     const T* cs = reinterpret_cast<const T*>(&c);
     const T* zms = reinterpret_cast<const T*>(&zm);
@@ -104,41 +123,39 @@ __global__ void __launch_bounds__(256, 6) heat3d_interior_vec(HeatArgs<T> a, con
       const T p[3] = {e < W - 1 ? cs[e + 1] : right, yps[e], zps[e]};
       rs[e] = ftcs_point<3>(cs[e], m, p, a.c, heat_source(a, idx + e));
     }
+    if (i0 == 0) rs[0] = x_face_point(a, in, idx, 0, cs[0], yms[0], yps[0], zms[0], zps[0]);
+    if (i0 + W == nx)
+      rs[W - 1] = x_face_point(a, in, idx + W - 1, nx - 1, cs[W - 1], yms[W - 1], yps[W - 1],
+                               zms[W - 1], zps[W - 1]);
     *reinterpret_cast<V*>(out + idx) = r;
     zm = c;
     c = zp;
   }
 }
 
-// 3D faces: every point with a coordinate on a face, one thread each, through
-// heat_point_bc (the boundary rules). About 6/n of the points.
-// 32-bit index arithmetic where the grid allows: the divisions dominate.
+// 3D y and z faces (x faces are done by the interior kernels), one thread a
+// point, consecutive threads along x so rows are read whole, through
+// heat_point_bc (the boundary rules). 32-bit index arithmetic where the grid
+// allows: the divisions dominate.
 template <class T, class I>
 __global__ void __launch_bounds__(256) heat3d_faces(HeatArgs<T> a, const T* __restrict__ in,
                                                     T* __restrict__ out) {
   const I nx = I(a.n[0]), ny = I(a.n[1]), nz = I(a.n[2]);
   I t = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
-  I i, j, k;
-  const I nxs = nx - 2, nys = ny - 2;  // interior extents
-  if (t < 2 * ny * nz) {  // x faces: all j, k
-    i = (t % 2) ? nx - 1 : 0;
-    t /= 2;
-    j = t % ny;
-    k = t / ny;
-  } else if ((t -= 2 * ny * nz) < 2 * nxs * nz) {  // y faces, interior i
-    j = (t % 2) ? ny - 1 : 0;
-    t /= 2;
-    i = 1 + t % nxs;
-    k = t / nxs;
-  } else if ((t -= 2 * nxs * nz) < 2 * nxs * nys) {  // z faces, interior i and j
-    k = (t % 2) ? nz - 1 : 0;
-    t /= 2;
-    i = 1 + t % nxs;
-    j = 1 + t / nxs;
+  const I i = t % nx;
+  I r = t / nx;  // the row: (face, k) for y faces, then (face, j) for z faces
+  I j, k;
+  if (r < 2 * nz) {  // y faces: all k
+    j = (r % 2) ? ny - 1 : 0;
+    k = r / 2;
+  } else if ((r -= 2 * nz) < 2 * (ny - 2)) {  // z faces: interior j
+    k = (r % 2) ? nz - 1 : 0;
+    j = 1 + r / 2;
   } else {
     return;
   }
-  out[i + nx * (j + ny * k)] = heat_point_bc<3>(a, in, i, j, k);
+  out[i + nx * (j + ny * k)] = heat_point_bc<3>(a, in, std::int64_t(i), std::int64_t(j),
+                                                 std::int64_t(k));
 }
 
 template <class T>
@@ -179,7 +196,7 @@ template <class T>
 void launch_heat_step(const HeatArgs<T>& a, const T* in, T* out, cudaStream_t s) {
   if (a.ndim == 3) {
     const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
-    const std::int64_t faces = 2 * (ny * nz + (nx - 2) * nz + (nx - 2) * (ny - 2));
+    const std::int64_t faces = 2 * nx * (nz + ny - 2);  // y and z faces
     const bool small = nx * ny * nz < (std::int64_t(1) << 31);
     constexpr int W = Vec16<T>::n;
     // z planes per block: short chunks keep many blocks in flight; measured
@@ -187,16 +204,21 @@ void launch_heat_step(const HeatArgs<T>& a, const T* in, T* out, cudaStream_t s)
     const std::int64_t kc = std::min<std::int64_t>(sizeof(T) == 4 ? 4 : 8, nz - 2);
     if (small && nx % W == 0) {
       const dim3 g(blocks_for(nx / W, 32), blocks_for(ny - 2, 8), blocks_for(nz - 2, kc));
-      heat3d_interior_vec<T><<<g, dim3(32, 8), 0, s>>>(a, in, out, int(kc));
+      // Blocks per SM the register budget must allow: measured best on an H200
+      // at 512³ (float32: 6 → 40 registers; float64 needs 64 registers to keep
+      // its x-face path out of local memory, and 4 blocks ran fastest).
+      constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
+      heat3d_interior_vec<T, min_blocks><<<g, dim3(32, 8), 0, s>>>(a, in, out, int(kc));
     } else {
       const int kchunk = int(std::min<std::int64_t>(8, nz - 2));
-      const dim3 g(blocks_for(nx - 2, 32), blocks_for(ny - 2, 8), blocks_for(nz - 2, kchunk));
+      const dim3 g(blocks_for(nx, 32), blocks_for(ny - 2, 8), blocks_for(nz - 2, kchunk));
       if (small)
         heat3d_interior<T, int><<<g, dim3(32, 8), 0, s>>>(a, in, out, kchunk);
       else
         heat3d_interior<T, std::int64_t><<<g, dim3(32, 8), 0, s>>>(a, in, out, kchunk);
     }
-    // After the interior kernel, in the same stream: it rewrites the x faces.
+    // The faces kernel writes other points than the interior kernel: the two
+    // could overlap; in one stream they simply follow each other.
     if (small)
       heat3d_faces<T, int><<<blocks_for(faces, 256), 256, 0, s>>>(a, in, out);
     else
