@@ -18,6 +18,7 @@
 
 #include "io/case_schema.hpp"
 #include "io/expression.hpp"
+#include "io/output.hpp"
 
 namespace gf {
 
@@ -329,7 +330,30 @@ std::string unreadable(const fs::path& p) {
   return "";
 }
 
-void read_initial_file(const Value& v, const fs::path& base_dir, InitialSpec& init) {
+// The dataset must exist and hold one value per grid point, slowest axis
+// first ([nz][ny][nx]), as fields.h5 stores them.
+void check_initial_dataset(const Value& dataset, const InitialSpec& init, const Grid& g) {
+  std::vector<std::int64_t> shape;
+  try {
+    shape = io::h5_dataset_shape(init.path, init.dataset);
+  } catch (const IoError& e) {
+    dataset.fail(e.what());
+  }
+  std::vector<std::int64_t> want;
+  for (int a = g.ndim - 1; a >= 0; --a) want.push_back(g.n[a]);
+  if (shape != want) {
+    auto str = [](const std::vector<std::int64_t>& v) {
+      std::string s = "[";
+      for (std::size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
+      return s + "]";
+    };
+    dataset.fail(fmt::format("dataset '{}' has shape {}; the grid needs {} (slowest axis first)",
+                             init.dataset, str(shape), str(want)));
+  }
+}
+
+void read_initial_file(const Value& v, const fs::path& base_dir, const Grid& grid,
+                       InitialSpec& init) {
   const Map m = v.map(schema::kInitialFileKeys);
   const Value path = m.require("path");
   const Value dataset = m.require("dataset");
@@ -347,10 +371,11 @@ void read_initial_file(const Value& v, const fs::path& base_dir, InitialSpec& in
     path.fail(fmt::format("cannot read '{}': {}", p.string(), why));
   init.kind = InitialSpec::Kind::File;
   init.path = p.string();
+  check_initial_dataset(dataset, init, grid);
 }
 
 void read_initial(const Map& top, const Params& params, const fs::path& base_dir,
-                  InitialSpec& init) {
+                  const Grid& grid, InitialSpec& init) {
   if (!top.has("initial")) return;  // value 0
   const Map m = top.get("initial").map(schema::kInitialKeys);
   const std::vector<std::string> kinds = m.keys();
@@ -365,7 +390,7 @@ void read_initial(const Map& top, const Params& params, const fs::path& base_dir
     init.expr = v.expr();
     check_expression(init.expr, params);
   } else {
-    read_initial_file(v, base_dir, init);
+    read_initial_file(v, base_dir, grid, init);
   }
 }
 
@@ -640,7 +665,7 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
   const GridInput grid = read_grid(top, c.grid);
   c.boundary = read_boundary(top, c.parameters, c.grid);
   set_spacing(c.grid, grid);
-  read_initial(top, c.parameters, base_dir, c.initial);
+  read_initial(top, c.parameters, base_dir, c.grid, c.initial);
   const SolverInput solver = read_heat(top, c.parameters, c.grid, c.heat);
   read_output(top, c.name, c.output);
   c.resolved_yaml = emit_resolved(c, grid, solver);
