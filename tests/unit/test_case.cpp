@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/case.hpp"
+#include "io/output.hpp"
 
 namespace {
 
@@ -313,7 +314,16 @@ TEST_CASE("load_case reads a file and names the case after it", "[case]") {
 
 TEST_CASE("initial.file resolves against the case file's folder", "[case]") {
   const TempDir dir;
-  dir.write("u0.h5", "not checked here");
+  {  // a real 4 x 4 dataset at /steps/000000/u, saved as u0.h5
+    gf::Grid g;
+    g.ndim = 2;
+    g.n = {4, 4, 1};
+    const std::vector<double> v(16, 1.5);
+    gf::io::FieldSeriesWriter w({dir.path, "u0", g, gf::Precision::Float64, false, true, "test"});
+    w.write(0, 0.0, {{"u", v.data(), gf::Precision::Float64}});
+    w.finish();
+    std::filesystem::rename(dir.path / "fields.h5", dir.path / "u0.h5");
+  }
   const auto path = dir.write("c.yaml", R"Y(workload: heat
 grid: {dims: [4, 4]}
 initial:
@@ -328,7 +338,8 @@ heat: {alpha: 1, steps: 1}
 
   // load_case_text resolves against base_dir.
   const gf::Case t = gf::load_case_text(
-      "workload: heat\ngrid: {dims: [4]}\ninitial: {file: {path: u0.h5, dataset: u}}\n"
+      "workload: heat\ngrid: {dims: [4, 4]}\n"
+      "initial: {file: {path: u0.h5, dataset: /steps/000000/u}}\n"
       "heat: {alpha: 1, steps: 1}\n",
       "text.yaml", {}, dir.path.string());
   CHECK(t.initial.path == c.initial.path);
