@@ -102,7 +102,8 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     timing = run_heat<T>(c, *backend, opts);
   } catch (const Error& e) {
     info["end_time"] = now_iso8601();
-    info["status"] = std::string("failed: ") + e.what();
+    info["status"] = std::string(e.exit_code() == kExitInterrupted ? "interrupted: " : "failed: ") +
+                     e.what();
     io::write_json_atomic(out / "run.json", info);
     throw;
   }

@@ -10,6 +10,7 @@
 
 #include "app/commands.hpp"
 #include "app/common.hpp"
+#include "core/interrupt.hpp"
 #include "io/output.hpp"
 #include "kernels/device.hpp"
 #include "solvers/heat.hpp"
@@ -59,6 +60,7 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
   for (std::int64_t s : output_steps(c.heat.steps, c.output.every)) {
     cpu.advance(s - cpu.step());
     gpu.advance(s - gpu.step());
+    if (interrupt_requested()) throw InterruptedError("validate interrupted; nothing written");
     cpu.download(hc);
     gpu.download(hg);
     const Diff df = compare(hg, hc);

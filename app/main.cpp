@@ -10,6 +10,7 @@
 #include "app/commands.hpp"
 #include "app/common.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "gf_version.hpp"
 
 namespace {
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
 
   const bool quiet = (r->parsed() && run.quiet) || (v->parsed() && val.quiet);
   setup_logging(quiet);
+  gf::install_interrupt_handlers();
   try {
     if (r->parsed()) {
       run.command_line = joined_command_line(argc, argv);

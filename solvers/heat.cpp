@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/interrupt.hpp"
+
 #include "io/expression.hpp"
 #include "io/output.hpp"
 
@@ -111,7 +113,9 @@ void HeatSolver<T>::advance(std::int64_t n) {
   const std::int64_t last = case_.heat.steps;
   n = std::min(n, last - step_);
   const HeatArgs<T> regular = args_for(case_.heat.dt);
-  for (std::int64_t s = 0; s < n; ++s) {
+  // A Ctrl-C ends the advance after the step in progress (the driver then
+  // writes the state reached).
+  for (std::int64_t s = 0; s < n && !interrupt_requested(); ++s) {
     const bool final_short = step_ == last - 1 && case_.heat.last_dt != case_.heat.dt;
     const double dt = final_short ? case_.heat.last_dt : case_.heat.dt;
     backend_.heat_step(final_short ? args_for(dt) : regular, u_, u_next_);

@@ -19,7 +19,7 @@ class HeatSolver {
  public:
   HeatSolver(const Case& c, Backend<T>& backend);
 
-  // Advances n steps (never past the case's last step).
+  // Advances n steps (never past the case's last step), fewer when interrupted.
   void advance(std::int64_t n);
   std::int64_t step() const { return step_; }
   double time() const { return time_; }

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "io/output.hpp"
 #include "solvers/heat.hpp"
@@ -82,20 +83,23 @@ nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& op
     output_s += seconds_since(t_out);
   };
 
+  bool interrupted = false;
   while (true) {
     const bool is_output = next_out < outs.size() && outs[next_out] == solver.step();
     if (is_output) ++next_out;
-    if (is_output || solver.step() % check_every == 0 || solver.step() == total)
-      observe(is_output);
-    if (solver.step() >= total) break;
+    // Interrupted: the state reached is written as a final output.
+    interrupted = interrupt_requested();
+    if (is_output || interrupted || solver.step() % check_every == 0 || solver.step() == total)
+      observe(is_output || interrupted);
+    if (solver.step() >= total || interrupted) break;
     std::int64_t stop = std::min(total, (solver.step() / check_every + 1) * check_every);
     if (next_out < outs.size()) stop = std::min(stop, outs[next_out]);
-    const std::int64_t n = stop - solver.step();
+    const std::int64_t before = solver.step();
     timer->start();
-    solver.advance(n);
+    solver.advance(stop - before);
     const double ms = timer->stop_ms();
     compute_ms += ms;
-    chunks.push_back({ms, n});
+    chunks.push_back({ms, solver.step() - before});
   }
   progress.finish();
   series.finish();
@@ -110,7 +114,7 @@ nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& op
       {"device", backend.name()},
       {"precision", to_string(c.precision)},
       {"grid", std::vector<std::int64_t>(c.grid.n.begin(), c.grid.n.begin() + c.grid.ndim)},
-      {"steps", total},
+      {"steps", solver.step()},
       {"phases_s",
        {{"setup", setup_s},
         {"upload", solver.upload_ms() / 1e3},
@@ -125,6 +129,11 @@ nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& op
       {"device_memory_peak_bytes", backend.memory().peak_bytes()},
   };
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
+  if (interrupted)
+    throw InterruptedError(fmt::format("interrupted at step {} of {} (t = {:.6g}); the state "
+                                       "reached is written in {}",
+                                       solver.step(), total, solver.time(),
+                                       opts.out_dir.string()));
   return timing;
 }
 

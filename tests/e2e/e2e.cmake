@@ -54,3 +54,7 @@ gf_expect_error(validate_without_gpu 3 "validate compares the CPU with the GPU a
 add_test(NAME "e2e: dry-run writes nothing"
   COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DCASE=${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml
           -DOUT=${CMAKE_BINARY_DIR}/e2e_dry -P ${GF_E2E}/dry_run.cmake)
+
+add_test(NAME "e2e: SIGINT writes the state reached and exits 130"
+  COMMAND bash ${GF_E2E}/interrupt.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt)
