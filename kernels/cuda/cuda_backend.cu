@@ -25,7 +25,7 @@ std::string gib(std::size_t b) {
 
 class DeviceMemory final : public MemoryResource {
  public:
-  DeviceMemory(int device, std::string label) : device_(device), label_(std::move(label)) {}
+  explicit DeviceMemory(std::string label) : label_(std::move(label)) {}
   void* allocate(std::size_t bytes, const std::string& what) override {
     void* p = nullptr;
     cudaError_t err = cudaMalloc(&p, bytes ? bytes : 1);
@@ -47,8 +47,7 @@ class DeviceMemory final : public MemoryResource {
   bool host_accessible() const override { return false; }
 
  private:
-  int device_;
-  std::string label_;
+  std::string label_;  // "NVIDIA H200 (GPU 0)", for messages
 };
 
 class EventTimer final : public Timer {
@@ -79,7 +78,7 @@ template <class T>
 class CudaBackend final : public Backend<T> {
  public:
   explicit CudaBackend(int device)
-      : device_(device), label_(label_for(device)), mem_(device, label_) {
+      : label_(label_for(device)), mem_(label_) {
     GF_CUDA_CHECK(cudaSetDevice(device));
     GF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     GF_CUDA_CHECK(cudaMallocHost(&stats_host_, sizeof(StatsAcc)));
@@ -150,7 +149,6 @@ class CudaBackend final : public Backend<T> {
     return scratch_;
   }
 
-  int device_;
   std::string label_;
   DeviceMemory mem_;
   cudaStream_t stream_{};
