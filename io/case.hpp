@@ -56,6 +56,27 @@ struct HeatSpec {
   Expr source;             // "0" when absent
 };
 
+// One point of a stencil: an offset (dx, dy, dz; 0 on axes the grid lacks)
+// and its weight.
+struct StencilPoint {
+  int d[3] = {0, 0, 0};
+  double w = 0;
+};
+
+// The generic stencil workload: uⁿ⁺¹ = uⁿ + coeff·Σ wₖ uⁿ(x+oₖ) (update) or
+// uⁿ⁺¹ = Σ wₖ uⁿ(x+oₖ) (replace). Presets are expanded into points here, with
+// their 1/h² scaling (they are discrete Laplacians); user points are taken as
+// written.
+struct StencilSpec {
+  enum class Form { Update, Replace };
+  std::string preset;               // "" for user points
+  std::vector<StencilPoint> points;  // resolved, never empty
+  Form form = Form::Update;
+  double coeff = 1.0;
+  std::int64_t steps = 0;
+  int radius = 0;                    // largest |offset| over all points and axes
+};
+
 struct OutputSpec {
   std::string dir;             // default out/<name>
   std::int64_t every = 0;      // 0: final state only
@@ -74,7 +95,8 @@ struct Case {
   Grid grid;
   std::array<FaceBc, kFaces> boundary;  // x- x+ y- y+ z- z+ (only 2·ndim used)
   InitialSpec initial;
-  HeatSpec heat;
+  HeatSpec heat;        // workload heat
+  StencilSpec stencil;  // workload stencil
   OutputSpec output;
   std::string resolved_yaml;  // the resolved case (defaults filled) as YAML text
 };
