@@ -35,8 +35,11 @@ if(CMAKE_SCRIPT_MODE_FILE)
   endif()
 
   # --range: any finite value passes; NaN or Inf at the last step fails.
+  # xvfb-run -a searches for a free display from -n on; a random start keeps
+  # two test runs at the same moment (two build trees) off the same display.
+  string(RANDOM LENGTH 3 ALPHABET 123456789 display)
   execute_process(
-    COMMAND "${XVFB_RUN}" -a "${PVBATCH}" "${SCRIPT}"
+    COMMAND "${XVFB_RUN}" -a -n ${display} "${PVBATCH}" "${SCRIPT}"
             --pvd "${pvds}" --xdmf "${run_dir}/fields.xdmf" --array "${ARRAY}"
             --steps ${steps} --range -1e300 1e300
             --screenshot "${run_dir}/paraview_check.png"
