@@ -12,7 +12,7 @@
 #include "gf_version.hpp"
 #include "io/output.hpp"
 #include "kernels/device.hpp"
-#include "solvers/heat.hpp"
+#include "solvers/stepper.hpp"
 #include "solvers/run.hpp"
 
 namespace gf::app {
@@ -29,7 +29,7 @@ struct MemoryCheck {
 template <class T>
 MemoryCheck check_memory(const Case& c, const DeviceChoice& d) {
   MemoryCheck m;
-  m.needed = HeatSolver<T>::memory_needed(c);
+  m.needed = stepper_memory_needed<T>(c);
   if (d.gpu >= 0) {
     const GpuInfo& g = cuda_status().gpus.at(d.gpu);
     m.available = g.memory_free;
@@ -77,7 +77,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     std::cout << fmt::format("# device: {} ({})\n", d.gpu < 0 ? "cpu" : mem.where, d.why);
     std::cout << fmt::format("# memory: needs {} on {}; {} free\n", human_bytes(double(mem.needed)),
                              mem.where, human_bytes(double(mem.available)));
-    std::cout << "# " << stability_line(c) << "\n";
+    if (c.workload == Workload::Heat) std::cout << "# " << stability_line(c) << "\n";
     if (mem.needed > mem.available) require_memory(c, mem);
     return kExitOk;
   }
@@ -86,7 +86,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   spdlog::info("gridforge {}: case {} ({}, {} {}), device {} [{}]", GF_VERSION, c.name,
                to_string(c.workload), c.grid.shape_str(), to_string(c.precision),
                backend->name(), d.why);
-  spdlog::info("{}", stability_line(c));
+  if (c.workload == Workload::Heat) spdlog::info("{}", stability_line(c));
 
   const fs::path out = c.output.dir;
   std::error_code ec;
@@ -99,7 +99,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   RunOptions opts{out, !a.quiet, GF_VERSION};
   nlohmann::json timing;
   try {
-    timing = run_heat<T>(c, *backend, opts);
+    timing = run_case<T>(c, *backend, opts);
   } catch (const Error& e) {
     info["end_time"] = now_iso8601();
     info["status"] = std::string(e.exit_code() == kExitInterrupted ? "interrupted: " : "failed: ") +
@@ -114,7 +114,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   const double compute = timing["phases_s"]["compute"];
   spdlog::info("done: {} steps in {:.3f} s compute ({:.3g} Gpts/s, {:.4g} GB/s effective), "
                "{:.3f} s total; output in {}",
-               c.heat.steps, compute, double(timing["points_per_s"]) / 1e9,
+               timing["steps"].get<std::int64_t>(), compute, double(timing["points_per_s"]) / 1e9,
                double(timing["effective_GBps"]), double(timing["phases_s"]["total"]),
                out.string());
   if (a.json) {

@@ -13,7 +13,7 @@
 #include "core/interrupt.hpp"
 #include "io/output.hpp"
 #include "kernels/device.hpp"
-#include "solvers/heat.hpp"
+#include "solvers/stepper.hpp"
 
 namespace gf::app {
 
@@ -48,21 +48,26 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
   const double atol = a.atol.value_or(0.0);
   auto cpu_be = make_cpu_backend<T>();
   auto gpu_be = make_backend<T>(d);
+  const auto cpu_s = make_stepper<T>(c, *cpu_be);
+  const auto gpu_s = make_stepper<T>(c, *gpu_be);
+  Stepper<T>& cpu = *cpu_s;
+  Stepper<T>& gpu = *gpu_s;
   spdlog::info("validate {}: {} {} {} steps, cpu vs {}; pass when rel-L2 <= {:g} or max-abs <= {:g}",
-               c.name, c.grid.shape_str(), to_string(c.precision), c.heat.steps, gpu_be->name(),
-               rtol, atol);
-  HeatSolver<T> cpu(c, *cpu_be), gpu(c, *gpu_be);
+               c.name, c.grid.shape_str(), to_string(c.precision), cpu.total_steps(),
+               gpu_be->name(), rtol, atol);
   std::vector<T> hc, hg;
   nlohmann::json rows = nlohmann::json::array();
   bool all_pass = true;
   std::cout << fmt::format("{:<6} {:>8} {:>12} {:>12} {:>12}  {}\n", "field", "step", "time",
                            "max_abs", "rel_l2", "result");
-  for (std::int64_t s : output_steps(c.heat.steps, c.output.every)) {
+  for (std::int64_t s : output_steps(cpu.total_steps(), c.output.every)) {
     cpu.advance(s - cpu.step());
     gpu.advance(s - gpu.step());
     if (interrupt_requested()) throw InterruptedError("validate interrupted; nothing written");
-    cpu.download(hc);
-    gpu.download(hg);
+    hc.resize(cpu.field().size());
+    hg.resize(gpu.field().size());
+    cpu_be->download(cpu.field(), hc.data());
+    gpu_be->download(gpu.field(), hg.data());
     const Diff df = compare(hg, hc);
     const bool pass = df.rel_l2 <= rtol || df.max_abs <= atol;
     all_pass = all_pass && pass;
@@ -95,6 +100,7 @@ int cmd_validate(const ValidateArgs& a) {
     c.heat.steps = *a.steps;
     c.heat.use_t_end = false;
     c.heat.last_dt = c.heat.dt;
+    c.stencil.steps = *a.steps;
   }
   // validate compares against the GPU, so it needs one whatever the case says.
   if (!cuda_status().why_unusable.empty())

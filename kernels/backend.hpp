@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "grid/field.hpp"
 #include "kernels/ops/heat.hpp"
+#include "kernels/ops/stencil.hpp"
 
 namespace gf {
 
@@ -40,6 +42,12 @@ class Backend {
 
   // One explicit heat step: out = FTCS(in) at every point (Dirichlet points copied).
   virtual void heat_step(const HeatArgs<T>& args, const Field<T>& in, Field<T>& out) = 0;
+  // The stencil's taps (at most kMaxStencilTaps), kept by the backend (in
+  // constant memory on the GPU) for the apply_stencil calls that follow.
+  virtual void set_stencil_taps(const std::vector<StencilTap<T>>& taps) = 0;
+  // One stencil step: out = stencil(in) at every point (Dirichlet points copied).
+  virtual void apply_stencil(const StencilArgs<T>& args, const Field<T>& in, Field<T>& out) = 0;
+
   // min, max, mean and count of non-finite values, in one pass.
   virtual FieldStats stats(const Field<T>& f) = 0;
 };

@@ -5,63 +5,8 @@
 #include "core/interrupt.hpp"
 
 #include "io/expression.hpp"
-#include "io/output.hpp"
 
 namespace gf {
-
-namespace {
-
-// Points of face f (x- x+ y- y+ z- z+) as (i, j, k) ranges.
-void for_each_face_point(const Grid& g, int f, auto&& fn) {
-  const int axis = f / 2;
-  std::int64_t lo[3] = {0, 0, 0}, hi[3] = {g.n[0], g.n[1], g.n[2]};
-  lo[axis] = (f % 2 == 0) ? 0 : g.n[axis] - 1;
-  hi[axis] = lo[axis] + 1;
-  for (std::int64_t k = lo[2]; k < hi[2]; ++k)
-    for (std::int64_t j = lo[1]; j < hi[1]; ++j)
-      for (std::int64_t i = lo[0]; i < hi[0]; ++i) fn(i, j, k);
-}
-
-template <class T>
-void fill_initial(const Case& c, std::vector<T>& u) {
-  const InitialSpec& in = c.initial;
-  switch (in.kind) {
-    case InitialSpec::Kind::Value:
-      std::fill(u.begin(), u.end(), static_cast<T>(in.value));
-      break;
-    case InitialSpec::Kind::Expr:
-      sample_expression<T>(in.expr, c.parameters, c.grid, u.data());
-      break;
-    case InitialSpec::Kind::File: {
-      const std::vector<double> v = io::h5_read_dataset(in.path, in.dataset);
-      if (v.size() != u.size())
-        throw CaseError(SourceLoc{c.file}, "initial.file.dataset",
-                        "dataset '" + in.dataset + "' in '" + in.path + "' has " +
-                            std::to_string(v.size()) + " values; the grid has " +
-                            std::to_string(u.size()));
-      std::transform(v.begin(), v.end(), u.begin(), [](double d) { return static_cast<T>(d); });
-      break;
-    }
-  }
-}
-
-}  // namespace
-
-template <class T>
-std::vector<T> heat_initial_state(const Case& c) {
-  const Grid& g = c.grid;
-  std::vector<T> u(static_cast<std::size_t>(g.size()));
-  fill_initial(c, u);
-  for (int f = 0; f < 2 * g.ndim; ++f) {
-    const FaceBc& bc = c.boundary[f];
-    if (bc.type != BcType::Dirichlet) continue;
-    Expression value(bc.value, c.parameters);
-    for_each_face_point(g, f, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
-      u[g.index(i, j, k)] = static_cast<T>(value(g.coord(0, i), g.coord(1, j), g.coord(2, k)));
-    });
-  }
-  return u;
-}
 
 template <class T>
 HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
@@ -79,7 +24,7 @@ HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
     source_ = backend.make_field(g, "the source s(x)");
     backend.upload(s.data(), source_);
   }
-  const std::vector<T> u0 = heat_initial_state<T>(c);
+  const std::vector<T> u0 = initial_state<T>(c);
   auto timer = backend.make_timer();
   timer->start();
   backend.upload(u0.data(), u_);
@@ -139,16 +84,6 @@ std::size_t HeatSolver<T>::memory_needed(const Case& c) {
   return (src.is_constant() ? 2 : 3) * field + (1u << 20);  // + reduction scratch
 }
 
-std::vector<std::int64_t> output_steps(std::int64_t total, std::int64_t every) {
-  std::vector<std::int64_t> s;
-  if (every > 0)
-    for (std::int64_t k = 0; k < total; k += every) s.push_back(k);
-  s.push_back(total);
-  return s;
-}
-
-template std::vector<float> heat_initial_state<float>(const Case&);
-template std::vector<double> heat_initial_state<double>(const Case&);
 template class HeatSolver<float>;
 template class HeatSolver<double>;
 

@@ -9,8 +9,8 @@
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "io/output.hpp"
-#include "solvers/heat.hpp"
 #include "solvers/run.hpp"
+#include "solvers/stepper.hpp"
 
 namespace gf {
 
@@ -40,9 +40,10 @@ nlohmann::json per_step_stats(std::vector<Chunk> chunks) {
 }  // namespace
 
 template <class T>
-nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& opts) {
+nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& opts) {
   const auto t_start = Clock::now();
-  HeatSolver<T> solver(c, backend);
+  const std::unique_ptr<Stepper<T>> stepper = make_stepper<T>(c, backend);
+  Stepper<T>& solver = *stepper;
   const double setup_s = seconds_since(t_start) - solver.upload_ms() / 1e3;
 
   io::SeriesSpec spec{opts.out_dir, c.name,           c.grid,
@@ -51,7 +52,7 @@ nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& op
   io::FieldSeriesWriter series(spec);
   io::CsvLog log(opts.out_dir / "log.csv", {"step", "time", "wall_s", "min", "max", "mean"});
 
-  const std::int64_t total = c.heat.steps;
+  const std::int64_t total = solver.total_steps();
   const std::vector<std::int64_t> outs = output_steps(total, c.output.every);
   const std::int64_t check_every = std::max<std::int64_t>(1, total / 100);
   std::vector<Chunk> chunks;
@@ -62,7 +63,7 @@ nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& op
   std::size_t next_out = 0;
 
   auto observe = [&](bool is_output) {
-    const FieldStats st = solver.stats();
+    const FieldStats st = backend.stats(solver.field());
     log.row({double(solver.step()), solver.time(), seconds_since(t_start), st.min, st.max,
              st.mean});
     if (st.nonfinite > 0) {
@@ -75,7 +76,8 @@ nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& op
     progress.update(solver.step(), fmt::format("u in [{:.4g}, {:.4g}]", st.min, st.max));
     if (!is_output) return;
     timer->start();
-    solver.download(host);
+    host.resize(solver.field().size());
+    backend.download(solver.field(), host.data());
     download_ms += timer->stop_ms();
     const auto t_out = Clock::now();
     series.write(solver.step(), solver.time(), {{"u", host.data(), c.precision}});
@@ -110,7 +112,7 @@ nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& op
   const double pts = double(c.grid.size());
   nlohmann::json timing = {
       {"case", c.name},
-      {"workload", "heat"},
+      {"workload", to_string(c.workload)},
       {"device", backend.name()},
       {"precision", to_string(c.precision)},
       {"grid", std::vector<std::int64_t>(c.grid.n.begin(), c.grid.n.begin() + c.grid.ndim)},
@@ -137,8 +139,8 @@ nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& op
   return timing;
 }
 
-template nlohmann::json run_heat<float>(const Case&, Backend<float>&, const RunOptions&);
-template nlohmann::json run_heat<double>(const Case&, Backend<double>&, const RunOptions&);
+template nlohmann::json run_case<float>(const Case&, Backend<float>&, const RunOptions&);
+template nlohmann::json run_case<double>(const Case&, Backend<double>&, const RunOptions&);
 
 }  // namespace gf
 

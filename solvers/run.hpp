@@ -21,6 +21,6 @@ struct RunOptions {
 // the field series and timing.json into opts.out_dir. Throws SolverError on
 // divergence (the outputs written so far are kept).
 template <class T>
-nlohmann::json run_heat(const Case& c, Backend<T>& backend, const RunOptions& opts);
+nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& opts);
 
 }  // namespace gf

@@ -57,6 +57,16 @@ void heat_step_cpu(const HeatArgs<T>& a, const T* in, T* out) {
         out[i + nx * (j + ny * k)] = heat_point_bc<D>(a, in, i, j, k);
 }
 
+template <int D, class T>
+void stencil_cpu(const StencilArgs<T>& a, const StencilTap<T>* taps, const T* in, T* out) {
+  const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t k = 0; k < nz; ++k)
+    for (std::int64_t j = 0; j < ny; ++j)
+      for (std::int64_t i = 0; i < nx; ++i)
+        out[i + nx * (j + ny * k)] = stencil_point_bc<D>(a, taps, in, i, j, k);
+}
+
 template <class T>
 class CpuBackend final : public Backend<T> {
  public:
@@ -80,6 +90,15 @@ class CpuBackend final : public Backend<T> {
       case 1: heat_step_cpu<1>(a, in.data(), out.data()); break;
       case 2: heat_step_cpu<2>(a, in.data(), out.data()); break;
       default: heat_step_cpu<3>(a, in.data(), out.data()); break;
+    }
+  }
+
+  void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override { taps_ = taps; }
+  void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    switch (a.ndim) {
+      case 1: stencil_cpu<1>(a, taps_.data(), in.data(), out.data()); break;
+      case 2: stencil_cpu<2>(a, taps_.data(), in.data(), out.data()); break;
+      default: stencil_cpu<3>(a, taps_.data(), in.data(), out.data()); break;
     }
   }
 
@@ -109,6 +128,7 @@ class CpuBackend final : public Backend<T> {
 
  private:
   HostMemory mem_;
+  std::vector<StencilTap<T>> taps_;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/heat_kernels.cuh"
+#include "kernels/cuda/stencil_kernels.cuh"
 #include "kernels/device.hpp"
 #include "kernels/ops/stats.hpp"
 
@@ -106,6 +107,14 @@ class CudaBackend final : public Backend<T> {
 
   void heat_step(const HeatArgs<T>& a, const Field<T>& in, Field<T>& out) override {
     launch_heat_step(a, in.data(), out.data(), stream_);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
+    upload_stencil_taps(taps, stream_);
+  }
+  void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    launch_stencil(a, in.data(), out.data(), stream_);
     GF_CUDA_CHECK_LAUNCH();
   }
 

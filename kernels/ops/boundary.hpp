@@ -35,6 +35,37 @@ GF_HD T neighbour(const T* u, std::int64_t idx, std::int64_t i, std::int64_t n,
   return u[idx - stride] + bc.ghost_hi;
 }
 
+// Value at grid position (p0, p1, p2), where a coordinate may lie up to a few
+// points beyond its axis' ends, by the axis rules, applied axis by axis from A
+// on: a periodic axis wraps; beyond a Neumann face the value mirrors with the
+// gradient, u(−k) = u(k) + k·(2h·g); beyond a Dirichlet face it reflects oddly
+// about the boundary value, u(−k) = 2·u_b − u(k). For k = 1 the Neumann rule
+// is neighbour()'s. Used by stencils wider than one point.
+template <int A, int D, class T>
+GF_HD T value_at(const T* u, const std::int64_t* n, const AxisBc<T>* bc, std::int64_t p0,
+                 std::int64_t p1, std::int64_t p2) {
+  if constexpr (A == D) {
+    return u[p0 + n[0] * (p1 + n[1] * p2)];
+  } else {
+    std::int64_t p[3] = {p0, p1, p2};
+    const std::int64_t q = p[A], nn = n[A];
+    if (q >= 0 && q < nn) return value_at<A + 1, D>(u, n, bc, p0, p1, p2);
+    const bool lo = q < 0;
+    const BcType t = lo ? bc[A].lo : bc[A].hi;
+    if (t == BcType::Periodic) {
+      p[A] = lo ? q + nn : q - nn;
+      return value_at<A + 1, D>(u, n, bc, p[0], p[1], p[2]);
+    }
+    const std::int64_t k = lo ? -q : q - (nn - 1);  // how far beyond the face
+    p[A] = lo ? k : nn - 1 - k;
+    const T mirrored = value_at<A + 1, D>(u, n, bc, p[0], p[1], p[2]);
+    if (t == BcType::Neumann) return mirrored + T(k) * (lo ? bc[A].ghost_lo : bc[A].ghost_hi);
+    p[A] = lo ? 0 : nn - 1;
+    const T wall = value_at<A + 1, D>(u, n, bc, p[0], p[1], p[2]);
+    return (wall + wall) - mirrored;
+  }
+}
+
 // True when point i of an axis lies on a Dirichlet face of that axis.
 template <class T>
 GF_HD bool on_dirichlet(std::int64_t i, std::int64_t n, const AxisBc<T>& bc) {

@@ -8,7 +8,7 @@
 
 #include "io/case.hpp"
 #include "io/output.hpp"
-#include "solvers/heat.hpp"
+#include "solvers/stepper.hpp"
 
 using namespace gf;
 namespace fs = std::filesystem;
@@ -44,7 +44,7 @@ TEST_CASE("initial.file reads the dataset a run wrote, point for point", "[initi
   const auto v = write_fields(dir, 13, 7);
   const Case c = load_case_text(case_text(13, 7, "/steps/000000/u"), "init.yaml", {}, dir.string());
   REQUIRE(c.initial.kind == InitialSpec::Kind::File);
-  const auto u = heat_initial_state<double>(c);
+  const auto u = initial_state<double>(c);
   REQUIRE(u.size() == v.size());
   for (std::size_t k = 0; k < v.size(); ++k) CHECK(u[k] == v[k]);
   fs::remove_all(dir);

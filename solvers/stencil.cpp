@@ -1,0 +1,78 @@
+#include "solvers/stencil.hpp"
+
+#include "core/interrupt.hpp"
+
+namespace gf {
+
+template <class T>
+std::vector<StencilTap<T>> stencil_taps(const Case& c) {
+  const Grid& g = c.grid;
+  std::vector<StencilTap<T>> taps;
+  for (const StencilPoint& p : c.stencil.points) {
+    StencilTap<T> t{};
+    for (int a = 0; a < 3; ++a) t.d[a] = p.d[a];
+    t.w = static_cast<T>(p.w);
+    t.lin = p.d[0] + g.n[0] * (std::int64_t(p.d[1]) + g.n[1] * std::int64_t(p.d[2]));
+    taps.push_back(t);
+  }
+  return taps;
+}
+
+template <class T>
+StencilArgs<T> stencil_args(const Case& c) {
+  const Grid& g = c.grid;
+  StencilArgs<T> a;
+  a.ndim = g.ndim;
+  for (int ax = 0; ax < 3; ++ax) {
+    a.n[ax] = g.n[ax];
+    if (ax >= g.ndim) continue;
+    const FaceBc& lo = c.boundary[2 * ax];
+    const FaceBc& hi = c.boundary[2 * ax + 1];
+    a.bc[ax].lo = lo.type;
+    a.bc[ax].hi = hi.type;
+    a.bc[ax].ghost_lo = static_cast<T>(2.0 * g.h[ax] * lo.gradient);
+    a.bc[ax].ghost_hi = static_cast<T>(2.0 * g.h[ax] * hi.gradient);
+  }
+  a.ntaps = static_cast<int>(c.stencil.points.size());
+  a.radius = c.stencil.radius;
+  a.update = c.stencil.form == StencilSpec::Form::Update;
+  a.coeff = static_cast<T>(c.stencil.coeff);
+  return a;
+}
+
+template <class T>
+StencilSolver<T>::StencilSolver(const Case& c, Backend<T>& backend)
+    : case_(c), backend_(backend), args_(stencil_args<T>(c)) {
+  u_ = backend.make_field(c.grid, "the field u");
+  u_next_ = backend.make_field(c.grid, "the next step of u");
+  backend.set_stencil_taps(stencil_taps<T>(c));
+  const std::vector<T> u0 = initial_state<T>(c);
+  auto timer = backend.make_timer();
+  timer->start();
+  backend.upload(u0.data(), u_);
+  upload_ms_ = timer->stop_ms();
+}
+
+template <class T>
+void StencilSolver<T>::advance(std::int64_t n) {
+  n = std::min(n, case_.stencil.steps - step_);
+  for (std::int64_t s = 0; s < n && !interrupt_requested(); ++s) {
+    backend_.apply_stencil(args_, u_, u_next_);
+    u_.swap(u_next_);
+    ++step_;
+  }
+}
+
+template <class T>
+std::size_t StencilSolver<T>::memory_needed(const Case& c) {
+  return 2 * static_cast<std::size_t>(c.grid.size()) * sizeof(T) + (1u << 20);
+}
+
+template std::vector<StencilTap<float>> stencil_taps<float>(const Case&);
+template std::vector<StencilTap<double>> stencil_taps<double>(const Case&);
+template StencilArgs<float> stencil_args<float>(const Case&);
+template StencilArgs<double> stencil_args<double>(const Case&);
+template class StencilSolver<float>;
+template class StencilSolver<double>;
+
+}  // namespace gf

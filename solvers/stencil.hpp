@@ -1,0 +1,37 @@
+// The generic stencil workload: uⁿ⁺¹ = uⁿ + coeff·Σ wₖ uⁿ(x+oₖ) or Σ wₖ uⁿ(x+oₖ),
+// written once against Backend<T>.
+#pragma once
+#include "solvers/stepper.hpp"
+
+namespace gf {
+
+// The case's stencil as backend taps (weights in T, linear offsets on the grid).
+template <class T>
+std::vector<StencilTap<T>> stencil_taps(const Case& c);
+template <class T>
+StencilArgs<T> stencil_args(const Case& c);
+
+template <class T>
+class StencilSolver final : public Stepper<T> {
+ public:
+  StencilSolver(const Case& c, Backend<T>& backend);
+
+  void advance(std::int64_t n) override;
+  std::int64_t step() const override { return step_; }
+  double time() const override { return double(step_); }
+  std::int64_t total_steps() const override { return case_.stencil.steps; }
+  const Field<T>& field() const override { return u_; }
+  double upload_ms() const override { return upload_ms_; }
+  std::size_t bytes_per_step() const override { return 2 * u_.bytes(); }
+  static std::size_t memory_needed(const Case& c);
+
+ private:
+  const Case& case_;
+  Backend<T>& backend_;
+  StencilArgs<T> args_;
+  Field<T> u_, u_next_;
+  std::int64_t step_ = 0;
+  double upload_ms_ = 0;
+};
+
+}  // namespace gf

@@ -1,0 +1,94 @@
+#include "solvers/stepper.hpp"
+
+#include <algorithm>
+
+#include "io/expression.hpp"
+#include "io/output.hpp"
+#include "solvers/heat.hpp"
+#include "solvers/stencil.hpp"
+
+namespace gf {
+
+namespace {
+
+// Points of face f (x- x+ y- y+ z- z+) as (i, j, k) ranges.
+void for_each_face_point(const Grid& g, int f, auto&& fn) {
+  const int axis = f / 2;
+  std::int64_t lo[3] = {0, 0, 0}, hi[3] = {g.n[0], g.n[1], g.n[2]};
+  lo[axis] = (f % 2 == 0) ? 0 : g.n[axis] - 1;
+  hi[axis] = lo[axis] + 1;
+  for (std::int64_t k = lo[2]; k < hi[2]; ++k)
+    for (std::int64_t j = lo[1]; j < hi[1]; ++j)
+      for (std::int64_t i = lo[0]; i < hi[0]; ++i) fn(i, j, k);
+}
+
+template <class T>
+void fill_initial(const Case& c, std::vector<T>& u) {
+  const InitialSpec& in = c.initial;
+  switch (in.kind) {
+    case InitialSpec::Kind::Value:
+      std::fill(u.begin(), u.end(), static_cast<T>(in.value));
+      break;
+    case InitialSpec::Kind::Expr:
+      sample_expression<T>(in.expr, c.parameters, c.grid, u.data());
+      break;
+    case InitialSpec::Kind::File: {
+      const std::vector<double> v = io::h5_read_dataset(in.path, in.dataset);
+      if (v.size() != u.size())
+        throw CaseError(SourceLoc{c.file}, "initial.file.dataset",
+                        "dataset '" + in.dataset + "' in '" + in.path + "' has " +
+                            std::to_string(v.size()) + " values; the grid has " +
+                            std::to_string(u.size()));
+      std::transform(v.begin(), v.end(), u.begin(), [](double d) { return static_cast<T>(d); });
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+std::vector<T> initial_state(const Case& c) {
+  const Grid& g = c.grid;
+  std::vector<T> u(static_cast<std::size_t>(g.size()));
+  fill_initial(c, u);
+  for (int f = 0; f < 2 * g.ndim; ++f) {
+    const FaceBc& bc = c.boundary[f];
+    if (bc.type != BcType::Dirichlet) continue;
+    Expression value(bc.value, c.parameters);
+    for_each_face_point(g, f, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+      u[g.index(i, j, k)] = static_cast<T>(value(g.coord(0, i), g.coord(1, j), g.coord(2, k)));
+    });
+  }
+  return u;
+}
+
+
+std::vector<std::int64_t> output_steps(std::int64_t total, std::int64_t every) {
+  std::vector<std::int64_t> s;
+  if (every > 0)
+    for (std::int64_t k = 0; k < total; k += every) s.push_back(k);
+  s.push_back(total);
+  return s;
+}
+
+template <class T>
+std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend) {
+  if (c.workload == Workload::Stencil) return std::make_unique<StencilSolver<T>>(c, backend);
+  return std::make_unique<HeatSolver<T>>(c, backend);
+}
+
+template <class T>
+std::size_t stepper_memory_needed(const Case& c) {
+  if (c.workload == Workload::Stencil) return StencilSolver<T>::memory_needed(c);
+  return HeatSolver<T>::memory_needed(c);
+}
+
+template std::vector<float> initial_state<float>(const Case&);
+template std::vector<double> initial_state<double>(const Case&);
+template std::unique_ptr<Stepper<float>> make_stepper<float>(const Case&, Backend<float>&);
+template std::unique_ptr<Stepper<double>> make_stepper<double>(const Case&, Backend<double>&);
+template std::size_t stepper_memory_needed<float>(const Case&);
+template std::size_t stepper_memory_needed<double>(const Case&);
+
+}  // namespace gf

@@ -1,0 +1,46 @@
+// What the run driver and validate need from a time-stepping workload (heat,
+// stencil): written once, against Backend<T>.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "io/case.hpp"
+#include "kernels/backend.hpp"
+
+namespace gf {
+
+template <class T>
+class Stepper {
+ public:
+  virtual ~Stepper() = default;
+  // Advances n steps (never past the last step), fewer when interrupted.
+  virtual void advance(std::int64_t n) = 0;
+  virtual std::int64_t step() const = 0;
+  virtual double time() const = 0;  // simulation time (the step number for stencils)
+  virtual std::int64_t total_steps() const = 0;
+  virtual const Field<T>& field() const = 0;
+  // Bytes one step must move (each field read or written once: T_eff).
+  virtual std::size_t bytes_per_step() const = 0;
+  virtual double upload_ms() const = 0;
+};
+
+// The stepper of the case's workload, initial state uploaded.
+template <class T>
+std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend);
+
+// Device memory a run of this case needs (fields + scratch), in bytes.
+template <class T>
+std::size_t stepper_memory_needed(const Case& c);
+
+// The initial state on the host: the initial condition, with the Dirichlet
+// values written onto their faces (faces in the order x- x+ y- y+ z- z+, so
+// where two Dirichlet faces meet the later one's value stands).
+template <class T>
+std::vector<T> initial_state(const Case& c);
+
+// The steps at which a run writes its fields: 0, every, 2·every, ... and the
+// last step (only the last when every is 0).
+std::vector<std::int64_t> output_steps(std::int64_t total_steps, std::int64_t every);
+
+}  // namespace gf
