@@ -611,7 +611,8 @@ StencilPoint read_point(const Value& v, const Grid& g) {
 
 std::vector<StencilPoint> user_points(const Value& v, const Grid& g) {
   if (!v.node().IsSequence() || v.node().size() == 0)
-    v.fail("expected a non-empty list of points [dx, dy, dz, w], got " + v.describe());
+    v.fail("expected a non-empty list of points [dx, dy, dz, w], got " +
+           (v.node().IsSequence() ? std::string("an empty list") : v.describe()));
   std::vector<StencilPoint> pts;
   for (const Value& item : v.list()) {
     const StencilPoint p = read_point(item, g);
