@@ -2,6 +2,7 @@
 // the case grid, user points with their radius, defaults, overrides, the
 // resolved YAML, and every fault with its file:line:col.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -316,4 +317,30 @@ TEST_CASE("boundary, initial and output of a stencil case read as for heat", "[s
   CHECK(c.output.every == 5);
   CHECK_FALSE(c.output.vtk);
   CHECK(c.output.dir == "out/case");
+}
+
+TEST_CASE("the stencil cases in cases/ load", "[stencil-case]") {
+  const std::string dir = std::string(GF_SOURCE_DIR) + "/cases/";
+  const gf::Case star9 = gf::load_case(dir + "stencil2d_star9.yaml");
+  CHECK(star9.name == "stencil2d-star9");
+  CHECK(star9.stencil.preset == "star9");
+  CHECK(star9.grid.periodic[0]);
+  CHECK(star9.grid.periodic[1]);
+  const gf::Case box27 = gf::load_case(dir + "stencil3d_box27.yaml");
+  CHECK(box27.name == "stencil3d-box27");
+  CHECK(box27.stencil.points.size() == 27);
+  CHECK(box27.boundary[0].type == gf::BcType::Dirichlet);
+  CHECK(box27.boundary[2].type == gf::BcType::Neumann);
+  const gf::Case custom = gf::load_case(dir + "stencil3d_custom.yaml");
+  CHECK(custom.name == "stencil3d-custom");
+  CHECK(custom.stencil.radius == 3);
+  CHECK(custom.stencil.form == StencilSpec::Form::Replace);
+  CHECK(weight_sum(custom.stencil) == Approx(1));
+  // Explicit diffusion with a preset is stable for coeff·Σ|w| ≤ 2; the cases
+  // keep well inside it.
+  for (const gf::Case* c : {&star9, &box27}) {
+    double abs_sum = 0;
+    for (const StencilPoint& p : c->stencil.points) abs_sum += std::abs(p.w);
+    CHECK(c->stencil.coeff * abs_sum < 0.5);
+  }
 }
