@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "io/case_schema.hpp"
 #include "io/expression.hpp"
@@ -151,18 +153,27 @@ std::string read_name(const Map& top, const std::string& label) {
   return s;
 }
 
+// "a, b and c"
+std::string and_list(schema::Keys words) {
+  std::string s;
+  for (std::size_t i = 0; i < words.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + std::string(words[i]);
+  return s;
+}
+
 Workload read_workload(const Map& top) {
   const Value v = top.require("workload");
   const std::string w = v.choice(schema::kWorkloads);
-  if (w != "heat")
-    v.fail(
-        fmt::format("workload '{}' is not available in this version of gridforge (heat only)", w));
-  return Workload::Heat;
+  const auto& ok = schema::kAvailableWorkloads;
+  if (std::find(std::begin(ok), std::end(ok), w) == std::end(ok))
+    v.fail(fmt::format("workload '{}' is not available in this version of gridforge ({} only)", w,
+                       and_list(ok)));
+  return w == "stencil" ? Workload::Stencil : Workload::Heat;
 }
 
-// Sections of SPEC §3 that exist but do not belong here (yet).
+// Each workload's section (named after it) belongs to that workload alone.
 void check_sections(const Map& top, Workload w) {
-  for (std::string_view s : {"laplace", "stencil", "raymarch"}) {
+  for (std::string_view s : schema::kWorkloads) {
     if (top.has(s) && s != to_string(w))
       top.key_node(s).fail(
           fmt::format("section '{}' does not apply to workload {}", s, to_string(w)));
@@ -445,17 +456,22 @@ void read_dt(const Value& v, const Grid& g, HeatSpec& h) {
   h.dt = dt;
 }
 
-// steps, or t_end with the last step shortened to land on it.
-void read_duration(const Map& m, HeatSpec& h) {
-  const bool has_steps = m.has("steps");
-  if (!has_steps && !m.has("t_end")) m.self().fail("missing required key 'steps' or 't_end'");
-  if (has_steps && m.has("t_end")) {
+// Which of the keys `a` and `b` the map holds, when it holds exactly one.
+std::string exactly_one_of(const Map& m, const std::string& a, const std::string& b) {
+  if (!m.has(a) && !m.has(b)) m.self().fail(fmt::format("missing required key '{}' or '{}'", a, b));
+  if (m.has(a) && m.has(b)) {
     // Point at the later of the two: an override comes after the file's key.
     const std::vector<std::string> keys = m.keys();
-    const auto later = std::find_if(keys.rbegin(), keys.rend(),
-                                    [](const auto& k) { return k == "steps" || k == "t_end"; });
-    m.key_node(*later).fail("give only one of 'steps' and 't_end'");
+    const auto later =
+        std::find_if(keys.rbegin(), keys.rend(), [&](const auto& k) { return k == a || k == b; });
+    m.key_node(*later).fail(fmt::format("give only one of '{}' and '{}'", a, b));
   }
+  return m.has(a) ? a : b;
+}
+
+// steps, or t_end with the last step shortened to land on it.
+void read_duration(const Map& m, HeatSpec& h) {
+  const bool has_steps = exactly_one_of(m, "steps", "t_end") == "steps";
   h.last_dt = h.dt;
   if (has_steps) {
     h.steps = m.get("steps").integer(0);
@@ -497,6 +513,147 @@ SolverInput read_heat(const Map& top, const Params& params, const Grid& g, HeatS
   h.source = m.has("source") ? m.get("source").expr() : Expr{"0", m.self().loc(), m.path("source")};
   check_expression(h.source, params);
   return m.has("solver") ? read_solver(m.get("solver")) : SolverInput{};
+}
+
+// ---- stencil ----------------------------------------------------------------------------
+
+// A preset is a discrete Laplacian; its weights are w[k] / (den·h²).
+//  star: w[0] is the centre's share per axis, w[k] the weight of the offsets ±k on one axis.
+//  box:  w[m] is the weight of a point of the 3^d box with m nonzero offsets (equal h only).
+struct PresetDef {
+  std::string_view name;
+  int ndim;
+  bool box;
+  int radius;
+  double den;
+  std::array<double, 4> w;
+};
+
+constexpr PresetDef kPresetDefs[] = {
+    {"star5", 2, false, 1, 1, {-2, 1, 0, 0}},          // second order
+    {"star7", 3, false, 1, 1, {-2, 1, 0, 0}},          //
+    {"star9", 2, false, 2, 12, {-30, 16, -1, 0}},      // fourth order: -5/2, 4/3, -1/12
+    {"star13", 3, false, 2, 12, {-30, 16, -1, 0}},     //
+    {"box9", 2, true, 1, 6, {-20, 4, 1, 0}},           // isotropic 9-point
+    {"box27", 3, true, 1, 30, {-128, 14, 3, 1}},       // 27-point
+};
+
+const PresetDef& preset_def(std::string_view name) {
+  for (const PresetDef& p : kPresetDefs)
+    if (p.name == name) return p;
+  throw std::logic_error("stencil preset without a definition");  // kStencilPresets drifted
+}
+
+std::vector<StencilPoint> star_points(const PresetDef& p, const Grid& g) {
+  std::vector<StencilPoint> pts(1);  // the centre first
+  for (int a = 0; a < g.ndim; ++a) {
+    const double scale = 1.0 / (p.den * g.h[a] * g.h[a]);
+    pts[0].w += p.w[0] * scale;
+    for (int k = 1; k <= p.radius; ++k)
+      for (int sign : {-1, 1}) {
+        StencilPoint q;
+        q.d[a] = sign * k;
+        q.w = p.w[k] * scale;
+        pts.push_back(q);
+      }
+  }
+  return pts;
+}
+
+std::vector<StencilPoint> box_points(const PresetDef& p, const Grid& g) {
+  const double scale = 1.0 / (p.den * g.h[0] * g.h[0]);
+  std::vector<StencilPoint> pts;
+  const int span[3] = {1, g.ndim > 1 ? 1 : 0, g.ndim > 2 ? 1 : 0};
+  for (int dz = -span[2]; dz <= span[2]; ++dz)
+    for (int dy = -span[1]; dy <= span[1]; ++dy)
+      for (int dx = -span[0]; dx <= span[0]; ++dx) {
+        const int nonzero = (dx != 0) + (dy != 0) + (dz != 0);
+        pts.push_back(StencilPoint{{dx, dy, dz}, p.w[nonzero] * scale});
+      }
+  return pts;
+}
+
+std::vector<StencilPoint> preset_points(const Value& v, const Grid& g, std::string& name) {
+  name = v.choice(schema::kStencilPresets);
+  const PresetDef& p = preset_def(name);
+  if (p.ndim != g.ndim)
+    v.fail(fmt::format("{} is a {}D stencil; the grid is {}D", name, p.ndim, g.ndim));
+  if (p.box && !equal_spacing(g))
+    v.fail(fmt::format("{} needs equal grid spacing on every axis", name));
+  return p.box ? box_points(p, g) : star_points(p, g);
+}
+
+// One offset of a user point: an integer within the radius limit, and 0 on
+// the axes the grid lacks.
+int read_offset(const Value& v, int axis, const Grid& g) {
+  const std::int64_t d = v.integer(INT64_MIN);
+  if (axis >= g.ndim && d != 0)
+    v.fail(fmt::format("d{} = {} on a {}D grid: the grid has no {} axis", char('x' + axis), d,
+                       g.ndim, char('x' + axis)));
+  const int r = schema::kMaxStencilRadius;
+  if (d > r) v.fail(fmt::format("offset {} is larger than {} (stencil radius ≤ {})", d, r, r));
+  if (d < -r) v.fail(fmt::format("offset {} is below -{} (stencil radius ≤ {})", d, r, r));
+  return int(d);
+}
+
+// Always [dx, dy, dz, w], whatever the grid's dimension: one form to read and write.
+StencilPoint read_point(const Value& v, const Grid& g) {
+  const std::string expected = "expected [dx, dy, dz, w]";
+  if (!v.node().IsSequence()) v.fail(expected + ", got " + v.describe());
+  if (v.node().size() != 4)
+    v.fail(fmt::format("{}, got {}", expected, count_of(v.node().size(), "entry", "entries")));
+  const auto items = v.list();
+  StencilPoint p;
+  for (int a = 0; a < 3; ++a) p.d[a] = read_offset(items[a], a, g);
+  p.w = items[3].number();
+  return p;
+}
+
+std::vector<StencilPoint> user_points(const Value& v, const Grid& g) {
+  if (!v.node().IsSequence() || v.node().size() == 0)
+    v.fail("expected a non-empty list of points [dx, dy, dz, w], got " +
+           (v.node().IsSequence() ? std::string("an empty list") : v.describe()));
+  std::vector<StencilPoint> pts;
+  for (const Value& item : v.list()) {
+    const StencilPoint p = read_point(item, g);
+    // Two weights at one offset are most likely a typo in the offset.
+    for (const StencilPoint& q : pts)
+      if (std::equal(p.d, p.d + 3, q.d))
+        item.fail(fmt::format("offset ({}, {}, {}) appears twice", p.d[0], p.d[1], p.d[2]));
+    pts.push_back(p);
+  }
+  return pts;
+}
+
+int radius_of(const std::vector<StencilPoint>& pts) {
+  int r = 0;
+  for (const StencilPoint& p : pts)
+    for (int d : p.d) r = std::max(r, std::abs(d));
+  return r;
+}
+
+// Each axis must hold the whole stencil, so that filling the points beyond a
+// wall (one mirror) or a periodic end (one wrap) never reaches past the grid.
+void check_fits(const Map& top, const Grid& g, int radius) {
+  for (int a = 0; a < g.ndim; ++a)
+    if (g.n[a] < 2 * radius + 1)
+      top.require("grid").map(schema::kGridKeys).require("dims").fail(
+          fmt::format("a stencil of radius {} needs at least {} points per axis", radius,
+                      2 * radius + 1));
+}
+
+void read_stencil(const Map& top, const Grid& g, StencilSpec& s) {
+  const Map m = top.require("stencil").map(schema::kStencilKeys);
+  const std::string source = exactly_one_of(m, "preset", "points");
+  s.points = source == "preset" ? preset_points(m.get("preset"), g, s.preset)
+                                : user_points(m.get("points"), g);
+  s.radius = radius_of(s.points);
+  check_fits(top, g, s.radius);
+  if (m.has("form"))
+    s.form = m.get("form").choice(schema::kStencilForms) == "replace" ? StencilSpec::Form::Replace
+                                                                      : StencilSpec::Form::Update;
+  if (m.has("coeff")) s.coeff = m.get("coeff").number();
+  s.steps = m.require("steps").integer(0);
 }
 
 // ---- output -----------------------------------------------------------------------------
@@ -613,6 +770,25 @@ void emit_heat(YAML::Emitter& out, const HeatSpec& h, const SolverInput& solver)
   out << YAML::EndMap;
 }
 
+void emit_stencil(YAML::Emitter& out, const StencilSpec& s) {
+  out << YAML::Key << "stencil" << YAML::Value << YAML::BeginMap;
+  if (!s.preset.empty()) {
+    out << YAML::Key << "preset" << YAML::Value << s.preset
+        << YAML::Comment(fmt::format("{} points, radius {}", s.points.size(), s.radius));
+  } else {
+    out << YAML::Key << "points" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const StencilPoint& p : s.points)
+      out << YAML::Flow << YAML::BeginSeq << p.d[0] << p.d[1] << p.d[2] << num(p.w)
+          << YAML::EndSeq;
+    out << YAML::EndSeq << YAML::Comment(fmt::format("radius {}", s.radius));
+  }
+  out << YAML::Key << "form" << YAML::Value
+      << (s.form == StencilSpec::Form::Update ? "update" : "replace");
+  out << YAML::Key << "coeff" << YAML::Value << num(s.coeff);
+  out << YAML::Key << "steps" << YAML::Value << s.steps;
+  out << YAML::EndMap;
+}
+
 void emit_output(YAML::Emitter& out, const OutputSpec& o) {
   out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "dir" << YAML::Value << o.dir;
@@ -641,7 +817,10 @@ std::string emit_resolved(const Case& c, const GridInput& grid, const SolverInpu
   emit_grid(out, c.grid, grid);
   emit_initial(out, c.initial);
   emit_boundary(out, c);
-  emit_heat(out, c.heat, solver);
+  if (c.workload == Workload::Stencil)
+    emit_stencil(out, c.stencil);
+  else
+    emit_heat(out, c.heat, solver);
   emit_output(out, c.output);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
@@ -666,7 +845,11 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
   c.boundary = read_boundary(top, c.parameters, c.grid);
   set_spacing(c.grid, grid);
   read_initial(top, c.parameters, base_dir, c.grid, c.initial);
-  const SolverInput solver = read_heat(top, c.parameters, c.grid, c.heat);
+  SolverInput solver;
+  if (c.workload == Workload::Stencil)
+    read_stencil(top, c.grid, c.stencil);
+  else
+    solver = read_heat(top, c.parameters, c.grid, c.heat);
   read_output(top, c.name, c.output);
   c.resolved_yaml = emit_resolved(c, grid, solver);
   return c;

@@ -34,13 +34,22 @@ inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "st
                                                  "t_end", "source", "solver"};
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
 inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "formats", "checkpoint_every"};
+inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps"};
 
 // Allowed values of the keys that take a name.
+// Each workload has a section of the same name, which no other workload takes.
 inline constexpr std::string_view kWorkloads[] = {"heat", "laplace", "stencil", "raymarch"};
+// The workloads this version runs; the others are known names that fail kindly.
+inline constexpr std::string_view kAvailableWorkloads[] = {"heat", "stencil"};
 inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};
 inline constexpr std::string_view kSchemes[] = {"explicit", "implicit", "crank-nicolson"};
 inline constexpr std::string_view kBcTypes[] = {"dirichlet", "neumann", "periodic"};
 inline constexpr std::string_view kFormats[] = {"vtk", "hdf5"};
+inline constexpr std::string_view kStencilPresets[] = {"star5", "star7", "star9",
+                                                       "star13", "box9", "box27"};
+inline constexpr std::string_view kStencilForms[] = {"update", "replace"};
+// Largest |offset| of a stencil point on any axis (SPEC §1).
+inline constexpr int kMaxStencilRadius = 4;
 
 // Levenshtein distance (insert, delete, substitute: 1 each).
 std::size_t edit_distance(std::string_view a, std::string_view b);
