@@ -42,6 +42,14 @@ for p in float32 float64; do
   python3 -c "import json,sys; t=json.load(open('$OUT/heat512_$p/timing.json')); print('gridforge heat3d 512^3 $p: median %.4f ms/step, %.1f GB/s effective, compute %.3f s' % (t['per_step_ms']['median'], t['effective_GBps'], t['phases_s']['compute']))" | tee -a "$OUT/summary.txt"
 done
 
+step "512^3 stencils, float32: star7, box27, the radius-3 custom stencil"
+for st in star7 box27 custom; do
+  if [ $st = custom ]; then c=cases/stencil3d_custom.yaml; extra=(); else c=cases/stencil3d_box27.yaml; extra=(stencil.preset=$st stencil.coeff=1e-7); fi
+  check gridforge run $c --device cuda --out "$OUT/st512_$st" --quiet "grid.dims=[512,512,512]" precision=float32 \
+    stencil.steps=100 output.every=0 "output.formats=[hdf5]" "${extra[@]}"
+  python3 -c "import json; t=json.load(open('$OUT/st512_$st/timing.json')); print('gridforge stencil $st 512^3 float32: median %.4f ms/step, %.1f GB/s effective' % (t['per_step_ms']['median'], t['effective_GBps']))" | tee -a "$OUT/summary.txt"
+done
+
 step "peers (same call)"
 for p in float32 float64; do
   python3 "$DEVICEPACK_EXTRA/shared/bench/peers.py" --problem heat3d --size 512 --precision $p --json "$OUT/peers_$p.json" 2>&1 | tee -a "$OUT/summary.txt"
