@@ -24,11 +24,7 @@ HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
     source_ = backend.make_field(g, "the source s(x)");
     backend.upload(s.data(), source_);
   }
-  const std::vector<T> u0 = initial_state<T>(c);
-  auto timer = backend.make_timer();
-  timer->start();
-  backend.upload(u0.data(), u_);
-  upload_ms_ = timer->stop_ms();
+  upload_ms_ = upload_initial_state(c, backend, u_);
 }
 
 template <class T>
@@ -39,14 +35,8 @@ HeatArgs<T> HeatSolver<T>::args_for(double dt) const {
   for (int ax = 0; ax < 3; ++ax) {
     a.n[ax] = g.n[ax];
     a.c[ax] = ax < g.ndim ? static_cast<T>(case_.heat.alpha * dt / (g.h[ax] * g.h[ax])) : T(0);
-    if (ax >= g.ndim) continue;
-    const FaceBc& lo = case_.boundary[2 * ax];
-    const FaceBc& hi = case_.boundary[2 * ax + 1];
-    a.bc[ax].lo = lo.type;
-    a.bc[ax].hi = hi.type;
-    a.bc[ax].ghost_lo = static_cast<T>(2.0 * g.h[ax] * lo.gradient);
-    a.bc[ax].ghost_hi = static_cast<T>(2.0 * g.h[ax] * hi.gradient);
   }
+  axis_boundaries(case_, a.bc);
   a.dt = static_cast<T>(dt);
   a.source = has_source_field_ ? source_.data() : nullptr;
   a.source_const = static_cast<T>(source_const_);

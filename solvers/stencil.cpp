@@ -23,16 +23,8 @@ StencilArgs<T> stencil_args(const Case& c) {
   const Grid& g = c.grid;
   StencilArgs<T> a;
   a.ndim = g.ndim;
-  for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = g.n[ax];
-    if (ax >= g.ndim) continue;
-    const FaceBc& lo = c.boundary[2 * ax];
-    const FaceBc& hi = c.boundary[2 * ax + 1];
-    a.bc[ax].lo = lo.type;
-    a.bc[ax].hi = hi.type;
-    a.bc[ax].ghost_lo = static_cast<T>(2.0 * g.h[ax] * lo.gradient);
-    a.bc[ax].ghost_hi = static_cast<T>(2.0 * g.h[ax] * hi.gradient);
-  }
+  for (int ax = 0; ax < 3; ++ax) a.n[ax] = g.n[ax];
+  axis_boundaries(c, a.bc);
   a.ntaps = static_cast<int>(c.stencil.points.size());
   a.radius = c.stencil.radius;
   a.update = c.stencil.form == StencilSpec::Form::Update;
@@ -46,11 +38,7 @@ StencilSolver<T>::StencilSolver(const Case& c, Backend<T>& backend)
   u_ = backend.make_field(c.grid, "the field u");
   u_next_ = backend.make_field(c.grid, "the next step of u");
   backend.set_stencil_taps(stencil_taps<T>(c));
-  const std::vector<T> u0 = initial_state<T>(c);
-  auto timer = backend.make_timer();
-  timer->start();
-  backend.upload(u0.data(), u_);
-  upload_ms_ = timer->stop_ms();
+  upload_ms_ = upload_initial_state(c, backend, u_);
 }
 
 template <class T>

@@ -73,6 +73,28 @@ std::vector<std::int64_t> output_steps(std::int64_t total, std::int64_t every) {
 }
 
 template <class T>
+double upload_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
+  const std::vector<T> u0 = initial_state<T>(c);
+  auto timer = backend.make_timer();
+  timer->start();
+  backend.upload(u0.data(), f);
+  return timer->stop_ms();
+}
+
+template <class T>
+void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]) {
+  const Grid& g = c.grid;
+  for (int ax = 0; ax < g.ndim; ++ax) {
+    const FaceBc& lo = c.boundary[2 * ax];
+    const FaceBc& hi = c.boundary[2 * ax + 1];
+    bc[ax].lo = lo.type;
+    bc[ax].hi = hi.type;
+    bc[ax].ghost_lo = static_cast<T>(2.0 * g.h[ax] * lo.gradient);
+    bc[ax].ghost_hi = static_cast<T>(2.0 * g.h[ax] * hi.gradient);
+  }
+}
+
+template <class T>
 std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend) {
   if (c.workload == Workload::Stencil) return std::make_unique<StencilSolver<T>>(c, backend);
   return std::make_unique<HeatSolver<T>>(c, backend);
@@ -90,5 +112,9 @@ template std::unique_ptr<Stepper<float>> make_stepper<float>(const Case&, Backen
 template std::unique_ptr<Stepper<double>> make_stepper<double>(const Case&, Backend<double>&);
 template std::size_t stepper_memory_needed<float>(const Case&);
 template std::size_t stepper_memory_needed<double>(const Case&);
+template double upload_initial_state<float>(const Case&, Backend<float>&, Field<float>&);
+template double upload_initial_state<double>(const Case&, Backend<double>&, Field<double>&);
+template void axis_boundaries<float>(const Case&, AxisBc<float> (&)[3]);
+template void axis_boundaries<double>(const Case&, AxisBc<double> (&)[3]);
 
 }  // namespace gf

@@ -39,6 +39,14 @@ std::size_t stepper_memory_needed(const Case& c);
 template <class T>
 std::vector<T> initial_state(const Case& c);
 
+// Uploads the case's initial state into f; returns how long the upload took (ms).
+template <class T>
+double upload_initial_state(const Case& c, Backend<T>& backend, Field<T>& f);
+
+// The case's boundary conditions, per axis of the grid, as the kernels take them.
+template <class T>
+void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]);
+
 // The steps at which a run writes its fields: 0, every, 2·every, ... and the
 // last step (only the last when every is 0).
 std::vector<std::int64_t> output_steps(std::int64_t total_steps, std::int64_t every);
