@@ -13,6 +13,7 @@
 
 namespace {
 
+
 using Catch::Matchers::Contains;
 using gf::BcType;
 

@@ -5,19 +5,12 @@
 #include <vector>
 
 #include "io/case.hpp"
+#include "tests/unit/case_test_util.hpp"
 
 namespace {
 
-// The whole message of the CaseError the loader throws for `text`.
-std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  try {
-    gf::load_case_text(text, "case.yaml", overrides);
-  } catch (const gf::CaseError& e) {
-    CHECK(e.exit_code() == 2);
-    return e.what();
-  }
-  return "(no error)";
-}
+using gf::test::error_of;
+using gf::test::load;
 
 // A valid 2D case whose lines the tests below replace one at a time.
 //   1 workload: heat

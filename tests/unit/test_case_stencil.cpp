@@ -8,27 +8,16 @@
 #include <vector>
 
 #include "io/case.hpp"
+#include "tests/unit/case_test_util.hpp"
 
 namespace {
+
+using gf::test::error_of;
+using gf::test::load;
 
 using Catch::Matchers::Contains;
 using gf::StencilPoint;
 using gf::StencilSpec;
-
-gf::Case load(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  return gf::load_case_text(text, "case.yaml", overrides);
-}
-
-// The whole message of the CaseError the loader throws for `text`.
-std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  try {
-    load(text, overrides);
-  } catch (const gf::CaseError& e) {
-    CHECK(e.exit_code() == 2);
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // A valid case on a grid of spacing 0.5 on every axis (9 points over 4 with
 // walls), whose grid and stencil lines the tests replace:
