@@ -10,7 +10,6 @@
 namespace {
 
 using gf::test::error_of;
-using gf::test::load;
 
 // A valid 2D case whose lines the tests below replace one at a time.
 //   1 workload: heat
