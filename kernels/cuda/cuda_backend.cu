@@ -111,11 +111,10 @@ class CudaBackend final : public Backend<T> {
   }
 
   void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
-    upload_stencil_taps(taps, stream_);
+    tile_radius_ = upload_stencil_taps(taps, stream_);
   }
   void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    launch_stencil(a, in.data(), out.data(), stream_);
-    GF_CUDA_CHECK_LAUNCH();
+    launch_stencil(a, tile_radius_, in.data(), out.data(), stream_);
   }
 
   FieldStats stats(const Field<T>& f) override {
@@ -164,6 +163,7 @@ class CudaBackend final : public Backend<T> {
   StatsAcc* stats_host_ = nullptr;
   void* scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
+  int tile_radius_ = 1;  // the radius the stencil kernels' tile offsets were made for
 };
 
 }  // namespace

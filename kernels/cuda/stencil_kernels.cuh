@@ -1,12 +1,20 @@
-// Generic stencil kernels: the taps live in constant memory (every thread of
-// a warp reads the same tap at the same time, which the constant cache
-// broadcasts); interior points sum taps by linear offset in one kernel, points
-// within the radius of a face go through stencil_point_bc (the boundary
-// rules) in another.
+// Generic stencil kernels. The taps live in constant memory in a layout of
+// the GPU's own (DeviceTap): every thread of a block reads the same tap at
+// the same time, which the constant cache broadcasts.
+//
+// 2D and 3D grids of fewer than 2³¹ points go through the tiled kernels,
+// which cover every point of the grid: a block copies its tile with a halo of
+// R points into shared memory, halo values beyond a face coming from the
+// boundary rules (value_at, the formula stencil_point_bc uses), so points
+// near a face need no kernel of their own. 1D grids and larger ones take
+// one thread per point: interior points by linear offsets, the points within
+// the radius of a face (the shell) through stencil_point_bc.
 #pragma once
+#include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "kernels/cuda/cuda_check.cuh"
@@ -14,58 +22,320 @@
 
 namespace gf {
 
-__constant__ StencilTap<float> c_taps_f[kMaxStencilTaps];
-__constant__ StencilTap<double> c_taps_d[kMaxStencilTaps];
+// The shape of a tiled kernel's block. A block owns TX × OY points of an x-y
+// plane (in 3D, over a run of z planes); each of its TX × TY threads sums
+// the taps for PPT points of one column, so a tap's weight and offset, read
+// once, serve PPT points.
+template <class T, int R, int D>
+struct StencilTile {
+  static constexpr int TX = 32, TY = 4;                   // threads per block: TX × TY
+  static constexpr int PPT = (D == 2 || R <= 2) ? 8 : 4;  // points per thread, along y
+  static constexpr int OY = TY * PPT;                     // tile rows
+  static constexpr int L = 16 / sizeof(T);                // values per 16-byte copy
+  // Tile rows start XL ≥ R points left of the block's first point, rounded
+  // to whole 16-byte pieces, so that pieces of a row are aligned when rows are.
+  static constexpr int XL = (R + L - 1) / L * L;
+  static constexpr int W = XL + TX + XL, H = OY + 2 * R;  // a plane of the tile, halo included
+  static constexpr int PS = W * H;
+  static constexpr int DEPTH = 2;                           // planes loaded ahead (3D)
+  static constexpr int P = D == 3 ? 2 * R + 1 + DEPTH : 1;  // planes held: a ring
+  static constexpr std::size_t smem_bytes = std::size_t(P) * PS * sizeof(T);
+  // blocks per SM to size registers for: what shared memory allows, at most 8
+  static constexpr int MIN_BLOCKS =
+      std::min<int>(8, std::max<int>(1, int(227 * 1024 / (smem_bytes + 1024))));
+};
+constexpr int kMaxRingPlanes = 2 * 4 + 1 + 2;
+
+// One tap as the GPU reads it: the weight, the offset, and its offset in a
+// tile of the radius' tiled kernels: off2 in 2D, off3[ph] in 3D when the
+// block's march is at phase ph of its ring (so that a tap costs two
+// block-uniform constant loads, then one shared load and one FMA per point).
+template <class T>
+struct DeviceTap {
+  T w;
+  std::int16_t off2;
+  std::int16_t off3[kMaxRingPlanes];
+  std::int8_t d[3];
+};
+
+__constant__ DeviceTap<float> c_taps_f[kMaxStencilTaps];
+__constant__ DeviceTap<double> c_taps_d[kMaxStencilTaps];
 
 // Tap t, read from the constant bank itself (a pointer to it would turn the
 // reads into generic loads, one pair per tap per thread).
 template <class T>
-__device__ __forceinline__ const StencilTap<T>& tap(int t) {
+__device__ __forceinline__ const DeviceTap<T>& tap(int t) {
   if constexpr (sizeof(T) == 4) return c_taps_f[t];
   else return c_taps_d[t];
 }
 template <class T>
-__device__ __forceinline__ const StencilTap<T>* const_taps() {
+__device__ __forceinline__ const DeviceTap<T>* const_taps() {
   if constexpr (sizeof(T) == 4) return c_taps_f;
   else return c_taps_d;
 }
 
+template <class T, int R>
+void tile_offsets(DeviceTap<T>& t) {
+  using S2 = StencilTile<T, R, 2>;
+  using S3 = StencilTile<T, R, 3>;
+  static_assert(S2::W == S3::W && S3::P <= kMaxRingPlanes && S3::P * S3::PS < 32768);
+  t.off2 = static_cast<std::int16_t>(t.d[1] * S2::W + t.d[0]);
+  for (int ph = 0; ph < kMaxRingPlanes; ++ph)
+    t.off3[ph] = static_cast<std::int16_t>(((ph + R + t.d[2]) % S3::P) * S3::PS +
+                                           t.d[1] * S3::W + t.d[0]);
+}
+
+// Uploads the taps; returns the radius the tiled kernels are to run with
+// (the largest offset, at least 1), for which their offsets were computed.
 template <class T>
-void upload_stencil_taps(const std::vector<StencilTap<T>>& taps, cudaStream_t s) {
+int upload_stencil_taps(const std::vector<StencilTap<T>>& taps, cudaStream_t s) {
   if (taps.size() > std::size_t(kMaxStencilTaps))
     throw DeviceError("a stencil of " + std::to_string(taps.size()) + " points is more than " +
                       std::to_string(kMaxStencilTaps));
+  int r = 1;
+  for (const auto& t : taps)
+    for (int ax = 0; ax < 3; ++ax) r = std::max(r, std::abs(t.d[ax]));
+  if (r > 4) throw DeviceError("a stencil of radius " + std::to_string(r) + " is wider than 4");
+  std::vector<DeviceTap<T>> dev(taps.size());
+  for (std::size_t k = 0; k < taps.size(); ++k) {
+    DeviceTap<T>& t = dev[k];
+    t = DeviceTap<T>{};
+    t.w = taps[k].w;
+    for (int ax = 0; ax < 3; ++ax) t.d[ax] = static_cast<std::int8_t>(taps[k].d[ax]);
+    switch (r) {
+      case 1: tile_offsets<T, 1>(t); break;
+      case 2: tile_offsets<T, 2>(t); break;
+      case 3: tile_offsets<T, 3>(t); break;
+      default: tile_offsets<T, 4>(t); break;
+    }
+  }
   const void* sym = nullptr;
   if constexpr (sizeof(T) == 4) sym = static_cast<const void*>(&c_taps_f);
   else sym = static_cast<const void*>(&c_taps_d);
-  GF_CUDA_CHECK(cudaMemcpyToSymbolAsync(sym, taps.data(), taps.size() * sizeof(StencilTap<T>), 0,
+  GF_CUDA_CHECK(cudaMemcpyToSymbolAsync(sym, dev.data(), dev.size() * sizeof(DeviceTap<T>), 0,
                                         cudaMemcpyHostToDevice, s));
+  // the staging vector goes out of scope: wait for the copy to read it
+  GF_CUDA_CHECK(cudaStreamSynchronize(s));
+  return r;
 }
 
-// Interior points (every tap inside the grid): one thread per point over the
-// interior box, no boundary branch, 32-bit indices where the grid allows, so
-// the kernel stays small and occupancy high.
+// A halo value through the boundary rules: out of line, as only tiles at a
+// face need it and it would cost every tile registers; the grid is passed by
+// value, so that the call needs no copy of the kernel's arguments in local
+// memory.
+template <int D, class T>
+__device__ __noinline__ T stencil_halo_value(const T* __restrict__ in, int nx, int ny, int nz,
+                                             AxisBc<T> bx, AxisBc<T> by, AxisBc<T> bz, int x,
+                                             int y, int z) {
+  const std::int64_t n[3] = {nx, ny, nz};
+  const AxisBc<T> bc[3] = {bx, by, bz};
+  return value_at<0, D>(in, n, bc, x, y, z);
+}
+
+// Starts the copy of plane z (in 3D; 0 in 2D) of a tile whose rows start at
+// x = xs and whose first point row is y0, halo included, into `dst`: 16-byte
+// cp.async pieces where VEC (rows of whole pieces, aligned), single values
+// otherwise; values beyond a face come from the boundary rules (and values
+// no point of the grid reaches, in partial tiles, are 0).
+template <class T, int R, int D, bool VEC>
+__device__ __forceinline__ void stencil_load_plane(T* dst, const StencilArgs<T>& a,
+                                                   const T* __restrict__ in, int xs, int y0, int z) {
+  using S = StencilTile<T, R, D>;
+  constexpr int NT = S::TX * S::TY;
+  constexpr int G = VEC ? S::L : 1;  // values per copy
+  constexpr int PIECES = S::PS / G, ROW = S::W / G;
+  const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
+  const int tid = threadIdx.x + S::TX * threadIdx.y;
+  const bool z_in = z >= 0 && z < nz;
+  const bool z_reached = z >= -R && z < nz + R;
+  const T* src = in + std::size_t(z_in ? z : 0) * ny * nx;
+#pragma unroll
+  for (int e0 = 0; e0 < PIECES; e0 += NT) {
+    const int e = e0 + tid;
+    if (e < PIECES) {
+      const int row = e / ROW, col = (e - row * ROW) * G;
+      const int gx = xs + col, gy = y0 - R + row;
+      T* d = dst + row * S::W + col;
+      if (z_in && gy >= 0 && gy < ny && gx >= 0 && gx + G <= nx) {
+        __pipeline_memcpy_async(d, src + std::size_t(gy) * nx + gx, G * sizeof(T));
+      } else {
+#pragma unroll
+        for (int q = 0; q < G; ++q) {
+          const int x = gx + q;
+          const bool reached = z_reached && x >= -R && x < nx + R && gy >= -R && gy < ny + R;
+          d[q] = reached ? stencil_halo_value<D>(in, nx, ny, nz, a.bc[0], a.bc[1], a.bc[2], x, gy, z)
+                        : T(0);
+        }
+      }
+    }
+  }
+}
+
+// The taps' sums for the PPT points of this thread, `c` its first point in
+// the tile; ph: the ring phase (3D) or -1 (2D).
+template <class T, int R, int D>
+__device__ __forceinline__ void stencil_sum_taps(const StencilArgs<T>& a, const T* ring, int c,
+                                                 int ph, T (&acc)[StencilTile<T, R, D>::PPT]) {
+  using S = StencilTile<T, R, D>;
+#pragma unroll
+  for (int k = 0; k < S::PPT; ++k) acc[k] = 0;
+  for (int t = 0; t < a.ntaps; ++t) {
+    const T w = tap<T>(t).w;
+    const T* p = ring + c + (D == 2 ? tap<T>(t).off2 : tap<T>(t).off3[ph]);
+#pragma unroll
+    for (int k = 0; k < S::PPT; ++k) acc[k] += w * p[k * S::TY * S::W];
+  }
+}
+
+// Writes this thread's points of plane z: Dirichlet face points keep their
+// value, the others get the combined sum (stencil_point_bc's order).
+template <class T, int R, int D>
+__device__ __forceinline__ void stencil_store(const StencilArgs<T>& a, T* __restrict__ out,
+                                              const T* centre,
+                                              const T (&acc)[StencilTile<T, R, D>::PPT], int i,
+                                              int y0, int z) {
+  using S = StencilTile<T, R, D>;
+  const int nx = int(a.n[0]), ny = int(a.n[1]);
+  if (i >= nx) return;
+  const bool held_xz =
+      on_dirichlet(i, nx, a.bc[0]) || (D == 3 && on_dirichlet(z, a.n[2], a.bc[2]));
+#pragma unroll
+  for (int k = 0; k < S::PPT; ++k) {
+    const int j = y0 + int(threadIdx.y) + k * S::TY;
+    if (j < ny) {
+      const T u = centre[k * S::TY * S::W];
+      const bool held = held_xz || on_dirichlet(j, ny, a.bc[1]);
+      out[(std::size_t(z) * ny + j) * nx + i] = held ? u : stencil_combine(a, u, acc[k]);
+    }
+  }
+}
+
+template <class T, int R, bool VEC>
+__global__ void __launch_bounds__(128) stencil2d_tiled(StencilArgs<T> a, const T* __restrict__ in,
+                                                       T* __restrict__ out) {
+  using S = StencilTile<T, R, 2>;
+  extern __shared__ __align__(16) unsigned char stencil_smem[];
+  T* tile = reinterpret_cast<T*>(stencil_smem);
+  const int x0 = int(blockIdx.x) * S::TX, y0 = int(blockIdx.y) * S::OY;
+  stencil_load_plane<T, R, 2, VEC>(tile, a, in, x0 - S::XL, y0, 0);
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  const int c = (threadIdx.y + R) * S::W + S::XL + threadIdx.x;
+  T acc[S::PPT];
+  stencil_sum_taps<T, R, 2>(a, tile, c, -1, acc);
+  stencil_store<T, R, 2>(a, out, tile + c, acc, x0 + int(threadIdx.x), y0, 0);
+}
+
+// 3D: the block marches along z over kc planes from z0. Plane z0 − R + q
+// lives in ring slot q mod P; a tap's offset for each slot phase is in its
+// DeviceTap (off3), so the phase costs nothing per tap. Each plane's copy is one commit group, so
+// waiting for all but the newest DEPTH − 1 groups means that the planes the
+// next step needs have landed.
+template <class T, int R, bool VEC>
+__global__ void __launch_bounds__(128, (StencilTile<T, R, 3>::MIN_BLOCKS)) stencil3d_tiled(StencilArgs<T> a, const T* __restrict__ in,
+                                                       T* __restrict__ out, int kc) {
+  using S = StencilTile<T, R, 3>;
+  extern __shared__ __align__(16) unsigned char stencil_smem[];
+  T* ring = reinterpret_cast<T*>(stencil_smem);
+  const int x0 = int(blockIdx.x) * S::TX, y0 = int(blockIdx.y) * S::OY;
+  const int z0 = int(blockIdx.z) * kc;
+  const int nzi = min(kc, int(a.n[2]) - z0);  // planes of output
+  const int planes = nzi + 2 * R;             // planes to load
+#pragma unroll 1
+  for (int q = 0; q < 2 * R + S::DEPTH; ++q) {
+    if (q < planes) stencil_load_plane<T, R, 3, VEC>(ring + q * S::PS, a, in, x0 - S::XL, y0, z0 - R + q);
+    __pipeline_commit();
+  }
+  __pipeline_wait_prior(S::DEPTH - 1);
+  __syncthreads();
+  const int c = (threadIdx.y + R) * S::W + S::XL + threadIdx.x;
+  const int i = x0 + int(threadIdx.x);
+  int ph = 0;                       // zi mod P: the ring slot of plane z − R
+  int fill = (2 * R + S::DEPTH) % S::P;  // the slot the next plane goes to
+#pragma unroll 1
+  for (int zi = 0; zi < nzi; ++zi) {
+    // the slot being filled held plane z − R − 1, which no tap of z reaches
+    // and which the previous step finished reading before its barrier
+    const int q = zi + 2 * R + S::DEPTH;
+    if (q < planes)
+      stencil_load_plane<T, R, 3, VEC>(ring + fill * S::PS, a, in, x0 - S::XL, y0, z0 - R + q);
+    __pipeline_commit();
+    T acc[S::PPT];
+    stencil_sum_taps<T, R, 3>(a, ring, c, ph, acc);
+    const int centre = ph + R < S::P ? ph + R : ph + R - S::P;
+    stencil_store<T, R, 3>(a, out, ring + centre * S::PS + c, acc, i, y0, z0 + zi);
+    __pipeline_wait_prior(S::DEPTH - 1);
+    __syncthreads();
+    ph = ph + 1 == S::P ? 0 : ph + 1;
+    fill = fill + 1 == S::P ? 0 : fill + 1;
+  }
+}
+
+template <class T, int R, bool VEC>
+void launch_tiled(const StencilArgs<T>& a, const T* in, T* out, cudaStream_t s) {
+  if (a.ndim == 2) {
+    using S = StencilTile<T, R, 2>;
+    const dim3 grid(unsigned((a.n[0] + S::TX - 1) / S::TX), unsigned((a.n[1] + S::OY - 1) / S::OY));
+    stencil2d_tiled<T, R, VEC><<<grid, dim3(S::TX, S::TY), S::smem_bytes, s>>>(a, in, out);
+    GF_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  using S = StencilTile<T, R, 3>;
+  auto kernel = stencil3d_tiled<T, R, VEC>;
+  if (S::smem_bytes > 48 * 1024)
+    GF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(S::smem_bytes)));
+  // Planes per block: long runs load the 2R extra planes of a run less
+  // often, short ones leave fewer SMs idle at the end of the step (seen on an
+  // H200 at 512³: runs of 128 planes, one wave of blocks, ran at half the
+  // speed of runs of 32).
+  const int kc = 32;
+  const std::int64_t bx = (a.n[0] + S::TX - 1) / S::TX, by = (a.n[1] + S::OY - 1) / S::OY;
+  const dim3 grid(unsigned(bx), unsigned(by), unsigned((a.n[2] + kc - 1) / kc));
+  kernel<<<grid, dim3(S::TX, S::TY), S::smem_bytes, s>>>(a, in, out, kc);
+  GF_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, int R>
+void launch_tiled_r(const StencilArgs<T>& a, const T* in, T* out, cudaStream_t s) {
+  // 16-byte copies need rows of whole 16-byte pieces from an aligned base
+  const bool vec =
+      a.n[0] % (16 / sizeof(T)) == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
+  if (vec) launch_tiled<T, R, true>(a, in, out, s);
+  else launch_tiled<T, R, false>(a, in, out, s);
+}
+
+// Interior points (every tap inside the grid), one thread each, taps straight
+// from global memory (L1/L2 serve the reuse): for 1D grids and for grids of
+// 2³¹ points and more, which the tiled kernels' 32-bit indices can't reach.
 template <class T, class I>
 __global__ void __launch_bounds__(256) stencil_interior_kernel(StencilArgs<T> a,
                                                                const T* __restrict__ in,
                                                                T* __restrict__ out) {
   const I r = a.radius > 0 ? a.radius : 1;
-  const I nx = I(a.n[0]), ny = I(a.n[1]), nz = I(a.n[2]);
+  const I nx = I(a.n[0]), ny = I(a.n[1]);
   const I i = r + I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
   const I j = (a.ndim > 1 ? r : 0) + I(blockIdx.y) * I(blockDim.y) + I(threadIdx.y);
   const I k = (a.ndim > 2 ? r : 0) + I(blockIdx.z);
   if (i >= nx - r || (a.ndim > 1 && j >= ny - r)) return;
   const I idx = i + nx * (j + ny * k);
   // Taps in batches of 8 whose loads are all issued before the first is
-  // used: a loop that waits on each load in turn is bound by memory latency
-  // (seen: star7 at 0.06 of copy bandwidth). The sum keeps the taps' order,
-  // as stencil_point_interior does.
+  // used: a loop that waits on each load in turn is bound by memory latency.
+  // The sum keeps the taps' order, as stencil_point_bc does.
   constexpr int B = 8;
   T acc = 0;
   for (int t = 0; t < a.ntaps; t += B) {
     T v[B];
 #pragma unroll
-    for (int q = 0; q < B; ++q) v[q] = t + q < a.ntaps ? in[idx + I(tap<T>(t + q).lin)] : T(0);
+    for (int q = 0; q < B; ++q) {
+      if (t + q < a.ntaps) {
+        const DeviceTap<T>& tp = tap<T>(t + q);
+        v[q] = in[idx + I(tp.d[0]) + nx * (I(tp.d[1]) + ny * I(tp.d[2]))];
+      } else {
+        v[q] = T(0);
+      }
+    }
 #pragma unroll
     for (int q = 0; q < B; ++q)
       if (t + q < a.ntaps) acc += tap<T>(t + q).w * v[q];
@@ -92,10 +362,10 @@ __global__ void __launch_bounds__(256) stencil_shell_kernel(StencilArgs<T> a,
     k = p < rz ? p : nz - 2 * rz + p;
     j = (t / nx) % ny;
     i = t % nx;
-  } else if ((t -= 2 * rz * nx * ny) < mz * 2 * ry * nx) {  // end rows
-    const std::int64_t row = t / nx;
-    const std::int64_t q = row % (2 * ry);
-    k = rz + row / (2 * ry);
+  } else if ((t -= 2 * rz * nx * ny) < mz * 2 * ry * nx) {  // end rows (none in 1D)
+    const std::int64_t row = t / nx, rows = D > 1 ? 2 * ry : 1;  // (1: keeps 1D free of x % 0)
+    const std::int64_t q = row % rows;
+    k = rz + row / rows;
     j = q < ry ? q : ny - 2 * ry + q;
     i = t % nx;
   } else if ((t -= mz * 2 * ry * nx) < mz * my * 2 * r) {  // end points of the rows
@@ -110,30 +380,43 @@ __global__ void __launch_bounds__(256) stencil_shell_kernel(StencilArgs<T> a,
   out[i + nx * (j + ny * k)] = stencil_point_bc<D>(a, const_taps<T>(), in, i, j, k);
 }
 
+// One stencil step; `tile_radius` is what upload_stencil_taps returned.
 template <class T>
-void launch_stencil(const StencilArgs<T>& a, const T* in, T* out, cudaStream_t s) {
+void launch_stencil(const StencilArgs<T>& a, int tile_radius, const T* in, T* out,
+                    cudaStream_t s) {
+  if (a.ndim > 1 && a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31)) {
+    switch (tile_radius) {
+      case 1: launch_tiled_r<T, 1>(a, in, out, s); break;
+      case 2: launch_tiled_r<T, 2>(a, in, out, s); break;
+      case 3: launch_tiled_r<T, 3>(a, in, out, s); break;
+      default: launch_tiled_r<T, 4>(a, in, out, s); break;
+    }
+    return;
+  }
   const std::int64_t r = a.radius > 0 ? a.radius : 1;
   std::int64_t m[3];  // interior extent per axis
   for (int ax = 0; ax < 3; ++ax) m[ax] = ax < a.ndim ? a.n[ax] - 2 * r : 1;
-  const dim3 block(32, a.ndim > 1 ? 8 : 1);
   if (m[0] > 0 && m[1] > 0 && m[2] > 0) {
+    const dim3 block(32, a.ndim > 1 ? 8 : 1);
     const dim3 grid(unsigned((m[0] + 31) / 32), unsigned((m[1] + block.y - 1) / block.y),
                     unsigned(m[2]));
     if (a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31))
       stencil_interior_kernel<T, int><<<grid, block, 0, s>>>(a, in, out);
     else
       stencil_interior_kernel<T, std::int64_t><<<grid, block, 0, s>>>(a, in, out);
+    GF_CUDA_CHECK_LAUNCH();
   }
   const std::int64_t shell = a.n[0] * a.n[1] * a.n[2] - std::max<std::int64_t>(0, m[0]) *
                                                           std::max<std::int64_t>(0, m[1]) *
                                                           std::max<std::int64_t>(0, m[2]);
-  const unsigned grid = unsigned((shell + 255) / 256);
   if (shell == 0) return;
+  const unsigned grid = unsigned((shell + 255) / 256);
   switch (a.ndim) {
     case 1: stencil_shell_kernel<1, T><<<grid, 256, 0, s>>>(a, in, out); break;
     case 2: stencil_shell_kernel<2, T><<<grid, 256, 0, s>>>(a, in, out); break;
     default: stencil_shell_kernel<3, T><<<grid, 256, 0, s>>>(a, in, out); break;
   }
+  GF_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace gf

@@ -46,9 +46,10 @@ GF_HD T stencil_point_interior(const StencilArgs<T>& a, const StencilTap<T>* tap
   return stencil_combine(a, u[idx], acc);
 }
 
-// Any point, with the boundary rules for taps that fall off the grid.
-template <int D, class T>
-GF_HD T stencil_point_bc(const StencilArgs<T>& a, const StencilTap<T>* taps, const T* u,
+// Any point, with the boundary rules for taps that fall off the grid. `Tap`
+// is StencilTap<T> or an executor's own layout of it (weight w, offset d).
+template <int D, class T, class Tap>
+GF_HD T stencil_point_bc(const StencilArgs<T>& a, const Tap* taps, const T* u,
                          std::int64_t i, std::int64_t j, std::int64_t k) {
   const std::int64_t idx = i + a.n[0] * (j + a.n[1] * k);
   const std::int64_t pos[3] = {i, j, k};

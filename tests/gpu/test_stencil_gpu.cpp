@@ -106,3 +106,18 @@ TEST_CASE("GPU stencils equal the CPU reference on random fields and stencils", 
   // the widest: every offset of a radius-4 box in 2D (81 taps)
   compare<double>(2, {33, 29}, 4, 81, BcType::Neumann, true, 2, ++seed);
 }
+
+TEST_CASE("GPU stencils on grids of several tiles and z chunks", "[gpu]") {
+  // The tiled kernels own 32-wide tiles of 16 or 32 rows and march 32 planes
+  // per block: these sizes give partial tiles on every axis, several blocks
+  // per axis and planes beyond the first chunk, for every radius.
+  std::uint64_t seed = 1000;
+  for (int radius : {1, 2, 3, 4}) {
+    compare<float>(3, {75, 41, 83}, radius, 27, BcType::Periodic, true, 2, ++seed);
+    compare<double>(3, {67, 50, 71}, radius, 13, BcType::Dirichlet, false, 2, ++seed);
+    compare<float>(2, {131, 99}, radius, 25, BcType::Neumann, true, 3, ++seed);
+    compare<double>(2, {97, 140}, radius, 9, BcType::Periodic, false, 3, ++seed);
+  }
+  // a full radius-4 box in 3D (729 taps), the constant bank's limit
+  compare<double>(3, {45, 39, 41}, 4, 729, BcType::Neumann, true, 1, ++seed);
+}
