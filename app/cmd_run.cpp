@@ -53,6 +53,12 @@ void require_memory(const Case& c, const MemoryCheck& m) {
 }
 
 std::string stability_line(const Case& c) {
+  if (c.heat.implicit())
+    return fmt::format("{} scheme: stable for any dt; dt = {:.6g} is {:.3g} × the explicit limit "
+                       "1/(2·α·Σ1/h²) = {:.6g}; each step is a CG solve (tolerance {:.3g}, at most "
+                       "{} iterations)",
+                       c.heat.scheme, c.heat.dt, c.heat.dt / c.heat.dt_limit, c.heat.dt_limit,
+                       c.heat.solver_tolerance, c.heat.solver_max_iters);
   return fmt::format("explicit stability limit dt_max = 1/(2·α·Σ1/h²) = {:.6g}; dt = {:.6g} "
                      "({:.3g} of the limit){}",
                      c.heat.dt_limit, c.heat.dt, c.heat.dt / c.heat.dt_limit,
@@ -78,6 +84,14 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     std::cout << fmt::format("# memory: needs {} on {}; {} free\n", human_bytes(double(mem.needed)),
                              mem.where, human_bytes(double(mem.available)));
     if (c.workload == Workload::Heat) std::cout << "# " << stability_line(c) << "\n";
+    if (c.workload == Workload::Laplace)
+      std::cout << fmt::format("# laplace: {}, tolerance {:.3g} on the relative residual, at most "
+                               "{} iterations{}\n",
+                               c.laplace.method, c.laplace.tolerance, c.laplace.max_iters,
+                               c.laplace.method == "sor"
+                                   ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
+                                                 c.laplace.omega_auto ? " (auto)" : "")
+                                   : "");
     if (mem.needed > mem.available) require_memory(c, mem);
     return kExitOk;
   }
@@ -112,7 +126,14 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   io::write_json_atomic(out / "run.json", info);
 
   const double compute = timing["phases_s"]["compute"];
-  spdlog::info("done: {} steps in {:.3f} s compute ({:.3g} Gpts/s, {:.4g} GB/s effective), "
+  if (c.workload == Workload::Laplace)
+    spdlog::info("done: {} {} in {} iterations, residual {:.3g} (tolerance {:.3g}); {:.3f} s "
+                 "compute, {:.3f} s total; output in {}",
+                 c.laplace.method, timing["reason"].get<std::string>(),
+                 timing["iterations"].get<std::int64_t>(), double(timing["residual"]),
+                 c.laplace.tolerance, compute, double(timing["phases_s"]["total"]), out.string());
+  else
+    spdlog::info("done: {} steps in {:.3f} s compute ({:.3g} Gpts/s, {:.4g} GB/s effective), "
                "{:.3f} s total; output in {}",
                timing["steps"].get<std::int64_t>(), compute, double(timing["points_per_s"]) / 1e9,
                double(timing["effective_GBps"]), double(timing["phases_s"]["total"]),

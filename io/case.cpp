@@ -168,7 +168,9 @@ Workload read_workload(const Map& top) {
   if (std::find(std::begin(ok), std::end(ok), w) == std::end(ok))
     v.fail(fmt::format("workload '{}' is not available in this version of gridforge ({} only)", w,
                        and_list(ok)));
-  return w == "stencil" ? Workload::Stencil : Workload::Heat;
+  return w == "stencil"   ? Workload::Stencil
+         : w == "laplace" ? Workload::Laplace
+                          : Workload::Heat;
 }
 
 // Each workload's section (named after it) belongs to that workload alone.
@@ -435,9 +437,15 @@ std::pair<std::string, std::string> distinct_digits(double dt, double limit) {
   }
 }
 
-void read_dt(const Value& v, const Grid& g, HeatSpec& h) {
+void read_dt(const Value& v, const Value& scheme, const Grid& g, HeatSpec& h) {
   h.dt_auto = !v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto");
   if (h.dt_auto) {
+    // auto is a fraction of the explicit limit; an implicit scheme is there to go past it.
+    if (h.implicit())
+      (v.present() ? v : scheme)
+          .fail(fmt::format("scheme {} needs a number for dt (auto is for the explicit scheme); "
+                            "any dt > 0 is stable",
+                            h.scheme));
     h.dt = 0.9 * h.dt_limit;
     return;
   }
@@ -445,7 +453,7 @@ void read_dt(const Value& v, const Grid& g, HeatSpec& h) {
   if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), dt) || !std::isfinite(dt) ||
       !(dt > 0))
     v.fail("expected auto or a number > 0, got " + v.describe());
-  if (dt > h.dt_limit * (1 + 1e-12)) {
+  if (!h.implicit() && dt > h.dt_limit * (1 + 1e-12)) {
     const auto [shown_dt, shown_limit] = distinct_digits(dt, h.dt_limit);
     const std::string formula =
         equal_spacing(g) ? fmt::format("h²/(2·{}·α)", g.ndim) : std::string("1/(2·α·Σ1/h²)");
@@ -497,22 +505,121 @@ SolverInput read_solver(const Value& v) {
   return s;
 }
 
-SolverInput read_heat(const Map& top, const Params& params, const Grid& g, HeatSpec& h) {
+// float32 cannot reach a relative residual much below 1e-6: a smaller
+// tolerance is raised to kFloat32ToleranceFloor instead of running to max_iters.
+double effective_tolerance(double asked, Precision p) {
+  return p == Precision::Float32 ? std::max(asked, kFloat32ToleranceFloor) : asked;
+}
+
+SolverInput read_heat(const Map& top, const Params& params, const Grid& g, Precision prec,
+                      HeatSpec& h) {
   const Map m = top.require("heat").map(schema::kHeatKeys);
   h.alpha = m.require("alpha").positive();
-  if (m.has("scheme")) {
-    const Value v = m.get("scheme");
-    h.scheme = v.choice(schema::kSchemes);
-    if (h.scheme != "explicit")
-      v.fail(fmt::format(
-          "scheme '{}' is not available in this version of gridforge (explicit only)", h.scheme));
-  }
+  if (m.has("scheme")) h.scheme = m.get("scheme").choice(schema::kSchemes);
   h.dt_limit = stability_limit(g, h.alpha);
-  read_dt(m.get("dt"), g, h);
+  read_dt(m.get("dt"), m.has("scheme") ? m.get("scheme") : m.self(), g, h);
   read_duration(m, h);
   h.source = m.has("source") ? m.get("source").expr() : Expr{"0", m.self().loc(), m.path("source")};
   check_expression(h.source, params);
-  return m.has("solver") ? read_solver(m.get("solver")) : SolverInput{};
+  SolverInput solver = m.has("solver") ? read_solver(m.get("solver")) : SolverInput{};
+  if (solver.tolerance) h.solver_tolerance = *solver.tolerance;
+  if (solver.max_iters) h.solver_max_iters = *solver.max_iters;
+  h.solver_tolerance = effective_tolerance(h.solver_tolerance, prec);
+  return solver;
+}
+
+// ---- laplace ----------------------------------------------------------------------------
+
+const char* bc_name(BcType t) {
+  return t == BcType::Dirichlet ? "dirichlet" : t == BcType::Neumann ? "neumann" : "periodic";
+}
+
+bool read_bool(const Value& v) {
+  bool b = false;
+  if (!v.node().IsScalar() || !YAML::convert<bool>::decode(v.node(), b))
+    v.fail("expected true or false, got " + v.describe());
+  return b;
+}
+
+void read_omega(const Value& v, LaplaceSpec& L) {
+  if (!v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto")) return;
+  double w = 0;
+  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), w) || !(w > 0 && w < 2))
+    v.fail("expected auto or a number in (0, 2), got " + v.describe());
+  L.omega_auto = false;
+  L.omega = w;
+}
+
+// fft is periodic by nature; red-black SOR needs two colours that alternate
+// across the wrap of a periodic axis too, so an even number of points there.
+void check_method_fits(const Value& method, const LaplaceSpec& L, const Case& c) {
+  const Grid& g = c.grid;
+  for (int a = 0; a < g.ndim; ++a) {
+    if (L.method == "fft" && !g.periodic[a]) {
+      const int f = c.boundary[2 * a].type != BcType::Periodic ? 2 * a : 2 * a + 1;
+      method.fail(fmt::format("fft needs every axis periodic (the FFT solve is periodic); "
+                              "boundary {} is {}",
+                              face_name(f), bc_name(c.boundary[f].type)));
+    }
+    if (L.method == "sor" && g.periodic[a] && g.n[a] % 2 != 0)
+      method.fail(fmt::format("sor colours the grid red-black, which needs an even number of "
+                              "points on a periodic axis; grid.dims[{}] is {}",
+                              a, g.n[a]));
+  }
+}
+
+// With no Dirichlet face, ∇²u = f fixes u up to a constant only, and has a
+// solution only when f balances the boundary flux: Σ W·(f − c) = 0, c the
+// Neumann terms. The check samples f once, in double.
+void check_compatible(const Value& where, const Case& c, LaplaceSpec& L) {
+  std::vector<double> f(static_cast<std::size_t>(c.grid.size()));
+  sample_expression<double>(L.rhs, c.parameters, c.grid, f.data());
+  L.incompatible_mean = incompatible_mean(c.grid, c.boundary, f.data());
+  double scale = 0;
+  for (double v : f) scale = std::max(scale, std::abs(v));
+  for (int face = 0; face < 2 * c.grid.ndim; ++face)
+    if (c.boundary[face].type == BcType::Neumann)
+      scale = std::max(scale, std::abs(c.boundary[face].gradient) * 2.0 / c.grid.h[face / 2]);
+  if (L.remove_mean || !(std::abs(L.incompatible_mean) > 1e-9 * scale)) return;
+  bool periodic = true;
+  for (int a = 0; a < c.grid.ndim; ++a) periodic = periodic && c.grid.periodic[a];
+  if (periodic)
+    where.fail(fmt::format("the right-hand side has mean {:.6g}, not 0: with every face "
+                           "periodic ∇²u = f has no solution; make its mean 0 or set "
+                           "laplace.remove_mean: true",
+                           L.incompatible_mean));
+  where.fail(fmt::format("the right-hand side does not balance the Neumann fluxes (they differ "
+                         "by a mean of {:.6g}): with no Dirichlet face ∇²u = f has no solution; "
+                         "change f or the gradients, or set laplace.remove_mean: true",
+                         L.incompatible_mean));
+}
+
+void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
+  const Value section = top.get("laplace");
+  const std::optional<Map> m =
+      section.present() ? std::optional<Map>(section.map(schema::kLaplaceKeys)) : std::nullopt;
+  auto get = [&](std::string_view k) {
+    return m ? m->get(k)
+             : Value(top.self().sources(), YAML::Node(YAML::NodeType::Undefined),
+                     "laplace." + std::string(k));
+  };
+  const Value method = get("method");
+  if (method.present()) L.method = method.choice(schema::kLaplaceMethods);
+  const Value rhs = get("rhs");
+  L.rhs = rhs.present() ? rhs.expr() : Expr{"0", section.loc(), "laplace.rhs"};
+  check_expression(L.rhs, c.parameters);
+  if (get("tolerance").present()) L.tolerance_asked = get("tolerance").positive();
+  L.tolerance = effective_tolerance(L.tolerance_asked, c.precision);
+  if (get("max_iters").present()) L.max_iters = get("max_iters").integer(1);
+  if (get("check_every").present()) L.check_every = get("check_every").integer(1);
+  read_omega(get("omega"), L);
+  if (get("remove_mean").present()) L.remove_mean = read_bool(get("remove_mean"));
+  check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
+  if (L.omega_auto) L.omega = optimal_sor_omega(c.grid, c.boundary);
+  L.singular = true;
+  for (int f = 0; f < 2 * c.grid.ndim; ++f)
+    if (c.boundary[f].type == BcType::Dirichlet) L.singular = false;
+  if (L.singular) check_compatible(rhs.present() ? rhs : (m ? m->self() : top.self()), c, L);
 }
 
 // ---- stencil ----------------------------------------------------------------------------
@@ -752,16 +859,26 @@ void emit_heat(YAML::Emitter& out, const HeatSpec& h, const SolverInput& solver)
   out << YAML::Key << "heat" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "alpha" << YAML::Value << num(h.alpha);
   out << YAML::Key << "scheme" << YAML::Value << h.scheme;
-  out << YAML::Key << "dt" << YAML::Value << num(h.dt)
-      << YAML::Comment(
-             fmt::format("{}stability limit {}", h.dt_auto ? "auto: 0.9 × " : "", num(h.dt_limit)));
+  if (h.implicit())
+    out << YAML::Key << "dt" << YAML::Value << num(h.dt)
+        << YAML::Comment(fmt::format("{:.3g} × the explicit stability limit {}",
+                                     h.dt / h.dt_limit, num(h.dt_limit)));
+  else
+    out << YAML::Key << "dt" << YAML::Value << num(h.dt)
+        << YAML::Comment(fmt::format("{}stability limit {}", h.dt_auto ? "auto: 0.9 × " : "",
+                                     num(h.dt_limit)));
   if (h.use_t_end)
     out << YAML::Key << "t_end" << YAML::Value << num(h.t_end)
         << YAML::Comment(fmt::format("{} steps, the last one {}", h.steps, num(h.last_dt)));
   else
     out << YAML::Key << "steps" << YAML::Value << h.steps;
   out << YAML::Key << "source" << YAML::Value << h.source.text;
-  if (solver.tolerance || solver.max_iters) {
+  if (h.implicit()) {  // resolved in full: the implicit schemes use it
+    out << YAML::Key << "solver" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "tolerance" << YAML::Value << num(h.solver_tolerance);
+    out << YAML::Key << "max_iters" << YAML::Value << h.solver_max_iters;
+    out << YAML::EndMap;
+  } else if (solver.tolerance || solver.max_iters) {
     out << YAML::Key << "solver" << YAML::Value << YAML::Flow << YAML::BeginMap;
     if (solver.tolerance) out << YAML::Key << "tolerance" << YAML::Value << num(*solver.tolerance);
     if (solver.max_iters) out << YAML::Key << "max_iters" << YAML::Value << *solver.max_iters;
@@ -786,6 +903,24 @@ void emit_stencil(YAML::Emitter& out, const StencilSpec& s) {
       << (s.form == StencilSpec::Form::Update ? "update" : "replace");
   out << YAML::Key << "coeff" << YAML::Value << num(s.coeff);
   out << YAML::Key << "steps" << YAML::Value << s.steps;
+  out << YAML::EndMap;
+}
+
+void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
+  out << YAML::Key << "laplace" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "method" << YAML::Value << L.method;
+  out << YAML::Key << "rhs" << YAML::Value << L.rhs.text;
+  out << YAML::Key << "tolerance" << YAML::Value << num(L.tolerance);
+  if (L.tolerance != L.tolerance_asked)
+    out << YAML::Comment(fmt::format("float32: raised from {}", num(L.tolerance_asked)));
+  out << YAML::Key << "max_iters" << YAML::Value << L.max_iters;
+  out << YAML::Key << "check_every" << YAML::Value << L.check_every;
+  if (L.omega_auto)
+    out << YAML::Key << "omega" << YAML::Value << "auto"
+        << YAML::Comment(fmt::format("{}{}", num(L.omega), L.method == "sor" ? "" : "; sor only"));
+  else
+    out << YAML::Key << "omega" << YAML::Value << num(L.omega);
+  out << YAML::Key << "remove_mean" << YAML::Value << L.remove_mean;
   out << YAML::EndMap;
 }
 
@@ -819,6 +954,8 @@ std::string emit_resolved(const Case& c, const GridInput& grid, const SolverInpu
   emit_boundary(out, c);
   if (c.workload == Workload::Stencil)
     emit_stencil(out, c.stencil);
+  else if (c.workload == Workload::Laplace)
+    emit_laplace(out, c.laplace);
   else
     emit_heat(out, c.heat, solver);
   emit_output(out, c.output);
@@ -848,14 +985,80 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
   SolverInput solver;
   if (c.workload == Workload::Stencil)
     read_stencil(top, c.grid, c.stencil);
+  else if (c.workload == Workload::Laplace)
+    read_laplace(top, c, c.laplace);
   else
-    solver = read_heat(top, c.parameters, c.grid, c.heat);
+    solver = read_heat(top, c.parameters, c.grid, c.precision, c.heat);
   read_output(top, c.name, c.output);
   c.resolved_yaml = emit_resolved(c, grid, solver);
   return c;
 }
 
 }  // namespace
+
+double optimal_sor_omega(const Grid& g, const std::array<FaceBc, kFaces>& bc) {
+  const double pi = 3.14159265358979323846;
+  double lowest[3] = {0, 0, 0}, nonzero[3] = {0, 0, 0}, sum = 0;
+  bool constant_everywhere = true;  // every axis admits a constant mode
+  for (int a = 0; a < g.ndim; ++a) {
+    const BcType lo = bc[2 * a].type, hi = bc[2 * a + 1].type;
+    const double n = double(g.n[a]);
+    if (lo == BcType::Periodic) {
+      nonzero[a] = 2 * pi / n;
+    } else if (lo == BcType::Dirichlet && hi == BcType::Dirichlet) {
+      lowest[a] = nonzero[a] = pi / (n - 1);
+    } else if (lo == BcType::Neumann && hi == BcType::Neumann) {
+      nonzero[a] = pi / (n - 1);
+    } else {
+      lowest[a] = nonzero[a] = pi / (2 * (n - 1));
+    }
+    if (lowest[a] > 0) constant_everywhere = false;
+    sum += 1 / (g.h[a] * g.h[a]);
+  }
+  auto rho_of = [&](const double* theta) {
+    double r = 0;
+    for (int a = 0; a < g.ndim; ++a) r += std::cos(theta[a]) / (g.h[a] * g.h[a]);
+    return r / sum;
+  };
+  double rho = rho_of(lowest);
+  if (constant_everywhere) {  // the constant is the null space: the next mode counts
+    rho = 0;
+    for (int b = 0; b < g.ndim; ++b) {
+      double theta[3] = {0, 0, 0};
+      theta[b] = nonzero[b];
+      rho = std::max(rho, rho_of(theta));
+    }
+  }
+  return 2 / (1 + std::sqrt(std::max(0.0, 1 - rho * rho)));
+}
+
+template <class T>
+double incompatible_mean(const Grid& g, const std::array<FaceBc, kFaces>& bc, const T* f) {
+  double swf = 0, sw = 0;
+  const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
+#pragma omp parallel for collapse(2) reduction(+ : swf, sw) schedule(static)
+  for (std::int64_t k = 0; k < nz; ++k)
+    for (std::int64_t j = 0; j < ny; ++j)
+      for (std::int64_t i = 0; i < nx; ++i) {
+        const std::int64_t pos[3] = {i, j, k};
+        double w = 1, c = 0;
+        for (int a = 0; a < g.ndim; ++a)
+          for (int side = 0; side < 2; ++side) {
+            const FaceBc& b = bc[2 * a + side];
+            if (b.type == BcType::Neumann && pos[a] == (side ? g.n[a] - 1 : 0)) {
+              w *= 0.5;
+              c += 2 * b.gradient / g.h[a];
+            }
+          }
+        swf += w * (double(f[g.index(i, j, k)]) - c);
+        sw += w;
+      }
+  return swf / sw;
+}
+template double incompatible_mean<float>(const Grid&, const std::array<FaceBc, kFaces>&,
+                                         const float*);
+template double incompatible_mean<double>(const Grid&, const std::array<FaceBc, kFaces>&,
+                                          const double*);
 
 Case load_case_text(const std::string& text, const std::string& label,
                     const std::vector<std::string>& overrides, const std::string& base_dir) {

@@ -54,6 +54,37 @@ struct HeatSpec {
   std::int64_t steps = 0;  // resolved number of steps
   double last_dt = 0;      // the last step, shortened to land on t_end (= dt otherwise)
   Expr source;             // "0" when absent
+  // The CG solve of each step of the implicit schemes (heat.solver), resolved:
+  // ‖r‖₂/‖b‖₂ ≤ tolerance (raised to kFloat32ToleranceFloor in float32).
+  double solver_tolerance = 1e-10;
+  std::int64_t solver_max_iters = 1000;
+  bool implicit() const { return scheme != "explicit"; }
+  // θ of the θ-scheme: 1 backward Euler, 1/2 Crank–Nicolson (0: explicit).
+  double theta() const { return scheme == "implicit" ? 1.0 : scheme == "crank-nicolson" ? 0.5 : 0.0; }
+};
+
+// The relative residual float32 can reach is about 1e-6 on the grids gridforge
+// runs; a smaller tolerance is raised to this in float32 (and the resolved
+// case says so), rather than running to max_iters.
+inline constexpr double kFloat32ToleranceFloor = 1e-5;
+
+// ∇²u = f (workload laplace): the method, the right-hand side and the
+// convergence control, resolved.
+struct LaplaceSpec {
+  std::string method = "jacobi";  // jacobi | sor | cg | fft
+  Expr rhs;                        // f(x, y, z); "0" when absent
+  double tolerance = 1e-8;         // on ‖r‖₂/‖r₀‖₂ (‖W·f‖₂ when f ≠ 0); see docs/design.md
+  double tolerance_asked = 1e-8;   // as written (float32 may raise it)
+  std::int64_t max_iters = 100000;
+  std::int64_t check_every = 50;
+  bool omega_auto = true;
+  double omega = 1;                // resolved (auto: the optimal ω for the grid)
+  bool remove_mean = false;
+  // No Dirichlet face: u is fixed up to a constant (the solution returned has mean 0).
+  bool singular = false;
+  // The mean of f that is not compatible with the boundaries (removed when
+  // remove_mean; a case error otherwise), computed when the case is loaded.
+  double incompatible_mean = 0;
 };
 
 // One point of a stencil: an offset (dx, dy, dz; 0 on axes the grid lacks)
@@ -97,6 +128,7 @@ struct Case {
   InitialSpec initial;
   HeatSpec heat;        // workload heat
   StencilSpec stencil;  // workload stencil
+  LaplaceSpec laplace;  // workload laplace
   OutputSpec output;
   std::string resolved_yaml;  // the resolved case (defaults filled) as YAML text
 };
@@ -107,6 +139,20 @@ Case load_case(const std::string& path, const std::vector<std::string>& override
 
 // Same, from text already in memory; `label` stands for the file name in
 // messages and relative paths resolve against `base_dir`.
+// The optimal SOR ω for the grid and its boundaries: 2/(1 + √(1 − ρ²)) with
+// ρ the Jacobi iteration's spectral radius on the unknowns (the smallest
+// mode allowed on each axis: π/(n−1) between walls, π/(2(n−1)) between a
+// Dirichlet and a Neumann face, 2π/n periodic, 0 when the axis admits a
+// constant and another axis does not).
+double optimal_sor_omega(const Grid& g, const std::array<FaceBc, kFaces>& bc);
+
+// With no Dirichlet face: the part of f that the boundaries cannot balance,
+// (Σᵢ Wᵢ·(fᵢ − cᵢ)) / Σᵢ Wᵢ, with W the symmetrising weights and c the Neumann
+// terms 2g/h of ops/laplace.hpp; f holds one value per grid point. ∇²u = f
+// has a solution only when it is 0 (a plain mean of f when every axis is periodic).
+template <class T>
+double incompatible_mean(const Grid& g, const std::array<FaceBc, kFaces>& bc, const T* f);
+
 Case load_case_text(const std::string& text, const std::string& label,
                     const std::vector<std::string>& overrides = {}, const std::string& base_dir = ".");
 

@@ -35,12 +35,15 @@ inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "st
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
 inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "formats", "checkpoint_every"};
 inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps"};
+inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tolerance",  "max_iters",
+                                                    "check_every", "omega", "remove_mean"};
 
 // Allowed values of the keys that take a name.
 // Each workload has a section of the same name, which no other workload takes.
 inline constexpr std::string_view kWorkloads[] = {"heat", "laplace", "stencil", "raymarch"};
 // The workloads this version runs; the others are known names that fail kindly.
-inline constexpr std::string_view kAvailableWorkloads[] = {"heat", "stencil"};
+inline constexpr std::string_view kAvailableWorkloads[] = {"heat", "laplace", "stencil"};
+inline constexpr std::string_view kLaplaceMethods[] = {"jacobi", "sor", "cg", "fft"};
 inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};
 inline constexpr std::string_view kSchemes[] = {"explicit", "implicit", "crank-nicolson"};
 inline constexpr std::string_view kBcTypes[] = {"dirichlet", "neumann", "periodic"};

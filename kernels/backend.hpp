@@ -9,6 +9,7 @@
 
 #include "grid/field.hpp"
 #include "kernels/ops/heat.hpp"
+#include "kernels/ops/laplace.hpp"
 #include "kernels/ops/stencil.hpp"
 
 namespace gf {
@@ -50,6 +51,30 @@ class Backend {
 
   // min, max, mean and count of non-finite values, in one pass.
   virtual FieldStats stats(const Field<T>& f) = 0;
+
+  // ---- Laplace / Poisson and the implicit heat solves (ops/laplace.hpp) ----
+  // One Jacobi sweep: out = Jacobi(in) at every point (Dirichlet points copied).
+  virtual void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) = 0;
+  // One half of a red-black SOR sweep, in place: the points of one colour (0 red, 1 black).
+  virtual void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) = 0;
+  // r = W·(f_coef·f + lap_coef·L u) at every point (0 at Dirichlet points),
+  // stored in *r when r is given; returns Σ r² (accumulated in double).
+  virtual double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) = 0;
+  // The operator A of apply_point that spmv applies, kept by the backend (a
+  // CSR matrix on the GPU, for cuSPARSE; the args themselves on the CPU).
+  virtual void set_operator(const LaplaceArgs<T>& a) = 0;
+  virtual void spmv(const Field<T>& x, Field<T>& y) = 0;  // y = A x
+  virtual double dot(const Field<T>& x, const Field<T>& y) = 0;  // in double
+  // y = a·x + b·y (y is not read when b is 0).
+  virtual void axpby(T a, const Field<T>& x, T b, Field<T>& y) = 0;
+  // CG's update: u += α·p, r −= α·q; returns Σ r² of the new r (in double).
+  virtual double cg_update(T alpha, const Field<T>& p, const Field<T>& q, Field<T>& u,
+                           Field<T>& r) = 0;
+  virtual void add_constant(Field<T>& u, T c) = 0;
+  // The spectral solution of ∇²u = f on a grid periodic on every axis (f's
+  // mean is dropped; u has mean 0). Returns the relative spectral residual
+  // ‖f − ∇²u‖₂ / ‖f‖₂ of the u written, measured by transforming u again.
+  virtual double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) = 0;
 };
 
 template <class T>

@@ -1,6 +1,9 @@
 #include "solvers/heat.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include <fmt/core.h>
 
 #include "core/interrupt.hpp"
 
@@ -25,6 +28,54 @@ HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
     backend.upload(s.data(), source_);
   }
   upload_ms_ = upload_initial_state(c, backend, u_);
+  if (c.heat.implicit()) {
+    delta_ = backend.make_field(g, "the change of u in a step");
+    r_ = backend.make_field(g, "the CG residual r");
+    p_ = backend.make_field(g, "the CG direction p");
+    q_ = backend.make_field(g, "the CG product A·p");
+    cg_ = std::make_unique<ConjugateGradient<T>>(backend, delta_, r_, p_, q_);
+  }
+}
+
+// θ-scheme in correction form, δ = uⁿ⁺¹ − uⁿ (0 at Dirichlet points):
+//   (W + θ·α·dt·W·(−L₀)) δ = W·(α·dt·L uⁿ + dt·s)
+// (θ = 1 backward Euler, 1/2 Crank–Nicolson), an SPD system solved by CG to
+// ‖r‖₂ ≤ tolerance·‖b‖₂; L uⁿ carries the Dirichlet values and Neumann gradients.
+template <class T>
+void HeatSolver<T>::implicit_step(double dt) {
+  const HeatSpec& h = case_.heat;
+  LaplaceArgs<T> b = laplace_args<T>(case_, false);
+  b.f = has_source_field_ ? source_.data() : nullptr;
+  b.f_const = static_cast<T>(source_const_);
+  b.f_coef = static_cast<T>(dt);
+  b.lap_coef = static_cast<T>(h.alpha * dt);
+  if (dt != operator_dt_) {
+    LaplaceArgs<T> op = laplace_args<T>(case_, true);
+    op.op_scale = static_cast<T>(h.theta() * h.alpha * dt);
+    op.op_shift = T(1);
+    backend_.set_operator(op);
+    operator_dt_ = dt;
+  }
+  const double bb = backend_.residual(b, u_, &r_);
+  if (!std::isfinite(bb))
+    throw SolverError(fmt::format("diverged: field u has NaN/Inf values at step {} (t = {:.6g})",
+                                  step_, time_));
+  if (!(bb > 0)) return;  // steady: δ = 0
+  backend_.axpby(T(0), r_, T(0), delta_);
+  cg_->start(bb);
+  const double target = h.solver_tolerance * std::sqrt(bb);
+  std::int64_t it = 0;
+  while (std::sqrt(cg_->rr()) > target) {
+    if (it >= h.solver_max_iters)
+      throw SolverError(fmt::format(
+          "{} heat step {} (t = {:.6g}): CG did not converge in {} iterations: residual {:.3g} "
+          "> tolerance {:.3g}; raise heat.solver.max_iters or the tolerance, or take a smaller dt",
+          h.scheme, step_ + 1, time_, it, std::sqrt(cg_->rr() / bb), h.solver_tolerance));
+    if (!cg_->step()) break;  // nothing left to reduce
+    ++it;
+  }
+  cg_iterations_ += it;
+  backend_.axpby(T(1), delta_, T(1), u_);
 }
 
 template <class T>
@@ -53,8 +104,12 @@ void HeatSolver<T>::advance(std::int64_t n) {
   for (std::int64_t s = 0; s < n && !interrupt_requested(); ++s) {
     const bool final_short = step_ == last - 1 && case_.heat.last_dt != case_.heat.dt;
     const double dt = final_short ? case_.heat.last_dt : case_.heat.dt;
-    backend_.heat_step(final_short ? args_for(dt) : regular, u_, u_next_);
-    u_.swap(u_next_);
+    if (cg_) {
+      implicit_step(dt);
+    } else {
+      backend_.heat_step(final_short ? args_for(dt) : regular, u_, u_next_);
+      u_.swap(u_next_);
+    }
     ++step_;
     // Times are step·dt, not a running sum; a t_end run ends at t_end exactly.
     time_ = (step_ == last && case_.heat.use_t_end) ? case_.heat.t_end
@@ -64,14 +119,23 @@ void HeatSolver<T>::advance(std::int64_t n) {
 
 template <class T>
 std::size_t HeatSolver<T>::bytes_per_step() const {
-  return (2 + (has_source_field_ ? 1 : 0)) * u_.bytes();
+  const std::size_t explicit_bytes = (2 + (has_source_field_ ? 1 : 0)) * u_.bytes();
+  if (!cg_) return explicit_bytes;
+  // b (read u, s; write r), δ = 0, u += δ, and 13 field passes per CG iteration.
+  const double its = step_ > 0 ? double(cg_iterations_) / double(step_) : 0.0;
+  return explicit_bytes + 4 * u_.bytes() + std::size_t(13.0 * its * double(u_.bytes()));
 }
 
 template <class T>
 std::size_t HeatSolver<T>::memory_needed(const Case& c) {
   const std::size_t field = static_cast<std::size_t>(c.grid.size()) * sizeof(T);
   Expression src(c.heat.source, c.parameters);
-  return (src.is_constant() ? 2 : 3) * field + (1u << 20);  // + reduction scratch
+  std::size_t bytes = (src.is_constant() ? 2 : 3) * field + (1u << 20);  // + reduction scratch
+  if (c.heat.implicit()) {  // δ, r, p, q and the GPU's CSR matrix
+    const std::size_t n = static_cast<std::size_t>(c.grid.size());
+    bytes += 4 * field + (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
+  }
+  return bytes;
 }
 
 template class HeatSolver<float>;

@@ -1,8 +1,12 @@
-// Explicit heat (FTCS): the time loop, written once against Backend<T>.
+// Heat: explicit (FTCS), backward Euler and Crank–Nicolson; the time loop,
+// written once against Backend<T>. The implicit schemes solve each step with
+// the CG of solvers/laplace.hpp.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "solvers/laplace.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
@@ -20,15 +24,21 @@ class HeatSolver final : public Stepper<T> {
   double upload_ms() const override { return upload_ms_; }
   // u read once, u written once, s(x) read if it varies.
   std::size_t bytes_per_step() const override;
+  std::int64_t solver_iterations() const override { return cg_iterations_; }
   // Device memory a run of this case needs (fields + reduction scratch).
   static std::size_t memory_needed(const Case& c);
 
  private:
   HeatArgs<T> args_for(double dt) const;
+  void implicit_step(double dt);
 
   const Case& case_;
   Backend<T>& backend_;
   Field<T> u_, u_next_, source_;
+  Field<T> delta_, r_, p_, q_;  // implicit: the change of u in a step, and CG's vectors
+  std::unique_ptr<ConjugateGradient<T>> cg_;
+  double operator_dt_ = -1;       // the dt the backend's operator was set for
+  std::int64_t cg_iterations_ = 0;
   bool has_source_field_ = false;
   double source_const_ = 0;
   std::int64_t step_ = 0;

@@ -9,6 +9,7 @@
 #include "core/interrupt.hpp"
 #include "core/progress.hpp"
 #include "io/output.hpp"
+#include "solvers/laplace.hpp"
 #include "solvers/run.hpp"
 #include "solvers/stepper.hpp"
 
@@ -37,10 +38,134 @@ nlohmann::json per_step_stats(std::vector<Chunk> chunks) {
   return {{"min", per.front()}, {"median", median}, {"max", per.back()}};
 }
 
+// The timing record of SPEC §4 (timing.json), common to every workload.
+struct Phases {
+  double setup_s = 0, upload_s = 0, compute_s = 0, download_s = 0, output_s = 0, total_s = 0;
+};
+
+template <class T>
+nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t steps,
+                             const Phases& p, const std::vector<Chunk>& chunks,
+                             std::size_t bytes_per_step) {
+  const double pts = double(c.grid.size());
+  return {
+      {"case", c.name},
+      {"workload", to_string(c.workload)},
+      {"device", backend.name()},
+      {"precision", to_string(c.precision)},
+      {"grid", std::vector<std::int64_t>(c.grid.n.begin(), c.grid.n.begin() + c.grid.ndim)},
+      {"steps", steps},
+      {"phases_s",
+       {{"setup", p.setup_s},
+        {"upload", p.upload_s},
+        {"compute", p.compute_s},
+        {"download", p.download_s},
+        {"output", p.output_s},
+        {"total", p.total_s}}},
+      {"per_step_ms", per_step_stats(chunks)},
+      {"points_per_s", p.compute_s > 0 ? pts * double(steps) / p.compute_s : 0.0},
+      {"effective_GBps",
+       p.compute_s > 0 ? double(bytes_per_step) * double(steps) / p.compute_s / 1e9 : 0.0},
+      {"device_memory_peak_bytes", backend.memory().peak_bytes()},
+  };
+}
+
+// laplace: iterations in chunks of check_every (and up to each output), a
+// log.csv row (iteration, residual) per chunk, the final iterate written
+// whether or not it converged; not converging is a SolverError (exit 1).
+template <class T>
+nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions& opts) {
+  const auto t_start = Clock::now();
+  const LaplaceSpec& spec = c.laplace;
+  LaplaceSolver<T> solver(c, backend);
+  Phases ph;
+  ph.upload_s = solver.upload_ms() / 1e3;
+  ph.setup_s = seconds_since(t_start) - ph.upload_s;
+  if (spec.singular && spec.remove_mean)
+    spdlog::info("laplace: removed the mean {:.6g} of the right-hand side (remove_mean: true; "
+                 "with no Dirichlet face f must balance the boundaries)",
+                 solver.mean_removed());
+
+  io::SeriesSpec sspec{opts.out_dir, c.name,       c.grid,      c.precision,
+                       c.output.vtk, c.output.hdf5, opts.version};
+  io::FieldSeriesWriter series(sspec);
+  io::CsvLog log(opts.out_dir / "log.csv", {"iteration", "residual"});
+  const std::int64_t every = c.output.every;
+  std::vector<Chunk> chunks;
+  std::vector<T> host;
+  double compute_ms = 0, download_ms = 0;
+  auto timer = backend.make_timer();
+  Progress progress(c.name, spec.method == "fft" ? 1 : spec.max_iters, opts.progress);
+  std::int64_t last_written = -1;
+
+  auto write = [&] {
+    timer->start();
+    host.resize(solver.field().size());
+    backend.download(solver.field(), host.data());
+    download_ms += timer->stop_ms();
+    const auto t_out = Clock::now();
+    const std::int64_t it = solver.iterations();
+    series.write(it, double(it), {{"u", host.data(), c.precision}});
+    log.flush();
+    ph.output_s += seconds_since(t_out);
+    last_written = it;
+  };
+
+  log.row({0.0, solver.residual()});
+  if (every > 0) write();
+  bool interrupted = false;
+  while (!solver.finished()) {
+    if ((interrupted = interrupt_requested())) break;
+    std::int64_t chunk = spec.check_every;
+    if (every > 0) chunk = std::min(chunk, every - solver.iterations() % every);
+    const std::int64_t before = solver.iterations();
+    timer->start();
+    solver.iterate(chunk);
+    const double ms = timer->stop_ms();
+    compute_ms += ms;
+    chunks.push_back({ms, solver.iterations() - before});
+    log.row({double(solver.iterations()), solver.residual()});
+    progress.update(solver.iterations(), fmt::format("residual {:.3g}", solver.residual()));
+    if (every > 0 && solver.iterations() % every == 0 && !solver.finished()) write();
+  }
+  timer->start();
+  solver.finish();
+  compute_ms += timer->stop_ms();
+  if (last_written != solver.iterations()) write();
+  progress.finish();
+  series.finish();
+  log.flush();
+
+  ph.compute_s = compute_ms / 1e3;
+  ph.download_s = download_ms / 1e3;
+  ph.total_s = seconds_since(t_start);
+  nlohmann::json timing = timing_record(c, backend, solver.iterations(), ph, chunks,
+                                        solver.bytes_per_iteration());
+  timing["method"] = spec.method;
+  timing["iterations"] = solver.iterations();
+  timing["residual"] = solver.residual();
+  timing["tolerance"] = spec.tolerance;
+  timing["reason"] = interrupted ? "interrupted" : to_string(solver.status());
+  if (spec.singular) timing["mean_removed"] = solver.mean_removed();
+  io::write_json_atomic(opts.out_dir / "timing.json", timing);
+  if (interrupted)
+    throw InterruptedError(fmt::format("interrupted at iteration {} (residual {:.3g}); the "
+                                       "iterate reached is written in {}",
+                                       solver.iterations(), solver.residual(),
+                                       opts.out_dir.string()));
+  if (solver.status() == LaplaceStatus::MaxIters)
+    throw SolverError(fmt::format("{} did not converge in {} iterations: residual {:.3g} > "
+                                  "tolerance {:.3g}; the last iterate is written in {}",
+                                  spec.method, solver.iterations(), solver.residual(),
+                                  spec.tolerance, opts.out_dir.string()));
+  return timing;
+}
+
 }  // namespace
 
 template <class T>
 nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& opts) {
+  if (c.workload == Workload::Laplace) return run_laplace(c, backend, opts);
   const auto t_start = Clock::now();
   const std::unique_ptr<Stepper<T>> stepper = make_stepper<T>(c, backend);
   Stepper<T>& solver = *stepper;
@@ -107,29 +232,13 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   series.finish();
   log.flush();
 
-  const double total_s = seconds_since(t_start);
-  const double compute_s = compute_ms / 1e3;
-  const double pts = double(c.grid.size());
-  nlohmann::json timing = {
-      {"case", c.name},
-      {"workload", to_string(c.workload)},
-      {"device", backend.name()},
-      {"precision", to_string(c.precision)},
-      {"grid", std::vector<std::int64_t>(c.grid.n.begin(), c.grid.n.begin() + c.grid.ndim)},
-      {"steps", solver.step()},
-      {"phases_s",
-       {{"setup", setup_s},
-        {"upload", solver.upload_ms() / 1e3},
-        {"compute", compute_s},
-        {"download", download_ms / 1e3},
-        {"output", output_s},
-        {"total", total_s}}},
-      {"per_step_ms", per_step_stats(chunks)},
-      {"points_per_s", compute_s > 0 ? pts * double(total) / compute_s : 0.0},
-      {"effective_GBps",
-       compute_s > 0 ? double(solver.bytes_per_step()) * double(total) / compute_s / 1e9 : 0.0},
-      {"device_memory_peak_bytes", backend.memory().peak_bytes()},
-  };
+  Phases ph{setup_s,           solver.upload_ms() / 1e3, compute_ms / 1e3,
+            download_ms / 1e3, output_s,                 seconds_since(t_start)};
+  // Throughput over the steps run (fewer than total when interrupted).
+  nlohmann::json timing =
+      timing_record(c, backend, solver.step(), ph, chunks, solver.bytes_per_step());
+  if (c.heat.implicit() && c.workload == Workload::Heat)
+    timing["solver_iterations"] = solver.solver_iterations();
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at step {} of {} (t = {:.6g}); the state "

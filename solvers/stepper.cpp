@@ -1,10 +1,12 @@
 #include "solvers/stepper.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "io/expression.hpp"
 #include "io/output.hpp"
 #include "solvers/heat.hpp"
+#include "solvers/laplace.hpp"
 #include "solvers/stencil.hpp"
 
 namespace gf {
@@ -97,12 +99,15 @@ void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]) {
 template <class T>
 std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend) {
   if (c.workload == Workload::Stencil) return std::make_unique<StencilSolver<T>>(c, backend);
+  if (c.workload != Workload::Heat)
+    throw std::logic_error(std::string("no time stepper for workload ") + to_string(c.workload));
   return std::make_unique<HeatSolver<T>>(c, backend);
 }
 
 template <class T>
 std::size_t stepper_memory_needed(const Case& c) {
   if (c.workload == Workload::Stencil) return StencilSolver<T>::memory_needed(c);
+  if (c.workload == Workload::Laplace) return LaplaceSolver<T>::memory_needed(c);
   return HeatSolver<T>::memory_needed(c);
 }
 

@@ -23,6 +23,8 @@ class Stepper {
   // Bytes one step must move (each field read or written once: T_eff).
   virtual std::size_t bytes_per_step() const = 0;
   virtual double upload_ms() const = 0;
+  // Iterations of an inner solver over the run (CG of the implicit heat schemes), or 0.
+  virtual std::int64_t solver_iterations() const { return 0; }
 };
 
 // The stepper of the case's workload, initial state uploaded.

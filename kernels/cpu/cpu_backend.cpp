@@ -1,14 +1,18 @@
 // CpuBackend: the reference executor. Plain loops over the grid that call the
 // kernels/ops formulas, parallel over the outer axes with OpenMP. Keep it
 // simple enough to trust by reading: the GPU is validated against it.
+#include <fftw3.h>
 #include <omp.h>
 
 #include <chrono>
+#include <complex>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <type_traits>
+#include <vector>
 
 #include "core/error.hpp"
 #include "kernels/backend.hpp"
@@ -65,6 +69,110 @@ void stencil_cpu(const StencilArgs<T>& a, const StencilTap<T>* taps, const T* in
     for (std::int64_t j = 0; j < ny; ++j)
       for (std::int64_t i = 0; i < nx; ++i)
         out[i + nx * (j + ny * k)] = stencil_point_bc<D>(a, taps, in, i, j, k);
+}
+
+// Calls fn(i, j, k, idx) at every point, parallel over the outer axes.
+template <class F>
+void for_each_point(const std::int64_t* n, F&& fn) {
+  const std::int64_t nx = n[0], ny = n[1], nz = n[2];
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t k = 0; k < nz; ++k)
+    for (std::int64_t j = 0; j < ny; ++j)
+      for (std::int64_t i = 0; i < nx; ++i) fn(i, j, k, i + nx * (j + ny * k));
+}
+
+// Σ fn(i, j, k, idx) over every point, in double.
+template <class F>
+double sum_points(const std::int64_t* n, F&& fn) {
+  const std::int64_t nx = n[0], ny = n[1], nz = n[2];
+  double s = 0;
+#pragma omp parallel for collapse(2) schedule(static) reduction(+ : s)
+  for (std::int64_t k = 0; k < nz; ++k)
+    for (std::int64_t j = 0; j < ny; ++j)
+      for (std::int64_t i = 0; i < nx; ++i) s += fn(i, j, k, i + nx * (j + ny * k));
+  return s;
+}
+
+// Dispatch on the grid dimension: fn(std::integral_constant<int, D>).
+template <class F>
+void by_dim(int ndim, F&& fn) {
+  switch (ndim) {
+    case 1: fn(std::integral_constant<int, 1>{}); break;
+    case 2: fn(std::integral_constant<int, 2>{}); break;
+    default: fn(std::integral_constant<int, 3>{}); break;
+  }
+}
+
+// FFTW in the backend's precision (fftwf_ for float).
+template <class T>
+struct Fftw;
+template <>
+struct Fftw<double> {
+  using plan = fftw_plan;
+  using complex = fftw_complex;
+  static plan r2c(int rank, const int* n, double* in, complex* out) {
+    return fftw_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
+  }
+  static plan c2r(int rank, const int* n, complex* in, double* out) {
+    return fftw_plan_dft_c2r(rank, n, in, out, FFTW_ESTIMATE);
+  }
+  static void execute(plan p) { fftw_execute(p); }
+  static void destroy(plan p) { fftw_destroy_plan(p); }
+};
+template <>
+struct Fftw<float> {
+  using plan = fftwf_plan;
+  using complex = fftwf_complex;
+  static plan r2c(int rank, const int* n, float* in, complex* out) {
+    return fftwf_plan_dft_r2c(rank, n, in, out, FFTW_ESTIMATE);
+  }
+  static plan c2r(int rank, const int* n, complex* in, float* out) {
+    return fftwf_plan_dft_c2r(rank, n, in, out, FFTW_ESTIMATE);
+  }
+  static void execute(plan p) { fftwf_execute(p); }
+  static void destroy(plan p) { fftwf_destroy_plan(p); }
+};
+
+// The spectral Poisson solve with FFTW (the reference for cuFFT): f̂ = FFT(f),
+// û = spectral_factor·f̂, u = IFFT(û); then FFT(u) again for the residual.
+template <class T>
+double fft_poisson_cpu(const LaplaceArgs<T>& a, const T* f, T* u) {
+  using W = Fftw<T>;
+  const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
+  const std::int64_t hx = nx / 2 + 1, nhalf = hx * ny * nz;
+  int dims[3];  // FFTW wants the slowest axis first
+  for (int ax = 0; ax < a.ndim; ++ax) dims[ax] = int(a.n[a.ndim - 1 - ax]);
+  std::vector<std::complex<T>> fh(static_cast<std::size_t>(nhalf)), uh(fh.size());
+  auto* F = reinterpret_cast<typename W::complex*>(fh.data());
+  auto* U = reinterpret_cast<typename W::complex*>(uh.data());
+  const double npts = double(nx * ny * nz);
+  auto plan_f = W::r2c(a.ndim, dims, const_cast<T*>(f), F);
+  auto plan_b = W::c2r(a.ndim, dims, U, u);
+  auto plan_u = W::r2c(a.ndim, dims, u, U);
+  if (!plan_f || !plan_b || !plan_u) throw DeviceError("FFTW could not plan the transforms");
+  W::execute(plan_f);
+  const std::int64_t n[3] = {hx, ny, nz};
+  for_each_point(n, [&](std::int64_t mx, std::int64_t my, std::int64_t mz, std::int64_t m) {
+    const double s = spectral_factor(a, mx, my, mz, npts);
+    uh[m] = std::complex<T>(T(s * double(fh[m].real())), T(s * double(fh[m].imag())));
+  });
+  W::execute(plan_b);  // destroys uh
+  W::execute(plan_u);  // uh = FFT(u)
+  fh[0] = 0;           // the mean is not part of the problem
+  const double res = sum_points(n, [&](std::int64_t mx, std::int64_t my, std::int64_t mz,
+                                       std::int64_t m) {
+    return spectral_residual2(spectral_k2(a, mx, my, mz), half_spectrum_weight(mx, nx),
+                              fh[m].real(), fh[m].imag(), uh[m].real(), uh[m].imag());
+  });
+  const double base = sum_points(n, [&](std::int64_t mx, std::int64_t, std::int64_t,
+                                        std::int64_t m) {
+    return spectral_residual2(0.0, half_spectrum_weight(mx, nx), fh[m].real(), fh[m].imag(), 0.0,
+                              0.0);
+  });
+  W::destroy(plan_f);
+  W::destroy(plan_b);
+  W::destroy(plan_u);
+  return base > 0 ? std::sqrt(res / base) : 0.0;
 }
 
 template <class T>
@@ -126,9 +234,106 @@ class CpuBackend final : public Backend<T> {
     return s;
   }
 
+  void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    const T* u = in.data();
+    T* v = out.data();
+    by_dim(a.ndim, [&](auto d) {
+      for_each_point(a.n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+        v[idx] = jacobi_point<decltype(d)::value>(a, u, i, j, k);
+      });
+    });
+  }
+
+  // Points of one colour read only points of the other: the order does not matter.
+  void sor_sweep(const LaplaceArgs<T>& a, Field<T>& f, int colour) override {
+    T* u = f.data();
+    by_dim(a.ndim, [&](auto d) {
+      for_each_point(a.n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+        if (sor_colour(i, j, k) == colour) u[idx] = sor_point<decltype(d)::value>(a, u, i, j, k);
+      });
+    });
+  }
+
+  double residual(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>* r) override {
+    const T* u = in.data();
+    T* out = r ? r->data() : nullptr;
+    double s = 0;
+    by_dim(a.ndim, [&](auto d) {
+      s = sum_points(a.n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+        const T v = residual_point<decltype(d)::value>(a, u, i, j, k);
+        if (out) out[idx] = v;
+        return double(v) * double(v);
+      });
+    });
+    return s;
+  }
+
+  void set_operator(const LaplaceArgs<T>& a) override { op_ = a; }
+  void spmv(const Field<T>& x, Field<T>& y) override {
+    const T* p = x.data();
+    T* q = y.data();
+    by_dim(op_.ndim, [&](auto d) {
+      for_each_point(op_.n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+        q[idx] = apply_point<decltype(d)::value>(op_, p, i, j, k);
+      });
+    });
+  }
+
+  double dot(const Field<T>& x, const Field<T>& y) override {
+    const T* a = x.data();
+    const T* b = y.data();
+    const std::int64_t n = static_cast<std::int64_t>(x.size());
+    double s = 0;
+#pragma omp parallel for reduction(+ : s) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) s += double(a[i]) * double(b[i]);
+    return s;
+  }
+
+  void axpby(T a, const Field<T>& x, T b, Field<T>& y) override {
+    const T* xs = x.data();
+    T* ys = y.data();
+    const std::int64_t n = static_cast<std::int64_t>(x.size());
+    if (b == T(0)) {
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < n; ++i) ys[i] = a * xs[i];
+    } else {
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < n; ++i) ys[i] = a * xs[i] + b * ys[i];
+    }
+  }
+
+  double cg_update(T alpha, const Field<T>& p, const Field<T>& q, Field<T>& u,
+                   Field<T>& r) override {
+    const T* ps = p.data();
+    const T* qs = q.data();
+    T* us = u.data();
+    T* rs = r.data();
+    const std::int64_t n = static_cast<std::int64_t>(p.size());
+    double s = 0;
+#pragma omp parallel for reduction(+ : s) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      us[i] += alpha * ps[i];
+      rs[i] -= alpha * qs[i];
+      s += double(rs[i]) * double(rs[i]);
+    }
+    return s;
+  }
+
+  void add_constant(Field<T>& u, T c) override {
+    T* us = u.data();
+    const std::int64_t n = static_cast<std::int64_t>(u.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) us[i] += c;
+  }
+
+  double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) override {
+    return fft_poisson_cpu(a, f.data(), u.data());
+  }
+
  private:
   HostMemory mem_;
   std::vector<StencilTap<T>> taps_;
+  LaplaceArgs<T> op_;
 };
 
 }  // namespace

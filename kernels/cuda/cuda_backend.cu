@@ -4,13 +4,16 @@
 #include <cuda_runtime.h>
 
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/heat_kernels.cuh"
+#include "kernels/cuda/laplace_kernels.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
 #include "kernels/device.hpp"
 #include "kernels/ops/stats.hpp"
@@ -75,6 +78,55 @@ class EventTimer final : public Timer {
   cudaEvent_t a_{}, b_{};
 };
 
+// Device memory from the backend's counting allocator, freed with its owner.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+  void reset(MemoryResource& mr, std::size_t bytes, const std::string& what) {
+    release();
+    p_ = mr.allocate(bytes, what);
+    mr_ = &mr;
+    bytes_ = bytes;
+  }
+  // Grows (never shrinks) to at least `bytes`.
+  void* at_least(MemoryResource& mr, std::size_t bytes, const std::string& what) {
+    if (bytes > bytes_) reset(mr, bytes, what);
+    return p_;
+  }
+  void release() {
+    if (p_) mr_->deallocate(p_, bytes_);
+    p_ = nullptr;
+    bytes_ = 0;
+  }
+  void* get() const { return p_; }
+  template <class U>
+  U* as() const {
+    return static_cast<U*>(p_);
+  }
+
+ private:
+  MemoryResource* mr_ = nullptr;
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Dispatch on the grid dimension: fn(std::integral_constant<int, D>).
+template <class F>
+void by_dim(int ndim, F&& fn) {
+  switch (ndim) {
+    case 1: fn(std::integral_constant<int, 1>{}); break;
+    case 2: fn(std::integral_constant<int, 2>{}); break;
+    default: fn(std::integral_constant<int, 3>{}); break;
+  }
+}
+
+unsigned flat_blocks(std::int64_t n) {
+  return unsigned(std::min<std::int64_t>((n + 255) / 256, 65535 * 8));
+}
+
 template <class T>
 class CudaBackend final : public Backend<T> {
  public:
@@ -83,8 +135,13 @@ class CudaBackend final : public Backend<T> {
     GF_CUDA_CHECK(cudaSetDevice(device));
     GF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     GF_CUDA_CHECK(cudaMallocHost(&stats_host_, sizeof(StatsAcc)));
+    GF_CUDA_CHECK(cudaMallocHost(&sum_host_, sizeof(double)));
   }
   ~CudaBackend() override {
+    release_operator();
+    if (sparse_) cusparseDestroy(sparse_);
+    release_fft_plans();
+    cudaFreeHost(sum_host_);
     if (scratch_) mem_.deallocate(scratch_, scratch_bytes_);
     cudaFreeHost(stats_host_);
     cudaStreamDestroy(stream_);
@@ -140,12 +197,231 @@ class CudaBackend final : public Backend<T> {
     return s;
   }
 
+  // ---- Laplace / Poisson ----
+
+  void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    dim3 grid, block;
+    point_launch(a.ndim, a.n, grid, block);
+    by_dim(a.ndim, [&](auto d) {
+      jacobi_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, in.data(), out.data());
+    });
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) override {
+    dim3 grid, block;
+    point_launch(a.ndim, a.n, grid, block);
+    by_dim(a.ndim, [&](auto d) {
+      sor_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, u.data(), colour);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) override {
+    double s = 0;
+    by_dim(a.ndim, [&](auto d) {
+      s = reduce(ResidualFn<decltype(d)::value, T>{a, u.data(), r ? r->data() : nullptr},
+                 std::int64_t(u.size()));
+    });
+    return s;
+  }
+
+  // The operator as a CSR matrix, built on the device from laplace_row (the
+  // formula the CPU's apply_point is tested against): count the entries of
+  // every row, scan them into row pointers (CUB), fill. 32-bit indices.
+  void set_operator(const LaplaceArgs<T>& a) override {
+    release_operator();
+    const std::int64_t n = a.n[0] * a.n[1] * a.n[2];
+    if (n * kMaxRowEntries >= (std::int64_t(1) << 31))
+      throw DeviceError("cg on the GPU: the CSR matrix of " + std::to_string(n) +
+                        " points would need 64-bit indices, which this version does not build; "
+                        "use a grid of fewer than 306 million points, or --device cpu");
+    if (!sparse_) {
+      GF_CUSPARSE_CHECK(cusparseCreate(&sparse_));
+      GF_CUSPARSE_CHECK(cusparseSetStream(sparse_, stream_));
+    }
+    rowptr_.reset(mem_, std::size_t(n + 1) * sizeof(int), "the CSR row pointers");
+    DeviceBuffer counts;
+    counts.reset(mem_, std::size_t(n + 1) * sizeof(int), "the CSR row counts");
+    GF_CUDA_CHECK(cudaMemsetAsync(counts.as<int>() + n, 0, sizeof(int), stream_));
+    by_dim(a.ndim, [&](auto d) {
+      csr_count_kernel<decltype(d)::value, T>
+          <<<flat_blocks(n), 256, 0, stream_>>>(a, counts.as<int>(), n);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+    std::size_t temp = 0;
+    GF_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, counts.as<int>(),
+                                                rowptr_.as<int>(), int(n + 1), stream_));
+    void* tmp = scratch(temp);
+    GF_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp, temp, counts.as<int>(), rowptr_.as<int>(),
+                                                int(n + 1), stream_));
+    int nnz = 0;
+    GF_CUDA_CHECK(cudaMemcpyAsync(&nnz, rowptr_.as<int>() + n, sizeof(int),
+                                  cudaMemcpyDeviceToHost, stream_));
+    synchronize();
+    colind_.reset(mem_, std::size_t(std::max(nnz, 1)) * sizeof(int), "the CSR column indices");
+    values_.reset(mem_, std::size_t(std::max(nnz, 1)) * sizeof(T), "the CSR values");
+    by_dim(a.ndim, [&](auto d) {
+      csr_fill_kernel<decltype(d)::value, T><<<flat_blocks(n), 256, 0, stream_>>>(
+          a, rowptr_.as<int>(), colind_.as<int>(), values_.as<T>(), n);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CUSPARSE_CHECK(cusparseCreateCsr(&matrix_, n, n, nnz, rowptr_.get(), colind_.get(),
+                                        values_.get(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                        CUSPARSE_INDEX_BASE_ZERO, data_type()));
+    rows_ = n;
+  }
+
+  // y = A x by cuSPARSE's generic SpMV, CSR algorithm 2 (deterministic).
+  void spmv(const Field<T>& x, Field<T>& y) override {
+    if (!matrix_) throw DeviceError("spmv before set_operator");
+    if (std::int64_t(x.size()) != rows_ || std::int64_t(y.size()) != rows_)
+      throw DeviceError("spmv: the vectors do not match the operator");
+    if (!vec_x_) {
+      GF_CUSPARSE_CHECK(
+          cusparseCreateDnVec(&vec_x_, rows_, const_cast<T*>(x.data()), data_type()));
+      GF_CUSPARSE_CHECK(cusparseCreateDnVec(&vec_y_, rows_, y.data(), data_type()));
+    } else {
+      GF_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_x_, const_cast<T*>(x.data())));
+      GF_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_y_, y.data()));
+    }
+    const T one = 1, zero = 0;
+    if (!spmv_ready_) {
+      std::size_t bytes = 0;
+      GF_CUSPARSE_CHECK(cusparseSpMV_bufferSize(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                                matrix_, vec_x_, &zero, vec_y_, data_type(),
+                                                CUSPARSE_SPMV_CSR_ALG2, &bytes));
+      spmv_buffer_.at_least(mem_, std::max<std::size_t>(bytes, 16), "the cuSPARSE SpMV buffer");
+      spmv_ready_ = true;
+    }
+    GF_CUSPARSE_CHECK(cusparseSpMV(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_,
+                                   vec_x_, &zero, vec_y_, data_type(), CUSPARSE_SPMV_CSR_ALG2,
+                                   spmv_buffer_.get()));
+  }
+
+  double dot(const Field<T>& x, const Field<T>& y) override {
+    return reduce(DotFn<T>{x.data(), y.data()}, std::int64_t(x.size()));
+  }
+
+  void axpby(T a, const Field<T>& x, T b, Field<T>& y) override {
+    const std::int64_t n = std::int64_t(x.size());
+    axpby_kernel<T><<<flat_blocks(n), 256, 0, stream_>>>(a, x.data(), b, y.data(), n);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  double cg_update(T alpha, const Field<T>& p, const Field<T>& q, Field<T>& u,
+                   Field<T>& r) override {
+    return reduce(CgUpdateFn<T>{alpha, p.data(), q.data(), u.data(), r.data()},
+                  std::int64_t(p.size()));
+  }
+
+  void add_constant(Field<T>& u, T c) override {
+    const std::int64_t n = std::int64_t(u.size());
+    add_constant_kernel<T><<<flat_blocks(n), 256, 0, stream_>>>(u.data(), c, n);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  // cuFFT: f̂ = FFT(f); û = spectral_factor·f̂; u = IFFT(û); then FFT(u) for
+  // the residual. Plans are made once per grid and kept.
+  double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) override {
+    using C = FftComplex<T>;
+    const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
+    const std::int64_t nhalf = (nx / 2 + 1) * ny * nz;
+    make_fft_plans(a);
+    C* F = static_cast<C*>(fft_f_.at_least(mem_, std::size_t(nhalf) * sizeof(C), "the spectrum of f"));
+    C* U = static_cast<C*>(fft_u_.at_least(mem_, std::size_t(nhalf) * sizeof(C), "the spectrum of u"));
+    exec_r2c(const_cast<T*>(f.data()), F);
+    spectral_scale_kernel<T><<<flat_blocks(nhalf), 256, 0, stream_>>>(a, F, U, nhalf,
+                                                                      double(nx * ny * nz));
+    GF_CUDA_CHECK_LAUNCH();
+    exec_c2r(U, u.data());  // overwrites U
+    exec_r2c(u.data(), U);
+    GF_CUDA_CHECK(cudaMemsetAsync(F, 0, sizeof(C), stream_));  // the mean is not part of it
+    const double res = reduce(SpectralResidualFn<T>{a, F, U}, nhalf);
+    const double base = reduce(SpectralResidualFn<T>{a, F, nullptr}, nhalf);
+    return base > 0 ? std::sqrt(res / base) : 0.0;
+  }
+
  private:
   static std::string label_for(int device) {
     cudaDeviceProp p{};
     GF_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
     return std::string(p.name) + " (GPU " + std::to_string(device) + ")";
   }
+  static cudaDataType data_type() { return sizeof(T) == 4 ? CUDA_R_32F : CUDA_R_64F; }
+
+  // Σ f(idx) over idx < n in double: per-block CUB BlockReduce into partials,
+  // then cub::DeviceReduce::Sum over them; one read-back.
+  template <class F>
+  double reduce(const F& f, std::int64_t n) {
+    const int blocks = int(std::max<std::int64_t>(
+        1, std::min<std::int64_t>((n + kReduceThreads - 1) / kReduceThreads, kMaxReduceBlocks)));
+    std::size_t temp = 0;
+    GF_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp, static_cast<const double*>(nullptr),
+                                         static_cast<double*>(nullptr), blocks, stream_));
+    // [sum: 256 bytes][partials: kMaxReduceBlocks doubles][CUB temp]
+    constexpr std::size_t kPartials = 256 + kMaxReduceBlocks * sizeof(double);
+    char* base = static_cast<char*>(scratch(kPartials + temp));
+    double* sum = reinterpret_cast<double*>(base);
+    double* partials = reinterpret_cast<double*>(base + 256);
+    reduce_kernel<F><<<blocks, kReduceThreads, 0, stream_>>>(f, n, partials);
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CUDA_CHECK(cub::DeviceReduce::Sum(base + kPartials, temp, partials, sum, blocks, stream_));
+    GF_CUDA_CHECK(
+        cudaMemcpyAsync(sum_host_, sum, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    synchronize();
+    return *sum_host_;
+  }
+
+  void release_operator() {
+    if (vec_x_) cusparseDestroyDnVec(vec_x_);
+    if (vec_y_) cusparseDestroyDnVec(vec_y_);
+    if (matrix_) cusparseDestroySpMat(matrix_);
+    vec_x_ = vec_y_ = nullptr;
+    matrix_ = nullptr;
+    spmv_ready_ = false;
+    rows_ = 0;
+  }
+
+  void make_fft_plans(const LaplaceArgs<T>& a) {
+    const bool same = fft_plans_ && fft_dims_[0] == a.n[0] && fft_dims_[1] == a.n[1] &&
+                      fft_dims_[2] == a.n[2];
+    if (same) return;
+    release_fft_plans();
+    long long dims[3];  // slowest axis first
+    for (int ax = 0; ax < a.ndim; ++ax) dims[ax] = a.n[a.ndim - 1 - ax];
+    const bool f32 = sizeof(T) == 4;
+    std::size_t work = 0;
+    GF_CUFFT_CHECK(cufftCreate(&plan_r2c_));
+    GF_CUFFT_CHECK(cufftCreate(&plan_c2r_));
+    fft_plans_ = true;
+    GF_CUFFT_CHECK(cufftSetStream(plan_r2c_, stream_));
+    GF_CUFFT_CHECK(cufftSetStream(plan_c2r_, stream_));
+    GF_CUFFT_CHECK(cufftMakePlanMany64(plan_r2c_, a.ndim, dims, nullptr, 1, 0, nullptr, 1, 0,
+                                       f32 ? CUFFT_R2C : CUFFT_D2Z, 1, &work));
+    GF_CUFFT_CHECK(cufftMakePlanMany64(plan_c2r_, a.ndim, dims, nullptr, 1, 0, nullptr, 1, 0,
+                                       f32 ? CUFFT_C2R : CUFFT_Z2D, 1, &work));
+    for (int ax = 0; ax < 3; ++ax) fft_dims_[ax] = a.n[ax];
+  }
+  void release_fft_plans() {
+    if (!fft_plans_) return;
+    cufftDestroy(plan_r2c_);
+    cufftDestroy(plan_c2r_);
+    fft_plans_ = false;
+  }
+  void exec_r2c(T* in, FftComplex<T>* out) {
+    if constexpr (sizeof(T) == 4)
+      GF_CUFFT_CHECK(cufftExecR2C(plan_r2c_, in, out));
+    else
+      GF_CUFFT_CHECK(cufftExecD2Z(plan_r2c_, in, out));
+  }
+  void exec_c2r(FftComplex<T>* in, T* out) {
+    if constexpr (sizeof(T) == 4)
+      GF_CUFFT_CHECK(cufftExecC2R(plan_c2r_, in, out));
+    else
+      GF_CUFFT_CHECK(cufftExecZ2D(plan_c2r_, in, out));
+  }
+
   // Scratch memory for reductions, grown as needed and kept.
   void* scratch(std::size_t bytes) {
     if (bytes > scratch_bytes_) {
@@ -161,9 +437,22 @@ class CudaBackend final : public Backend<T> {
   DeviceMemory mem_;
   cudaStream_t stream_{};
   StatsAcc* stats_host_ = nullptr;
+  double* sum_host_ = nullptr;
   void* scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
   int tile_radius_ = 1;  // the radius the stencil kernels' tile offsets were made for
+  // The operator of spmv (cuSPARSE CSR) and its vectors.
+  cusparseHandle_t sparse_ = nullptr;
+  cusparseSpMatDescr_t matrix_ = nullptr;
+  cusparseDnVecDescr_t vec_x_ = nullptr, vec_y_ = nullptr;
+  std::int64_t rows_ = 0;
+  bool spmv_ready_ = false;
+  DeviceBuffer rowptr_, colind_, values_, spmv_buffer_;
+  // cuFFT plans and the two half spectra of the FFT solve.
+  cufftHandle plan_r2c_{}, plan_c2r_{};
+  bool fft_plans_ = false;
+  std::int64_t fft_dims_[3] = {0, 0, 0};
+  DeviceBuffer fft_f_, fft_u_;
 };
 
 }  // namespace

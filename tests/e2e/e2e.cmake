@@ -45,6 +45,21 @@ gf_expect_error(missing_case_file 2 "no_such_case.yaml"
 gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda, cuda:N"
   run cases/heat1d_rod.yaml --device gpu)
 gf_expect_error(bad_command_line 2 "case is required" MULTILINE run)
+# laplace and implicit heat
+gf_expect_error(fft_without_periodic_axes 2 "^command line: laplace.method: fft needs every axis periodic \\(the FFT solve is periodic\\); boundary x- is dirichlet"
+  run cases/laplace2d_plate.yaml laplace.method=fft)
+gf_expect_error(nonzero_mean_periodic 2 "^command line: laplace.rhs: the right-hand side has mean 1, not 0: with every face periodic .* set laplace.remove_mean: true"
+  run cases/poisson3d_periodic.yaml laplace.rhs=1)
+gf_expect_error(negative_tolerance 2 "^command line: laplace.tolerance: expected a number > 0, got -1"
+  run cases/laplace3d_box.yaml laplace.tolerance=-1)
+gf_expect_error(omega_out_of_range 2 "^command line: laplace.omega: expected auto or a number in \\(0, 2\\), got '2.5'"
+  run cases/laplace2d_plate.yaml laplace.method=sor laplace.omega=2.5)
+gf_expect_error(implicit_dt_auto 2 "^cases/heat3d_hotspot.yaml:[0-9]+:[0-9]+: heat.dt: scheme implicit needs a number for dt"
+  run cases/heat3d_hotspot.yaml heat.scheme=implicit)
+add_test(NAME "e2e: laplace not converging exits 1 and writes the last iterate"
+  COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DCASE=${CMAKE_SOURCE_DIR}/cases/laplace2d_plate.yaml
+          -DOUT=${CMAKE_BINARY_DIR}/e2e_not_converged -P ${GF_E2E}/not_converged.cmake)
+
 # Only meaningful where there is no GPU (CI); skipped (77) where there is one.
 gf_expect_error(device_cuda_without_gpu 3 "--device cuda: no usable GPU: .*; use --device cpu"
   NO_GPU run cases/heat1d_rod.yaml --device cuda)

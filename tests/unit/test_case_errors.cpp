@@ -140,12 +140,9 @@ TEST_CASE("names from a fixed set are checked against it", "[case]") {
 }
 
 TEST_CASE("what this version does not do yet is said plainly", "[case]") {
-  CHECK(error_of("workload: laplace\n") ==
-        "case.yaml:1:11: workload: workload 'laplace' is not available in this version of "
-        "gridforge (heat and stencil only)");
-  CHECK(error_of(with(kDims, kHeat + "\n  scheme: crank-nicolson")) ==
-        "case.yaml:7:11: heat.scheme: scheme 'crank-nicolson' is not available in this version of "
-        "gridforge (explicit only)");
+  CHECK(error_of("workload: raymarch\n") ==
+        "case.yaml:1:11: workload: workload 'raymarch' is not available in this version of "
+        "gridforge (heat, laplace and stencil only)");
   CHECK(error_of(with(kDims, kHeat, "laplace: {method: jacobi}\n")) ==
         "case.yaml:7:1: laplace: section 'laplace' does not apply to workload heat");
   CHECK(error_of(with(kDims, kHeat, "render: {every: 10}\n")) ==

@@ -289,7 +289,7 @@ TEST_CASE("heat and stencil sections belong to their own workload", "[stencil-ca
         "case.yaml:4:1: stencil: section 'stencil' does not apply to workload heat");
   CHECK(error_of("workload: raymarch\n") ==
         "case.yaml:1:11: workload: workload 'raymarch' is not available in this version of "
-        "gridforge (heat and stencil only)");
+        "gridforge (heat, laplace and stencil only)");
 }
 
 TEST_CASE("boundary, initial and output of a stencil case read as for heat", "[stencil-case]") {

@@ -1,0 +1,222 @@
+#include "solvers/laplace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "core/interrupt.hpp"
+#include "io/expression.hpp"
+#include "solvers/stepper.hpp"
+
+namespace gf {
+
+const char* to_string(LaplaceStatus s) {
+  switch (s) {
+    case LaplaceStatus::Running: return "running";
+    case LaplaceStatus::Converged: return "converged";
+    case LaplaceStatus::MaxIters: return "max_iters";
+    case LaplaceStatus::Direct: return "direct";
+  }
+  return "?";
+}
+
+template <class T>
+LaplaceArgs<T> laplace_args(const Case& c, bool zero_ghosts) {
+  const Grid& g = c.grid;
+  LaplaceArgs<T> a;
+  a.ndim = g.ndim;
+  double diag = 0;
+  for (int ax = 0; ax < 3; ++ax) {
+    a.n[ax] = g.n[ax];
+    const double ih2 = ax < g.ndim ? 1.0 / (g.h[ax] * g.h[ax]) : 0.0;
+    a.ih2[ax] = static_cast<T>(ih2);
+    diag += 2 * ih2;
+  }
+  a.diag = static_cast<T>(diag);
+  a.inv_diag = static_cast<T>(1.0 / diag);
+  axis_boundaries(c, a.bc);
+  if (zero_ghosts)
+    for (auto& b : a.bc) b.ghost_lo = b.ghost_hi = T(0);
+  return a;
+}
+
+template <class T>
+LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
+    : case_(c), spec_(c.laplace), be_(backend) {
+  const Grid& g = c.grid;
+  const std::string& method = spec_.method;
+  u_ = be_.make_field(g, "the solution u");
+  upload_ms_ = upload_initial_state(c, be_, u_);
+  args_ = laplace_args<T>(c, false);
+  args_.omega = static_cast<T>(spec_.omega);
+
+  // The right-hand side: a field unless constant; the part of it that the
+  // boundaries cannot balance (no Dirichlet face) is taken out: the loader
+  // refused a real one unless remove_mean, so what goes here is that or rounding.
+  const Expression rhs(spec_.rhs, c.parameters);
+  if (!rhs.is_constant() || spec_.singular || method == "fft") {
+    std::vector<T> f(static_cast<std::size_t>(g.size()));
+    sample_expression<T>(spec_.rhs, c.parameters, g, f.data());
+    if (spec_.singular) {
+      mean_removed_ = incompatible_mean(g, c.boundary, f.data());
+      for (T& v : f) v -= static_cast<T>(mean_removed_);
+    }
+    f_ = be_.make_field(g, "the right-hand side f");
+    be_.upload(f.data(), f_);
+    args_.f = f_.data();
+    has_f_field_ = true;
+  } else {
+    args_.f_const = static_cast<T>(rhs(0, 0, 0));
+  }
+  if (method == "jacobi") v_ = be_.make_field(g, "the next iterate of u");
+
+  if (method == "fft") {
+    residual_ = 1;  // nothing solved yet; the solve reports its spectral residual
+    return;
+  }
+  LaplaceArgs<T> fa = args_;  // ‖W·f‖₂: the residual of u with L left out
+  fa.lap_coef = 0;
+  const double ff = be_.residual(fa, u_, nullptr);
+  double rr0 = 0;
+  if (method == "cg") {
+    // CG solves A u = b with A = W·(−L) (SPD) and b = −W·f: its residual
+    // b − A u is W·(L u − f), the negative of the one jacobi and sor measure.
+    args_.f_coef = -1;
+    args_.lap_coef = 1;
+    r_ = be_.make_field(g, "the CG residual r");
+    p_ = be_.make_field(g, "the CG direction p");
+    q_ = be_.make_field(g, "the CG product A·p");
+    rr0 = be_.residual(args_, u_, &r_);
+    if (spec_.singular) {  // keep r in the range of A (orthogonal to constants)
+      be_.add_constant(r_, static_cast<T>(-be_.stats(r_).mean));
+      rr0 = be_.dot(r_, r_);
+    }
+    be_.set_operator(laplace_args<T>(c, true));
+    cg_ = std::make_unique<ConjugateGradient<T>>(be_, u_, r_, p_, q_);
+    cg_->start(rr0);
+  } else {
+    rr0 = be_.residual(args_, u_, nullptr);
+  }
+  base_ = ff > 0 ? std::sqrt(ff) : std::sqrt(rr0);
+  residual_ = base_ > 0 ? std::sqrt(rr0) / base_ : 0.0;
+  if (converged_now()) status_ = LaplaceStatus::Converged;
+}
+
+template <class T>
+void LaplaceSolver<T>::check_residual() {
+  const double rr = be_.residual(args_, u_, nullptr);
+  residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
+  if (!std::isfinite(residual_))
+    throw SolverError(fmt::format("{} diverged: the residual is {} at iteration {}", spec_.method,
+                                  residual_, iters_));
+  if (converged_now())
+    status_ = LaplaceStatus::Converged;
+  else if (iters_ >= spec_.max_iters)
+    status_ = LaplaceStatus::MaxIters;
+}
+
+template <class T>
+void LaplaceSolver<T>::iterate(std::int64_t n) {
+  if (finished()) return;
+  const std::string& method = spec_.method;
+  if (method == "fft") {
+    residual_ = be_.fft_poisson(args_, f_, u_);
+    iters_ = 1;
+    status_ = LaplaceStatus::Direct;
+    return;
+  }
+  n = std::max<std::int64_t>(0, std::min(n, spec_.max_iters - iters_));
+  if (method == "jacobi") {
+    for (std::int64_t s = 0; s < n; ++s) {
+      be_.jacobi_sweep(args_, u_, v_);
+      u_.swap(v_);
+    }
+    iters_ += n;
+    check_residual();
+    return;
+  }
+  if (method == "sor") {
+    for (std::int64_t s = 0; s < n; ++s) {
+      be_.sor_sweep(args_, u_, 0);
+      be_.sor_sweep(args_, u_, 1);
+    }
+    iters_ += n;
+    check_residual();
+    return;
+  }
+  // cg: the recurrence residual is known every iteration; when it reaches the
+  // tolerance the true residual decides, and CG restarts from it if it has not.
+  for (std::int64_t s = 0; s < n && !finished(); ++s) {
+    const bool ok = cg_->step();
+    if (ok) ++iters_;
+    residual_ = base_ > 0 ? std::sqrt(cg_->rr()) / base_ : 0.0;
+    if (!std::isfinite(residual_))
+      throw SolverError(fmt::format("cg diverged: the residual is {} at iteration {}", residual_,
+                                    iters_));
+    if (!ok || converged_now()) {
+      double rr = be_.residual(args_, u_, &r_);
+      if (spec_.singular) {
+        be_.add_constant(r_, static_cast<T>(-be_.stats(r_).mean));
+        rr = be_.dot(r_, r_);
+      }
+      residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
+      if (converged_now()) {
+        status_ = LaplaceStatus::Converged;
+        break;
+      }
+      if (!ok)
+        throw SolverError(fmt::format(
+            "cg broke down (p·Ap ≤ 0) at iteration {} with the residual at {:.3g}", iters_,
+            residual_));
+      cg_->start(rr);
+    }
+    if (iters_ >= spec_.max_iters) status_ = LaplaceStatus::MaxIters;
+  }
+}
+
+template <class T>
+void LaplaceSolver<T>::finish() {
+  if (status_ == LaplaceStatus::Running) status_ = LaplaceStatus::MaxIters;  // interrupted
+  if (spec_.method == "cg" && status_ != LaplaceStatus::Converged) {
+    const double rr = be_.residual(args_, u_, nullptr);  // report the true residual
+    residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
+  }
+  // u is fixed up to a constant: return the solution of mean 0 (fft's already is).
+  if (spec_.singular && spec_.method != "fft")
+    be_.add_constant(u_, static_cast<T>(-be_.stats(u_).mean));
+}
+
+template <class T>
+std::size_t LaplaceSolver<T>::bytes_per_iteration() const {
+  const std::size_t fb = u_.bytes(), fr = has_f_field_ ? fb : 0;
+  const std::string& m = spec_.method;
+  if (m == "jacobi") return 2 * fb + fr;          // read u, write v
+  if (m == "sor") return 4 * fb + 2 * fr;         // two half sweeps
+  if (m == "cg") return 13 * fb;                  // spmv 2, dot 2, update 6, p 3
+  return 2 * fb + fr;                             // fft: f in, u out (transforms not counted)
+}
+
+template <class T>
+std::size_t LaplaceSolver<T>::memory_needed(const Case& c) {
+  const std::size_t n = static_cast<std::size_t>(c.grid.size());
+  const std::size_t field = n * sizeof(T);
+  const std::string& m = c.laplace.method;
+  std::size_t bytes = 2 * field;  // u and f
+  if (m == "jacobi") bytes += field;
+  if (m == "cg")  // r, p, q and the GPU's CSR matrix (row pointers, 7 columns and values a row)
+    bytes += 3 * field + (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
+  if (m == "fft") {  // two half spectra, and about as much again for the FFT library
+    const std::size_t half = n / std::size_t(c.grid.n[0]) * std::size_t(c.grid.n[0] / 2 + 1);
+    bytes += 3 * half * 2 * sizeof(T);
+  }
+  return bytes + (1u << 20);  // + reduction scratch
+}
+
+template LaplaceArgs<float> laplace_args<float>(const Case&, bool);
+template LaplaceArgs<double> laplace_args<double>(const Case&, bool);
+template class LaplaceSolver<float>;
+template class LaplaceSolver<double>;
+
+}  // namespace gf

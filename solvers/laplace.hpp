@@ -1,0 +1,96 @@
+// ∇²u = f (workload laplace): Jacobi, red-black SOR, CG and the spectral FFT
+// solve, written once against Backend<T>; and the CG iteration that the
+// implicit heat schemes share.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "io/case.hpp"
+#include "kernels/backend.hpp"
+
+namespace gf {
+
+// Conjugate gradients on the backend's operator (set_operator), for A x = b
+// in residual form: r holds b − A x at start(). x, r, p, q are the caller's.
+template <class T>
+class ConjugateGradient {
+ public:
+  ConjugateGradient(Backend<T>& be, Field<T>& x, Field<T>& r, Field<T>& p, Field<T>& q)
+      : be_(be), x_(x), r_(r), p_(p), q_(q) {}
+  // p = r; rr = r·r (given: the caller has it from computing r).
+  void start(double rr) {
+    rr_ = rr;
+    be_.axpby(T(1), r_, T(0), p_);
+  }
+  // One iteration; false on a breakdown (p·Ap ≤ 0: nothing left to reduce).
+  bool step() {
+    be_.spmv(p_, q_);
+    const double pq = be_.dot(p_, q_);
+    if (!(pq > 0)) return false;
+    const double rr_new = be_.cg_update(static_cast<T>(rr_ / pq), p_, q_, x_, r_);
+    const double beta = rr_new / rr_;
+    rr_ = rr_new;
+    be_.axpby(T(1), r_, static_cast<T>(beta), p_);
+    return true;
+  }
+  double rr() const { return rr_; }  // ‖r‖₂² by the recurrence
+
+ private:
+  Backend<T>& be_;
+  Field<T>&x_, &r_, &p_, &q_;
+  double rr_ = 0;
+};
+
+// The operator's args of the Laplacian on the case's grid: ih2, diag,
+// boundaries (Neumann ghosts 2h·g; zero_ghosts for the homogeneous operator).
+template <class T>
+LaplaceArgs<T> laplace_args(const Case& c, bool zero_ghosts);
+
+enum class LaplaceStatus { Running, Converged, MaxIters, Direct };
+const char* to_string(LaplaceStatus s);
+
+template <class T>
+class LaplaceSolver {
+ public:
+  LaplaceSolver(const Case& c, Backend<T>& backend);
+
+  // Runs up to n more iterations (never past max_iters; jacobi and sor then
+  // measure the residual, cg checks it every iteration and may stop early;
+  // fft solves at once). No effect once finished.
+  void iterate(std::int64_t n);
+  // Ends the run: the true residual for cg, the mean made 0 when u is only
+  // fixed up to a constant. Called once, after the last iterate().
+  void finish();
+
+  bool finished() const { return status_ != LaplaceStatus::Running; }
+  LaplaceStatus status() const { return status_; }
+  std::int64_t iterations() const { return iters_; }
+  double residual() const { return residual_; }  // relative, at the last check
+  double mean_removed() const { return mean_removed_; }
+  const Field<T>& field() const { return u_; }
+  double upload_ms() const { return upload_ms_; }
+  // Bytes one iteration must move (each field read or written once).
+  std::size_t bytes_per_iteration() const;
+  static std::size_t memory_needed(const Case& c);
+
+ private:
+  void check_residual();
+  bool converged_now() const { return residual_ <= case_.laplace.tolerance; }
+
+  const Case& case_;
+  const LaplaceSpec& spec_;
+  Backend<T>& be_;
+  LaplaceArgs<T> args_;
+  Field<T> u_, v_, f_, r_, p_, q_;
+  std::unique_ptr<ConjugateGradient<T>> cg_;
+  bool has_f_field_ = false;
+  double base_ = 1;  // ‖W·f‖₂, or ‖r₀‖₂ when f = 0
+  double residual_ = 1;
+  double mean_removed_ = 0;
+  std::int64_t iters_ = 0;
+  LaplaceStatus status_ = LaplaceStatus::Running;
+  double upload_ms_ = 0;
+};
+
+}  // namespace gf

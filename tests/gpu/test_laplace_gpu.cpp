@@ -1,0 +1,335 @@
+// The CUDA Laplace operations against the CPU reference on random fields:
+// outputs poisoned with NaN first, sizes that are not multiples of the block
+// size, 1D/2D/3D, both precisions, every boundary type. Then whole solves
+// (every method, implicit heat) CPU vs GPU. Run with `gridforge_tests "[gpu]"`.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "io/case.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/device.hpp"
+#include "solvers/heat.hpp"
+#include "solvers/laplace.hpp"
+
+using namespace gf;
+
+namespace {
+
+template <class T>
+std::vector<T> random_values(std::size_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+template <class T>
+LaplaceArgs<T> random_args(int ndim, const std::int64_t* n, BcType lo, BcType hi,
+                           std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> d(0.5, 2.0);
+  LaplaceArgs<T> a;
+  a.ndim = ndim;
+  double diag = 0;
+  for (int ax = 0; ax < 3; ++ax) {
+    a.n[ax] = ax < ndim ? n[ax] : 1;
+    const double ih2 = ax < ndim ? d(rng) : 0.0;
+    a.ih2[ax] = static_cast<T>(ih2);
+    diag += 2 * ih2;
+    const bool per = lo == BcType::Periodic;
+    a.bc[ax].lo = per ? lo : (ax % 2 ? hi : lo);
+    a.bc[ax].hi = per ? hi : (ax % 2 ? lo : hi);
+    a.bc[ax].ghost_lo = static_cast<T>(0.1 * d(rng));
+    a.bc[ax].ghost_hi = static_cast<T>(-0.1 * d(rng));
+  }
+  a.diag = static_cast<T>(diag);
+  a.inv_diag = static_cast<T>(1.0 / diag);
+  a.omega = static_cast<T>(1.7);
+  a.f_const = static_cast<T>(0.3);
+  a.f_coef = static_cast<T>(-1);
+  a.lap_coef = static_cast<T>(1);
+  a.op_scale = static_cast<T>(d(rng));
+  a.op_shift = static_cast<T>(0.5);
+  return a;
+}
+
+struct Count {
+  std::size_t bad = 0, unwritten = 0;
+};
+
+template <class T>
+Count compare(const std::vector<T>& gpu, const std::vector<T>& cpu, double tol) {
+  Count c;
+  double scale = 0;
+  for (T v : cpu) scale = std::max(scale, std::fabs(double(v)));
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    if (std::isnan(double(gpu[i])))
+      ++c.unwritten;
+    else if (std::fabs(double(gpu[i]) - double(cpu[i])) > tol * (1 + scale))
+      ++c.bad;
+  }
+  return c;
+}
+
+// Every coarse operation of the Laplace solvers, on both backends, from the
+// same random inputs; each output compared point by point.
+template <class T>
+void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bool f_field) {
+  std::mt19937_64 rng(777 + ndim * 13 + int(lo) * 5 + int(hi) + (f_field ? 1 : 0));
+  LaplaceArgs<T> a = random_args<T>(ndim, n.data(), lo, hi, rng);
+  Grid g;
+  g.ndim = ndim;
+  for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
+  const std::size_t np = static_cast<std::size_t>(g.size());
+  const auto u0 = random_values<T>(np, rng), f0 = random_values<T>(np, rng);
+  auto x0 = random_values<T>(np, rng);
+  // CG's vectors are 0 at Dirichlet points
+  for (std::int64_t k = 0; k < g.n[2]; ++k)
+    for (std::int64_t j = 0; j < g.n[1]; ++j)
+      for (std::int64_t i = 0; i < g.n[0]; ++i) {
+        const std::int64_t pos[3] = {i, j, k};
+        bool h = false;
+        for (int ax = 0; ax < ndim; ++ax) h = h || on_dirichlet(pos[ax], a.n[ax], a.bc[ax]);
+        if (h) x0[g.index(i, j, k)] = 0;
+      }
+  const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
+  struct Out {
+    std::vector<T> jac, sor, res, spmv, axpby, upd_u, upd_r, shifted;
+    double rr = 0, dot = 0, upd = 0;
+  };
+  auto run = [&](Backend<T>& be) {
+    Out o;
+    auto down = [&](const Field<T>& f) {
+      std::vector<T> h(np);
+      be.download(f, h.data());
+      return h;
+    };
+    Field<T> u = be.make_field(g, "u"), v = be.make_field(g, "v"), f = be.make_field(g, "f");
+    Field<T> x = be.make_field(g, "x"), y = be.make_field(g, "y"), r = be.make_field(g, "r");
+    be.upload(f0.data(), f);
+    LaplaceArgs<T> args = a;
+    if (f_field) args.f = f.data();
+    // three Jacobi sweeps into a poisoned field
+    be.upload(u0.data(), u);
+    for (int s = 0; s < 3; ++s) {
+      be.upload(poison.data(), v);
+      be.jacobi_sweep(args, u, v);
+      u.swap(v);
+    }
+    o.jac = down(u);
+    // two red-black SOR sweeps, in place
+    be.upload(u0.data(), u);
+    for (int s = 0; s < 2; ++s) {
+      be.sor_sweep(args, u, 0);
+      be.sor_sweep(args, u, 1);
+    }
+    o.sor = down(u);
+    // the residual, stored and summed
+    be.upload(u0.data(), u);
+    be.upload(poison.data(), r);
+    o.rr = be.residual(args, u, &r);
+    o.res = down(r);
+    // the operator (GPU: the CSR matrix through cuSPARSE)
+    LaplaceArgs<T> op = a;
+    for (auto& b : op.bc) b.ghost_lo = b.ghost_hi = T(0);
+    be.set_operator(op);
+    be.upload(x0.data(), x);
+    be.upload(poison.data(), y);
+    be.spmv(x, y);
+    o.spmv = down(y);
+    o.dot = be.dot(x, y);
+    be.upload(poison.data(), y);
+    be.axpby(T(0.5), x, T(0), y);  // y is not read when b is 0
+    be.axpby(T(2), x, T(-0.25), y);
+    o.axpby = down(y);
+    be.upload(u0.data(), u);
+    be.upload(f0.data(), r);
+    o.upd = be.cg_update(T(0.3), x, y, u, r);
+    o.upd_u = down(u);
+    o.upd_r = down(r);
+    be.add_constant(u, T(-0.125));
+    o.shifted = down(u);
+    return o;
+  };
+  auto cpu = make_cpu_backend<T>();
+  auto gpu = make_cuda_backend<T>(0);
+  const Out c = run(*cpu), d = run(*gpu);
+  const double tol = sizeof(T) == 4 ? 2e-5 : 1e-12;
+  INFO("ndim " << ndim << " n " << n[0] << " bc " << int(lo) << "/" << int(hi) << " f field "
+               << f_field << " float" << 8 * sizeof(T));
+  for (const auto& [name, gv, cv] :
+       {std::tuple{"jacobi", &d.jac, &c.jac}, std::tuple{"sor", &d.sor, &c.sor},
+        std::tuple{"residual", &d.res, &c.res}, std::tuple{"spmv", &d.spmv, &c.spmv},
+        std::tuple{"axpby", &d.axpby, &c.axpby}, std::tuple{"cg_update u", &d.upd_u, &c.upd_u},
+        std::tuple{"cg_update r", &d.upd_r, &c.upd_r},
+        std::tuple{"add_constant", &d.shifted, &c.shifted}}) {
+    const Count k = compare(*gv, *cv, tol);
+    INFO(name);
+    CHECK(k.unwritten == 0);
+    CHECK(k.bad == 0);
+  }
+  const double rtol = sizeof(T) == 4 ? 1e-4 : 1e-10;
+  CHECK(d.rr == Approx(c.rr).epsilon(rtol));
+  CHECK(d.dot == Approx(c.dot).epsilon(rtol).margin(rtol));
+  CHECK(d.upd == Approx(c.upd).epsilon(rtol));
+}
+
+}  // namespace
+
+TEST_CASE("GPU Laplace operations equal the CPU reference on random fields", "[gpu]") {
+  const std::vector<std::pair<BcType, BcType>> bcs = {{BcType::Dirichlet, BcType::Dirichlet},
+                                                      {BcType::Neumann, BcType::Dirichlet},
+                                                      {BcType::Neumann, BcType::Neumann},
+                                                      {BcType::Periodic, BcType::Periodic}};
+  for (auto [lo, hi] : bcs) {
+    // periodic axes even (red-black SOR); others odd and off the block sizes
+    const bool per = lo == BcType::Periodic;
+    for (bool ff : {false, true}) {
+      compare_ops<double>(1, {per ? 1002 : 1001}, lo, hi, ff);
+      compare_ops<float>(1, {per ? 1002 : 1001}, lo, hi, ff);
+      compare_ops<double>(2, {per ? 68 : 67, per ? 46 : 45}, lo, hi, ff);
+      compare_ops<float>(2, {per ? 68 : 67, per ? 46 : 45}, lo, hi, ff);
+      compare_ops<double>(3, {per ? 38 : 37, per ? 30 : 29, per ? 24 : 23}, lo, hi, ff);
+      compare_ops<float>(3, {per ? 38 : 37, per ? 30 : 29, per ? 24 : 23}, lo, hi, ff);
+    }
+  }
+}
+
+TEST_CASE("GPU spectral Poisson (cuFFT) equals the CPU one (FFTW)", "[gpu]") {
+  for (int ndim : {1, 2, 3}) {
+    for (int odd : {0, 1}) {
+      std::mt19937_64 rng(31 + ndim + odd);
+      const std::int64_t sizes[3] = {48 + odd, 30 + odd, 20 + odd};
+      LaplaceArgs<double> ad = random_args<double>(ndim, sizes, BcType::Periodic,
+                                                   BcType::Periodic, rng);
+      LaplaceArgs<float> af;
+      af.ndim = ad.ndim;
+      for (int ax = 0; ax < 3; ++ax) {
+        af.n[ax] = ad.n[ax];
+        af.ih2[ax] = float(ad.ih2[ax]);
+        af.bc[ax].lo = af.bc[ax].hi = BcType::Periodic;
+      }
+      Grid g;
+      g.ndim = ndim;
+      for (int ax = 0; ax < 3; ++ax) g.n[ax] = ad.n[ax];
+      const std::size_t np = static_cast<std::size_t>(g.size());
+      auto check = [&](auto tag, const auto& a, double tol) {
+        using T = decltype(tag);
+        const auto f0 = random_values<T>(np, rng);
+        const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
+        auto solve = [&](Backend<T>& be, double* res) {
+          Field<T> f = be.make_field(g, "f"), u = be.make_field(g, "u");
+          be.upload(f0.data(), f);
+          be.upload(poison.data(), u);
+          *res = be.fft_poisson(a, f, u);
+          std::vector<T> h(np);
+          be.download(u, h.data());
+          return h;
+        };
+        auto cpu = make_cpu_backend<T>();
+        auto gpu = make_cuda_backend<T>(0);
+        double rc = 0, rg = 0;
+        const auto c = solve(*cpu, &rc), d = solve(*gpu, &rg);
+        INFO("ndim " << ndim << " odd " << odd << " float" << 8 * sizeof(T));
+        const Count k = compare(d, c, tol);
+        CHECK(k.unwritten == 0);
+        CHECK(k.bad == 0);
+        CHECK(rg < (sizeof(T) == 4 ? 1e-5 : 1e-12));
+        CHECK(rc < (sizeof(T) == 4 ? 1e-5 : 1e-12));
+      };
+      check(double{}, ad, 1e-11);
+      check(float{}, af, 1e-4);
+    }
+  }
+}
+
+namespace {
+
+// A whole solve on both devices; the final fields agree to the tolerance scale.
+template <class T>
+void compare_solve(const std::string& text) {
+  const Case c = load_case_text(text, "gpu_solve.yaml");
+  auto cpu = make_cpu_backend<T>();
+  auto gpu = make_cuda_backend<T>(0);
+  auto solve = [&](Backend<T>& be, std::int64_t* its) {
+    LaplaceSolver<T> s(c, be);
+    while (!s.finished()) s.iterate(c.laplace.check_every);
+    s.finish();
+    *its = s.iterations();
+    std::vector<T> h(s.field().size());
+    be.download(s.field(), h.data());
+    CHECK(s.status() != LaplaceStatus::MaxIters);
+    return h;
+  };
+  std::int64_t ic = 0, ig = 0;
+  const auto hc = solve(*cpu, &ic), hg = solve(*gpu, &ig);
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < hc.size(); ++i) {
+    num += std::pow(double(hg[i]) - double(hc[i]), 2);
+    den += double(hc[i]) * double(hc[i]);
+  }
+  INFO(c.laplace.method << " float" << 8 * sizeof(T) << ": iterations cpu " << ic << " gpu "
+                        << ig);
+  CHECK(std::sqrt(num / std::max(den, 1e-300)) <
+        std::max(sizeof(T) == 4 ? 1e-4 : 1e-9, 10 * c.laplace.tolerance));
+  CHECK(std::abs(ic - ig) <= c.laplace.check_every);
+}
+
+}  // namespace
+
+TEST_CASE("GPU laplace solves equal the CPU ones, every method", "[gpu]") {
+  const std::string plate =
+      "workload: laplace\ngrid: {dims: [45, 37]}\nboundary:\n"
+      "  default: {type: dirichlet, value: 0}\n  y+: {type: dirichlet, value: 1}\n"
+      "  x-: {type: neumann, gradient: 0.5}\n";
+  for (const std::string m : {"jacobi", "sor", "cg"}) {
+    compare_solve<double>(plate + "laplace: {method: " + m + ", tolerance: 1.0e-9, check_every: 20}\n");
+    compare_solve<float>(plate + "precision: float32\nlaplace: {method: " + m + ", check_every: 20}\n");
+  }
+  const std::string box =
+      "workload: laplace\ngrid: {dims: [21, 19, 17]}\nboundary:\n"
+      "  default: {type: neumann}\n  z-: {type: dirichlet, value: \"x*y\"}\n"
+      "laplace: {method: cg, rhs: \"sin(3*x)\", tolerance: 1.0e-9}\n";
+  compare_solve<double>(box);
+  compare_solve<float>(box + "precision: float32\n");
+  const std::string per =
+      "workload: laplace\ngrid: {dims: [24, 20, 18]}\nboundary: {default: {type: periodic}}\n"
+      "laplace: {method: fft, rhs: \"sin(2*pi*x)*cos(2*pi*z) + 3\", remove_mean: true}\n";
+  compare_solve<double>(per);
+  compare_solve<float>(per + "precision: float32\n");
+}
+
+TEST_CASE("GPU implicit heat equals the CPU reference", "[gpu]") {
+  for (const std::string scheme : {"implicit", "crank-nicolson"}) {
+    const std::string text =
+        "workload: heat\ngrid: {dims: [23, 19, 17]}\n"
+        "initial: {expr: \"exp(-((x-0.5)^2+(y-0.4)^2+(z-0.5)^2)/0.05)\"}\n"
+        "boundary:\n  default: {type: neumann, gradient: 0.2}\n  z-: {type: dirichlet, value: 0}\n"
+        "heat: {alpha: 1.0, scheme: " + scheme + ", dt: 0.002, steps: 5, source: \"x\"}\n";
+    for (bool f32 : {false, true}) {
+      const Case c = load_case_text(text + (f32 ? "precision: float32\n" : ""), "gpu_heat.yaml");
+      auto check = [&](auto tag) {
+        using T = decltype(tag);
+        auto cpu = make_cpu_backend<T>();
+        auto gpu = make_cuda_backend<T>(0);
+        HeatSolver<T> a(c, *cpu), b(c, *gpu);
+        a.advance(5);
+        b.advance(5);
+        std::vector<T> ha(a.field().size()), hb(b.field().size());
+        cpu->download(a.field(), ha.data());
+        gpu->download(b.field(), hb.data());
+        INFO(scheme << " float" << 8 * sizeof(T));
+        const Count k = compare(hb, ha, f32 ? 1e-4 : 1e-8);
+        CHECK(k.unwritten == 0);
+        CHECK(k.bad == 0);
+      };
+      if (f32)
+        check(float{});
+      else
+        check(double{});
+    }
+  }
+}

@@ -1,0 +1,140 @@
+// The laplace section of the case loader, and the implicit heat schemes:
+// defaults, resolution (ω, float32 tolerance), and each new case error with
+// its exact message.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "io/case.hpp"
+#include "tests/unit/case_test_util.hpp"
+
+using gf::test::error_of;
+using gf::test::load;
+
+namespace {
+
+// A valid 2D laplace case whose laplace lines the tests replace.
+//   1 workload: laplace
+//   2 grid: {dims: [9, 9]}
+//   3 boundary:
+//   4   default: ...
+//   5 laplace:
+//   6   <lines>
+std::string lap(const std::string& lines, const std::string& bc = "{type: dirichlet, value: 0}",
+                const std::string& dims = "[9, 9]") {
+  return "workload: laplace\ngrid: {dims: " + dims + "}\nboundary:\n  default: " + bc +
+         "\nlaplace:\n" + lines + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("laplace defaults and the resolved case", "[laplace-case]") {
+  const gf::Case c = load("workload: laplace\ngrid: {dims: [129, 129]}\n");
+  CHECK(c.workload == gf::Workload::Laplace);
+  CHECK(c.laplace.method == "jacobi");
+  CHECK(c.laplace.rhs.text == "0");
+  CHECK(c.laplace.tolerance == 1e-8);
+  CHECK(c.laplace.max_iters == 100000);
+  CHECK(c.laplace.check_every == 50);
+  CHECK(c.laplace.omega_auto);
+  CHECK(c.laplace.omega == Approx(2 / (1 + std::sin(M_PI / 128))).epsilon(1e-14));
+  CHECK_FALSE(c.laplace.remove_mean);
+  CHECK_FALSE(c.laplace.singular);
+  // the resolved case loads back into the same case
+  const gf::Case again = load(c.resolved_yaml);
+  CHECK(again.laplace.method == c.laplace.method);
+  CHECK(again.laplace.omega == c.laplace.omega);
+  CHECK(again.resolved_yaml == c.resolved_yaml);
+  CHECK(c.resolved_yaml.find("omega: auto  # 1.95") != std::string::npos);
+}
+
+TEST_CASE("laplace keys are read and checked", "[laplace-case]") {
+  const gf::Case c = load(lap("  method: sor\n  rhs: \"x*y\"\n  tolerance: 1.0e-6\n  max_iters: 77\n"
+                              "  check_every: 7\n  omega: 1.5\n  remove_mean: false"));
+  CHECK(c.laplace.method == "sor");
+  CHECK(c.laplace.rhs.text == "x*y");
+  CHECK(c.laplace.tolerance == 1e-6);
+  CHECK(c.laplace.max_iters == 77);
+  CHECK(c.laplace.check_every == 7);
+  CHECK_FALSE(c.laplace.omega_auto);
+  CHECK(c.laplace.omega == 1.5);
+  // float32 cannot reach 1e-8: the tolerance is raised, and the resolved case says so
+  const gf::Case f = load(lap("  method: cg") + "precision: float32\n");
+  CHECK(f.laplace.tolerance == gf::kFloat32ToleranceFloor);
+  CHECK(f.laplace.tolerance_asked == 1e-8);
+  CHECK(f.resolved_yaml.find("tolerance: 1e-05  # float32: raised from 1e-08") != std::string::npos);
+  // periodic with a zero-mean f; remove_mean accepts a non-zero one
+  const gf::Case p = load(lap("  method: fft\n  rhs: \"sin(2*pi*x)\"", "{type: periodic}", "[8, 8]"));
+  CHECK(p.laplace.singular);
+  CHECK(std::fabs(p.laplace.incompatible_mean) < 1e-15);
+  const gf::Case m = load(lap("  method: fft\n  rhs: \"1 + x\"\n  remove_mean: true",
+                              "{type: periodic}", "[8, 8]"));
+  CHECK(m.laplace.incompatible_mean == Approx(1 + 3.5 / 8));
+}
+
+TEST_CASE("laplace case errors", "[laplace-case]") {
+  CHECK(error_of(lap("  method: fft")) ==
+        "case.yaml:6:11: laplace.method: fft needs every axis periodic (the FFT solve is "
+        "periodic); boundary x- is dirichlet");
+  CHECK(error_of(lap("  method: fft", "{type: periodic}\n  y: {type: neumann}")) ==
+        "case.yaml:7:11: laplace.method: fft needs every axis periodic (the FFT solve is "
+        "periodic); boundary y- is neumann");
+  CHECK(error_of(lap("  method: fft\n  rhs: \"1 + sin(2*pi*x)\"", "{type: periodic}", "[8, 8]")) ==
+        "case.yaml:7:8: laplace.rhs: the right-hand side has mean 1, not 0: with every face "
+        "periodic ∇²u = f has no solution; make its mean 0 or set laplace.remove_mean: true");
+  CHECK(error_of(lap("  method: cg\n  rhs: \"1\"", "{type: neumann}")) ==
+        "case.yaml:7:8: laplace.rhs: the right-hand side does not balance the Neumann fluxes "
+        "(they differ by a mean of 1): with no Dirichlet face ∇²u = f has no solution; change f "
+        "or the gradients, or set laplace.remove_mean: true");
+  CHECK(error_of(lap("  tolerance: -1")) ==
+        "case.yaml:6:14: laplace.tolerance: expected a number > 0, got -1");
+  CHECK(error_of(lap("  tolerance: 0")) ==
+        "case.yaml:6:14: laplace.tolerance: expected a number > 0, got 0");
+  CHECK(error_of(lap("  method: sor\n  omega: 2")) ==
+        "case.yaml:7:10: laplace.omega: expected auto or a number in (0, 2), got '2'");
+  CHECK(error_of(lap("  method: sor\n  omega: -0.5")) ==
+        "case.yaml:7:10: laplace.omega: expected auto or a number in (0, 2), got '-0.5'");
+  CHECK(error_of(lap("  omega: fast")) ==
+        "case.yaml:6:10: laplace.omega: expected auto or a number in (0, 2), got 'fast'");
+  CHECK(error_of(lap("  method: sor", "{type: periodic}", "[9, 8]")) ==
+        "case.yaml:6:11: laplace.method: sor colours the grid red-black, which needs an even "
+        "number of points on a periodic axis; grid.dims[0] is 9");
+  CHECK(error_of(lap("  method: multigrid")) ==
+        "case.yaml:6:11: laplace.method: expected one of jacobi, sor, cg, fft, got 'multigrid'");
+  CHECK(error_of(lap("  max_iters: 0")) ==
+        "case.yaml:6:14: laplace.max_iters: expected an integer ≥ 1, got 0");
+  CHECK(error_of(lap("  check_every: 0")) ==
+        "case.yaml:6:16: laplace.check_every: expected an integer ≥ 1, got 0");
+  CHECK(error_of(lap("  remove_mean: maybe")) ==
+        "case.yaml:6:16: laplace.remove_mean: expected true or false, got 'maybe'");
+  CHECK(error_of(lap("  tolerence: 1e-6")) ==
+        "case.yaml:6:3: laplace.tolerence: unknown key; did you mean 'tolerance'?");
+  CHECK(error_of(lap("  rhs: \"sin(q)\"")) ==
+        "case.yaml:6:8: laplace.rhs: cannot parse \"sin(q)\": unknown name 'q'");
+  CHECK(error_of(lap("  method: cg") + "heat: {alpha: 1, steps: 1}\n") ==
+        "case.yaml:7:1: heat: section 'heat' does not apply to workload laplace");
+}
+
+TEST_CASE("implicit heat schemes: any dt, a number required, the solver resolved", "[laplace-case]") {
+  const std::string base = "workload: heat\ngrid: {dims: [11, 11]}\nheat:\n  alpha: 1.0\n  steps: 10\n";
+  const gf::Case c = load(base + "  scheme: crank-nicolson\n  dt: 1.0");  // 400× the limit
+  CHECK(c.heat.implicit());
+  CHECK(c.heat.theta() == 0.5);
+  CHECK(c.heat.dt == 1.0);
+  CHECK(c.heat.solver_tolerance == 1e-10);
+  CHECK(c.heat.solver_max_iters == 1000);
+  CHECK(c.resolved_yaml.find("solver: {tolerance: 1e-10, max_iters: 1000}") != std::string::npos);
+  CHECK(load(c.resolved_yaml).resolved_yaml == c.resolved_yaml);
+  const gf::Case b = load(base + "  scheme: implicit\n  dt: 0.1\n  solver: {max_iters: 5}");
+  CHECK(b.heat.theta() == 1.0);
+  CHECK(b.heat.solver_max_iters == 5);
+  CHECK(error_of(base + "  scheme: implicit") ==
+        "case.yaml:6:11: heat.scheme: scheme implicit needs a number for dt (auto is for the "
+        "explicit scheme); any dt > 0 is stable");
+  CHECK(error_of(base + "  scheme: crank-nicolson\n  dt: auto") ==
+        "case.yaml:7:7: heat.dt: scheme crank-nicolson needs a number for dt (auto is for the "
+        "explicit scheme); any dt > 0 is stable");
+  CHECK(error_of(base + "  scheme: implicit\n  dt: 0.1\n  solver: {tolerance: -1}") ==
+        "case.yaml:8:23: heat.solver.tolerance: expected a number > 0, got -1");
+}
