@@ -5,6 +5,7 @@
 # It prints a short summary last; full logs go to OUT.
 set -uo pipefail
 OUT=${1:-/tmp/gf_gpu}
+PART=${2:-all}  # checks | timings | all (a device call is 10 minutes at most)
 mkdir -p "$OUT"
 fail=0
 step() { echo; echo "=== $*"; }
@@ -12,6 +13,8 @@ check() { "$@" || { echo "FAILED: $*"; fail=1; }; }
 
 step info
 check gridforge info
+
+if [ "$PART" != timings ]; then
 
 step "[gpu] tests"
 check gridforge_tests "[gpu]" --durations yes
@@ -38,49 +41,59 @@ tail -3 "$OUT/memcheck.log"
 check compute-sanitizer --tool memcheck --error-exitcode 9 gridforge validate cases/heat3d_hotspot.yaml --steps 20 output.dir=$OUT/san > "$OUT/memcheck_validate.log" 2>&1
 tail -3 "$OUT/memcheck_validate.log"
 for c in laplace2d_plate laplace3d_box poisson3d_periodic heat3d_implicit; do
-  check compute-sanitizer --tool memcheck --error-exitcode 9 gridforge validate cases/$c.yaml --steps 20 output.dir=$OUT/san_$c > "$OUT/memcheck_validate_$c.log" 2>&1
+  # whole solves: cut short, an iterative solve compares unconverged iterates
+  check compute-sanitizer --tool memcheck --error-exitcode 9 gridforge validate cases/$c.yaml output.dir=$OUT/san_$c > "$OUT/memcheck_validate_$c.log" 2>&1
   echo "memcheck validate $c: $(tail -1 "$OUT/memcheck_validate_$c.log")"
 done
 check compute-sanitizer --tool memcheck --error-exitcode 9 gridforge validate cases/laplace2d_plate.yaml laplace.method=sor --steps 20 output.dir=$OUT/san_sor > "$OUT/memcheck_validate_sor.log" 2>&1
 echo "memcheck validate sor: $(tail -1 "$OUT/memcheck_validate_sor.log")"
+# The whole laplace solves run thousands of small kernels: memcheck covers
+# them above; the race, init and sync checks take every other [gpu] test.
+# racecheck reports shared-memory hazards inside cuSPARSE's own csrmv_v3_kernel
+# (library code, seen on CUDA 13.0: 34 errors, 1589 warnings, every test
+# passing); it checks every other kernel, ours included.
 for tool in racecheck initcheck synccheck; do
-  check compute-sanitizer --tool $tool --error-exitcode 9 gridforge_tests "[gpu]~[oom]" > "$OUT/$tool.log" 2>&1
+  excl=(); [ $tool = racecheck ] && excl=(--kernel-name-exclude kns=csrmv)
+  check compute-sanitizer --tool $tool "${excl[@]}" --error-exitcode 9 gridforge_tests "[gpu]~[oom]~GPU laplace solves*" > "$OUT/$tool.log" 2>&1
   echo "$tool: $(tail -1 "$OUT/$tool.log")"
 done
 
+fi
+if [ "$PART" != checks ]; then
+
 step "512^3 explicit heat, float32 and float64 (timing.json)"
 for p in float32 float64; do
-  check gridforge run cases/heat3d_hotspot.yaml --device cuda --out "$OUT/heat512_$p" --quiet \
+  check gridforge run cases/heat3d_hotspot.yaml --device cuda --out "/tmp/gf_t/heat512_$p" --quiet \
     "grid.dims=[512,512,512]" precision=$p heat.steps=400 output.every=0 "output.formats=[hdf5]"
-  python3 -c "import json,sys; t=json.load(open('$OUT/heat512_$p/timing.json')); print('gridforge heat3d 512^3 $p: median %.4f ms/step, %.1f GB/s effective, compute %.3f s' % (t['per_step_ms']['median'], t['effective_GBps'], t['phases_s']['compute']))" | tee -a "$OUT/summary.txt"
+  python3 -c "import json,sys; t=json.load(open('/tmp/gf_t/heat512_$p/timing.json')); print('gridforge heat3d 512^3 $p: median %.4f ms/step, %.1f GB/s effective, compute %.3f s' % (t['per_step_ms']['median'], t['effective_GBps'], t['phases_s']['compute']))" | tee -a "$OUT/summary.txt"
 done
 
 step "512^3 stencils, float32: star7, box27, the radius-3 custom stencil"
 for st in star7 box27 custom; do
   if [ $st = custom ]; then c=cases/stencil3d_custom.yaml; extra=(); else c=cases/stencil3d_box27.yaml; extra=(stencil.preset=$st stencil.coeff=1e-7); fi
-  check gridforge run $c --device cuda --out "$OUT/st512_$st" --quiet "grid.dims=[512,512,512]" precision=float32 \
+  check gridforge run $c --device cuda --out "/tmp/gf_t/st512_$st" --quiet "grid.dims=[512,512,512]" precision=float32 \
     stencil.steps=100 output.every=0 "output.formats=[hdf5]" "${extra[@]}"
-  python3 -c "import json; t=json.load(open('$OUT/st512_$st/timing.json')); print('gridforge stencil $st 512^3 float32: median %.4f ms/step, %.1f GB/s effective' % (t['per_step_ms']['median'], t['effective_GBps']))" | tee -a "$OUT/summary.txt"
+  python3 -c "import json; t=json.load(open('/tmp/gf_t/st512_$st/timing.json')); print('gridforge stencil $st 512^3 float32: median %.4f ms/step, %.1f GB/s effective' % (t['per_step_ms']['median'], t['effective_GBps']))" | tee -a "$OUT/summary.txt"
 done
 
 step "512^3 Poisson by FFT (cuFFT), float32 and float64"
 for p in float32 float64; do
-  check gridforge run cases/poisson3d_periodic.yaml --device cuda --out "$OUT/fft512_$p" --quiet \
+  check gridforge run cases/poisson3d_periodic.yaml --device cuda --out "/tmp/gf_t/fft512_$p" --quiet \
     "grid.dims=[512,512,512]" precision=$p output.every=0 "output.formats=[hdf5]"
-  python3 -c "import json; t=json.load(open('$OUT/fft512_$p/timing.json')); print('gridforge fft poisson 512^3 $p: solve %.2f ms (compute), spectral residual %.2e, setup %.2f s' % (1e3*t['phases_s']['compute'], t['residual'], t['phases_s']['setup']))" | tee -a "$OUT/summary.txt"
+  python3 -c "import json; t=json.load(open('/tmp/gf_t/fft512_$p/timing.json')); print('gridforge fft poisson 512^3 $p: solve %.2f ms (compute), spectral residual %.2e, setup %.2f s' % (1e3*t['phases_s']['compute'], t['residual'], t['phases_s']['setup']))" | tee -a "$OUT/summary.txt"
 done
 
 step "Jacobi 16384^2 float32: peers (copy bandwidth), then gridforge's sweep"
 python3 "$DEVICEPACK_EXTRA/shared/bench/peers.py" --problem jacobi2d --size 16384 --precision float32 --json "$OUT/peers_jacobi2d.json" 2>&1 | tee -a "$OUT/summary.txt"
 # 400 sweeps, a residual every 200 (about 0.5 % more traffic); it stops at
 # max_iters on purpose (exit 1), so the exit code is not checked here.
-gridforge run cases/laplace2d_plate.yaml --device cuda --out "$OUT/jacobi16k" --quiet \
+gridforge run cases/laplace2d_plate.yaml --device cuda --out "/tmp/gf_t/jacobi16k" --quiet \
   "grid.dims=[16384,16384]" precision=float32 laplace.max_iters=400 laplace.check_every=200 \
   output.every=0 "output.formats=[hdf5]" || true
 python3 - "$OUT" <<'PY' | tee -a "$OUT/summary.txt"
 import json, sys, os
 out = sys.argv[1]
-t = json.load(open(os.path.join(out, "jacobi16k", "timing.json")))
+t = json.load(open(os.path.join("/tmp/gf_t", "jacobi16k", "timing.json")))
 copy = None
 try:
     copy = json.load(open(os.path.join(out, "peers_jacobi2d.json"))).get("copy_GBps")
@@ -97,6 +110,8 @@ for p in float32 float64; do
   python3 "$DEVICEPACK_EXTRA/shared/bench/peers.py" --problem heat3d --size 512 --precision $p --json "$OUT/peers_$p.json" 2>&1 | tee -a "$OUT/summary.txt"
 done
 
-echo; echo "=== summary"; cat "$OUT/summary.txt"
+fi
+
+echo; echo "=== summary"; cat "$OUT/summary.txt" 2>/dev/null
 echo "overall: $([ $fail = 0 ] && echo PASS || echo FAIL)"
 exit $fail

@@ -294,7 +294,10 @@ TEST_CASE("GPU laplace solves equal the CPU ones, every method", "[gpu]") {
       "  default: {type: neumann}\n  z-: {type: dirichlet, value: \"x*y\"}\n"
       "laplace: {method: cg, rhs: \"sin(3*x)\", tolerance: 1.0e-9}\n";
   compare_solve<double>(box);
-  compare_solve<float>(box + "precision: float32\n");
+  // float32 CG stalls at about 1.4e-5 on this mostly-Neumann box (docs/cases.md)
+  std::string box32 = box;
+  box32.replace(box32.find("1.0e-9"), 6, "1.0e-4");
+  compare_solve<float>(box32 + "precision: float32\n");
   const std::string per =
       "workload: laplace\ngrid: {dims: [24, 20, 18]}\nboundary: {default: {type: periodic}}\n"
       "laplace: {method: fft, rhs: \"sin(2*pi*x)*cos(2*pi*z) + 3\", remove_mean: true}\n";
