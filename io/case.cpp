@@ -52,7 +52,59 @@ SourceLoc file_loc(const std::string& label, const YAML::Mark& m) {
   return {label, m.line + 1, m.column + 1};
 }
 
+// Where `text` stops being UTF-8 (the offset of the first bad byte), if it
+// does. yaml-cpp passes stray bytes through into names and values, which then
+// cannot be written into run.json or shown; so a case must be UTF-8, as YAML
+// says. Overlong forms, surrogates and code points past U+10FFFF are refused.
+std::optional<std::size_t> invalid_utf8_at(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned c = s[i];
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if (c == 0xED) len = 3, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF) len = 3;
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;
+    else return i;
+    if (i + len > n) return i;
+    for (std::size_t k = 1; k < len; ++k) {
+      const unsigned b = s[i + k];
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+// line:col (1-based, columns in characters) of a byte offset in valid UTF-8 before it.
+SourceLoc loc_of_offset(const std::string& label, std::string_view text, std::size_t at) {
+  int line = 1, col = 1;
+  for (std::size_t i = 0; i < at; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else if ((c & 0xC0) != 0x80) {
+      ++col;
+    }
+  }
+  return {label, line, col};
+}
+
+std::string utf8_problem(std::string_view text, std::size_t at) {
+  return fmt::format("not UTF-8 text (byte 0x{:02x}); save the case file as UTF-8",
+                     static_cast<unsigned char>(text[at]));
+}
+
 YAML::Node parse_document(const std::string& text, const std::string& label) {
+  if (const auto bad = invalid_utf8_at(text))
+    throw CaseError(loc_of_offset(label, text, *bad), "", utf8_problem(text, *bad));
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);
@@ -95,6 +147,9 @@ Override parse_override(const std::string& arg) {
     throw CaseError(
         schema::command_line_loc(), "",
         fmt::format("malformed override '{}': expected KEY=VALUE, e.g. heat.steps=10", arg));
+  if (const auto bad = invalid_utf8_at(arg))
+    throw CaseError(schema::command_line_loc(), ov.dotted,
+                    fmt::format("not UTF-8 text (byte 0x{:02x})", static_cast<unsigned char>(arg[*bad])));
   try {
     ov.value = YAML::Load(arg.substr(eq + 1));
   } catch (const YAML::Exception& e) {

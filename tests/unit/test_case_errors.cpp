@@ -330,3 +330,26 @@ TEST_CASE("faults in overrides are located on the command line", "[case]") {
   CHECK(error_of(with(kDims, "  alpha: x\n  steps: 10"), {"heat.steps=3"}) ==
         "case.yaml:5:10: heat.alpha: expected a number, got 'x'");
 }
+
+TEST_CASE("a case that is not UTF-8 is refused at its first bad byte", "[case]") {
+  // Latin-1 é, a lone continuation byte, a cut-short sequence, an overlong
+  // '/', a UTF-16 surrogate: each stops the loader before YAML reads it.
+  CHECK(error_of(with(kDims, kHeat, "name: caf\xe9\n")) ==
+        "case.yaml:7:10: not UTF-8 text (byte 0xe9); save the case file as UTF-8");
+  CHECK(error_of("# \x80\n" + with(kDims, kHeat)) ==
+        "case.yaml:1:3: not UTF-8 text (byte 0x80); save the case file as UTF-8");
+  CHECK(error_of(with(kDims, kHeat, "name: \"\xe2\x82\"\n")) ==
+        "case.yaml:7:8: not UTF-8 text (byte 0xe2); save the case file as UTF-8");
+  CHECK(error_of(with(kDims, kHeat, "name: a\xc0\xaf" "b\n")) ==
+        "case.yaml:7:8: not UTF-8 text (byte 0xc0); save the case file as UTF-8");
+  CHECK(error_of(with(kDims, kHeat, "name: a\xed\xa0\x80\n")) ==
+        "case.yaml:7:8: not UTF-8 text (byte 0xed); save the case file as UTF-8");
+  // Columns count characters: "é" before the bad byte is one column.
+  CHECK(error_of(with(kDims, kHeat, "name: \xc3\xa9\xff\n")) ==
+        "case.yaml:7:8: not UTF-8 text (byte 0xff); save the case file as UTF-8");
+  CHECK(error_of(with(kDims, kHeat), {"name=caf\xe9"}) ==
+        "command line: name: not UTF-8 text (byte 0xe9)");
+  // Valid UTF-8 of every length passes the check (and then the name rules).
+  CHECK(gf::test::load(with(kDims, kHeat, "name: \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5\"\n")).name ==
+        "\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5");
+}
