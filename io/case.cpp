@@ -733,6 +733,7 @@ void read_output(const Map& top, const std::string& name, OutputSpec& o) {
     if (o.dir.empty()) v.fail("expected a folder path, got nothing");
   }
   if (m.has("every")) o.every = m.get("every").integer(0);
+  if (m.has("check_every")) o.check_every = m.get("check_every").integer(1);
   if (m.has("formats")) read_formats(m.get("formats"), o);
   if (m.has("checkpoint_every")) {
     const Value v = m.get("checkpoint_every");
@@ -848,6 +849,7 @@ void emit_output(YAML::Emitter& out, const OutputSpec& o) {
   out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "dir" << YAML::Value << o.dir;
   out << YAML::Key << "every" << YAML::Value << o.every;
+  out << YAML::Key << "check_every" << YAML::Value << o.check_every;
   out << YAML::Key << "formats" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   if (o.vtk) out << "vtk";
   if (o.hdf5) out << "hdf5";

@@ -58,3 +58,7 @@ add_test(NAME "e2e: dry-run writes nothing"
 add_test(NAME "e2e: SIGINT writes the state reached and exits 130"
   COMMAND bash ${GF_E2E}/interrupt.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt)
+
+add_test(NAME "e2e: divergence stops the run at the next check and keeps the outputs"
+  COMMAND bash ${GF_E2E}/diverge.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/tests/data/cases/diverge.yaml ${CMAKE_BINARY_DIR}/e2e_diverge ${GF_PYTHON})

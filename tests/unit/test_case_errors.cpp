@@ -45,8 +45,8 @@ TEST_CASE("an unknown key far from every known key lists them", "[case]") {
         "case.yaml:7:1: colour: unknown key; expected one of name, workload, precision, device, "
         "parameters, grid, initial, boundary, heat, output, laplace, stencil, raymarch, render");
   CHECK(error_of(with(kDims, kHeat, "output: {directory: x}\n")) ==
-        "case.yaml:7:10: output.directory: unknown key; expected one of dir, every, formats, "
-        "checkpoint_every");
+        "case.yaml:7:10: output.directory: unknown key; expected one of dir, every, check_every, "
+        "formats, checkpoint_every");
 }
 
 TEST_CASE("a duplicate key is an error at its second place", "[case]") {
@@ -167,6 +167,10 @@ TEST_CASE("out-of-range values", "[case]") {
         "case.yaml:7:7: heat.dt: expected auto or a number > 0, got 'fast'");
   CHECK(error_of(with(kDims, kHeat, "output: {every: -5}\n")) ==
         "case.yaml:7:17: output.every: expected an integer ≥ 0, got -5");
+  CHECK(error_of(with(kDims, kHeat, "output: {check_every: 0}\n")) ==
+        "case.yaml:7:23: output.check_every: expected an integer ≥ 1, got 0");
+  CHECK(error_of(with(kDims, "  alpha: 1.0e400\n  steps: 1")) ==
+        "case.yaml:5:10: heat.alpha: expected a finite number, got '1.0e400'");
   CHECK(error_of(with(kDims, kHeat + "\n  solver: {tolerance: 0, max_iters: 10}")) ==
         "case.yaml:7:23: heat.solver.tolerance: expected a number > 0, got 0");
   CHECK(error_of(with(kDims, kHeat + "\n  solver: {max_iters: 0}")) ==
