@@ -62,3 +62,7 @@ add_test(NAME "e2e: SIGINT writes the state reached and exits 130"
 add_test(NAME "e2e: divergence stops the run at the next check and keeps the outputs"
   COMMAND bash ${GF_E2E}/diverge.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/tests/data/cases/diverge.yaml ${CMAKE_BINARY_DIR}/e2e_diverge ${GF_PYTHON})
+
+add_test(NAME "e2e: a second SIGINT exits at once"
+  COMMAND bash ${GF_E2E}/interrupt_twice.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt_twice)
