@@ -68,10 +68,11 @@ std::size_t HeatSolver<T>::bytes_per_step() const {
 }
 
 template <class T>
-std::size_t HeatSolver<T>::memory_needed(const Case& c) {
+MemoryNeed HeatSolver<T>::memory_needed(const Case& c) {
   const std::size_t field = static_cast<std::size_t>(c.grid.size()) * sizeof(T);
   Expression src(c.heat.source, c.parameters);
-  return (src.is_constant() ? 2 : 3) * field + (1u << 20);  // + reduction scratch
+  const int fields = src.is_constant() ? 2 : 3;
+  return {fields, fields * field + (1u << 20)};  // + reduction scratch
 }
 
 template class HeatSolver<float>;

@@ -21,7 +21,7 @@ class HeatSolver final : public Stepper<T> {
   // u read once, u written once, s(x) read if it varies.
   std::size_t bytes_per_step() const override;
   // Device memory a run of this case needs (fields + reduction scratch).
-  static std::size_t memory_needed(const Case& c);
+  static MemoryNeed memory_needed(const Case& c);
 
  private:
   HeatArgs<T> args_for(double dt) const;

@@ -42,6 +42,11 @@ gf_expect_error(override_bad_value 2 "heat.alpha: "
   run cases/heat1d_rod.yaml heat.alpha=-1)
 gf_expect_error(missing_case_file 2 "no_such_case.yaml"
   run tests/data/bad_cases/no_such_case.yaml)
+# Memory: checked before anything is allocated or written (--dry-run too).
+gf_expect_error(host_memory 3 "^error: needs 715 GiB on the host for 3 float32 fields of 4000\\^3 points; [0-9.]+ [GMT]iB free; use a smaller grid$"
+  run cases/heat3d_hotspot.yaml --device cpu grid.dims=[4000,4000,4000])
+gf_expect_error(host_memory_dry_run 3 "^error: needs 1.4 TiB on the host for 3 float64 fields of 4000\\^3 points; [0-9.]+ [GMT]iB free; use a smaller grid, float32$"
+  run cases/heat3d_hotspot.yaml --device cpu --dry-run grid.dims=[4000,4000,4000] precision=float64)
 gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda, cuda:N"
   run cases/heat1d_rod.yaml --device gpu)
 gf_expect_error(bad_command_line 2 "case is required" MULTILINE run)
@@ -66,3 +71,10 @@ add_test(NAME "e2e: divergence stops the run at the next check and keeps the out
 add_test(NAME "e2e: a second SIGINT exits at once"
   COMMAND bash ${GF_E2E}/interrupt_twice.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt_twice)
+
+# ulimit -v and AddressSanitizer's shadow memory do not mix.
+if(NOT GRIDFORGE_SANITIZE)
+  add_test(NAME "e2e: a failed host allocation is exit 3 saying what and how much"
+    COMMAND bash ${GF_E2E}/host_oom.sh $<TARGET_FILE:gridforge>
+            ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_host_oom)
+endif()
