@@ -64,17 +64,27 @@ add_test(NAME "e2e: SIGINT writes the state reached and exits 130"
   COMMAND bash ${GF_E2E}/interrupt.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt)
 
+add_test(NAME "e2e: a second SIGINT exits at once"
+  COMMAND bash ${GF_E2E}/interrupt_twice.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt_twice)
+
 add_test(NAME "e2e: divergence stops the run at the next check and keeps the outputs"
   COMMAND bash ${GF_E2E}/diverge.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/tests/data/cases/diverge.yaml ${CMAKE_BINARY_DIR}/e2e_diverge ${GF_PYTHON})
 
-add_test(NAME "e2e: a second SIGINT exits at once"
-  COMMAND bash ${GF_E2E}/interrupt_twice.sh $<TARGET_FILE:gridforge>
-          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt_twice)
+add_test(NAME "e2e: unwritable output folder and full disk are exit 1 with the path"
+  COMMAND bash ${GF_E2E}/io_errors.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors)
 
 # ulimit -v and AddressSanitizer's shadow memory do not mix.
 if(NOT GRIDFORGE_SANITIZE)
   add_test(NAME "e2e: a failed host allocation is exit 3 saying what and how much"
     COMMAND bash ${GF_E2E}/host_oom.sh $<TARGET_FILE:gridforge>
             ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_host_oom)
+endif()
+
+if(GF_PYTHON)
+  add_test(NAME "e2e: SIGKILL during outputs leaves only whole files"
+    COMMAND bash ${GF_E2E}/sigkill.sh $<TARGET_FILE:gridforge>
+            ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_sigkill ${GF_PYTHON})
 endif()
