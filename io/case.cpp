@@ -4,6 +4,7 @@
 #include "io/case.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -102,21 +103,79 @@ std::string utf8_problem(std::string_view text, std::size_t at) {
                      static_cast<unsigned char>(text[at]));
 }
 
-YAML::Node parse_document(const std::string& text, const std::string& label) {
-  if (const auto bad = invalid_utf8_at(text))
-    throw CaseError(loc_of_offset(label, text, *bad), "", utf8_problem(text, *bad));
-  std::vector<YAML::Node> docs;
+// Where each YAML document of a text starts (the mark of its root node).
+class DocumentMarks final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> roots;
+  void OnDocumentStart(const YAML::Mark&) override { first_ = true; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& m) {
+    if (first_) roots.push_back(m);
+    first_ = false;
+  }
+  bool first_ = false;
+};
+
+// The documents of `text`, counted without YAML::LoadAll: yaml-cpp 0.7 (Debian
+// 12) loops there for ever, allocating, on a token no node can start with,
+// such as a stray ',' at the top level (jbeder/yaml-cpp#1040, fixed upstream
+// by #1319 in 0.9): each call returns the same empty document again. Found by
+// the fuzzer (tests/fuzz/); a document that starts where the last one did
+// is that token, reported as a syntax error instead.
+std::vector<YAML::Mark> document_roots(const std::string& text, const std::string& label) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentMarks marks;
   try {
-    docs = YAML::LoadAll(text);
+    while (parser.HandleNextDocument(marks)) {
+      const auto& r = marks.roots;
+      if (r.size() >= 2 && r[r.size() - 1].pos == r[r.size() - 2].pos) {
+        const YAML::Mark m = r.back();
+        const char c = m.pos >= 0 && std::size_t(m.pos) < text.size() ? text[m.pos] : '?';
+        throw CaseError(file_loc(label, m), "",
+                        fmt::format("YAML syntax error: unexpected '{}'", c));
+      }
+    }
   } catch (const YAML::Exception& e) {
     throw CaseError(file_loc(label, e.mark), "", "YAML syntax error: " + e.msg);
   }
-  if (docs.size() > 1)
-    throw CaseError(file_loc(label, docs[1].Mark()), "",
-                    fmt::format("the file holds {} YAML documents; a case is one", docs.size()));
+  return marks.roots;
+}
+
+YAML::Node parse_document(const std::string& text, const std::string& label) {
+  if (const auto bad = invalid_utf8_at(text))
+    throw CaseError(loc_of_offset(label, text, *bad), "", utf8_problem(text, *bad));
+  const std::vector<YAML::Mark> roots = document_roots(text, label);
+  if (roots.size() > 1)
+    throw CaseError(file_loc(label, roots[1]), "",
+                    fmt::format("the file holds {} YAML documents; a case is one", roots.size()));
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(text);  // the one document (no LoadAll: see document_roots)
+  } catch (const YAML::Exception& e) {
+    throw CaseError(file_loc(label, e.mark), "", "YAML syntax error: " + e.msg);
+  }
   // An empty file is an empty map, so that it reports its first missing key.
-  if (docs.empty() || docs[0].IsNull()) return YAML::Node(YAML::NodeType::Map);
-  return docs[0];
+  if (roots.empty() || doc.IsNull()) return YAML::Node(YAML::NodeType::Map);
+  return doc;
 }
 
 struct Override {

@@ -357,3 +357,16 @@ TEST_CASE("a case that is not UTF-8 is refused at its first bad byte", "[case]")
   CHECK(gf::test::load(with(kDims, kHeat, "name: \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5\"\n")).name ==
         "\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5");
 }
+
+// Found by the fuzzer (tests/fuzz/): yaml-cpp 0.7's LoadAll loops for ever,
+// allocating, when a document starts with a token no node can start with.
+TEST_CASE("a stray comma before the first key is a syntax error, not a hang", "[case]") {
+  CHECK(error_of(",\n" + with(kDims, kHeat)) == "case.yaml:1:1: YAML syntax error: unexpected ','");
+  CHECK(error_of("# comment\n, a\nworkload: heat\n") ==
+        "case.yaml:2:1: YAML syntax error: unexpected ','");
+  CHECK(error_of(with(kDims, kHeat) + "---\n,\n") ==
+        "case.yaml:8:1: YAML syntax error: unexpected ','");
+  // Two real documents are still counted as such.
+  CHECK(error_of(with(kDims, kHeat) + "---\nname: x\n") ==
+        "case.yaml:8:1: the file holds 2 YAML documents; a case is one");
+}
