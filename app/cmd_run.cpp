@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <vector>
 
 #include <fmt/core.h>
@@ -117,6 +118,12 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     info["end_time"] = now_iso8601();
     info["status"] = std::string(e.exit_code() == kExitInterrupted ? "interrupted: " : "failed: ") +
                      e.what();
+    io::write_json_atomic(out / "run.json", info);
+    throw;
+  } catch (const std::bad_alloc&) {
+    // A host buffer (std::vector) that could not grow: main() says so, exit 3.
+    info["end_time"] = now_iso8601();
+    info["status"] = "failed: out of host memory";
     io::write_json_atomic(out / "run.json", info);
     throw;
   }
