@@ -9,7 +9,17 @@ PACKAGES := cmake g++ make pkg-config git libcli11-dev libyaml-cpp-dev libmupars
   libfmt-dev libspdlog-dev nlohmann-json3-dev libhdf5-openmpi-dev libvtk9-dev catch2 \
   libfftw3-dev libopenmpi-dev openmpi-bin python3-numpy python3-h5py python3-matplotlib paraview xvfb xauth
 
-.PHONY: deps build run test clean
+# make test also builds and runs the CPU-only AddressSanitizer + UBSan build.
+ASAN_BUILD ?= build-asan
+ASAN_ARGS := -DGRIDFORGE_CUDA=OFF -DGRIDFORGE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# make fuzz: the case-loader fuzzer (libFuzzer, clang), FUZZ_SECONDS long.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_PACKAGES := clang libclang-rt-dev libomp-dev
+FUZZ_ARGS := -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGRIDFORGE_CUDA=OFF \
+  -DGRIDFORGE_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+.PHONY: deps build run test test-asan fuzz fuzz-merge clean
 
 # pvbatch needs ParaView's Python modules (python3-paraview), a package that
 # conflicts with python3-vtk9, which libvtk9-dev needs; so it is unpacked
@@ -43,8 +53,36 @@ build: deps $(BUILD)/CMakeCache.txt
 run: build
 	$(BUILD)/gridforge run $(CASE)
 
-test: build
+test: build $(ASAN_BUILD)/CMakeCache.txt
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory test-asan
+
+# Unit and end-to-end tests under ASan + UBSan (any report fails the test);
+# the ParaView check reads files, not code, so it is left to the main build.
+$(ASAN_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(ASAN_BUILD) $(ASAN_ARGS) $(CMAKE_ARGS)
+
+test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:$(ASAN_OPTIONS) \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS) \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -E '^(paraview_check|gpu)$$'
+
+fuzz: deps
+	@missing=$$(for p in $(FUZZ_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "make fuzz: run 'sudo apt-get install $$missing' first"; exit 1; fi; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || cmake -S . -B $(FUZZ_BUILD) $(FUZZ_ARGS)
+	cmake --build $(FUZZ_BUILD) --target gridforge_fuzz_case -j $(JOBS)
+	bash tests/fuzz/run.sh $(FUZZ_BUILD)/gridforge_fuzz_case $(FUZZ_SECONDS) $(FUZZ_BUILD)/work
+
+# Folds the inputs of the last `make fuzz` that add coverage into tests/fuzz/corpus.
+fuzz-merge:
+	mkdir -p $(FUZZ_BUILD)/merged
+	$(FUZZ_BUILD)/gridforge_fuzz_case -merge=1 $(FUZZ_BUILD)/merged tests/fuzz/corpus $(FUZZ_BUILD)/work/corpus
+	rm -rf tests/fuzz/corpus && mv $(FUZZ_BUILD)/merged tests/fuzz/corpus
 
 clean:
-	rm -rf $(BUILD) out .deps
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out .deps

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <new>
+#include <vector>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -21,35 +23,48 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Memory a run needs in one place (the GPU or the host) against what is free there.
 struct MemoryCheck {
   std::size_t needed = 0, available = 0;
+  int fields = 0;
   std::string where;
+  bool on_gpu = false;
 };
 
+// The device's fields (and reduction scratch) on the device; on the host, a
+// staging copy of the field as well (the initial state before its upload,
+// then the output buffer). A GPU run checks both places, the GPU first.
 template <class T>
-MemoryCheck check_memory(const Case& c, const DeviceChoice& d) {
-  MemoryCheck m;
-  m.needed = stepper_memory_needed<T>(c);
-  if (d.gpu >= 0) {
-    const GpuInfo& g = cuda_status().gpus.at(d.gpu);
-    m.available = g.memory_free;
-    m.where = fmt::format("{} (GPU {})", g.name, d.gpu);
-  } else {
-    m.available = host_memory_available();
-    m.where = "the host";
+std::vector<MemoryCheck> check_memory(const Case& c, const DeviceChoice& d) {
+  const MemoryNeed need = stepper_memory_needed<T>(c);
+  const std::size_t field = static_cast<std::size_t>(c.grid.size()) * sizeof(T);
+  MemoryCheck host{0, host_memory_available(), 1, "the host", false};
+  host.needed = field;
+  if (d.gpu < 0) {
+    host.needed += need.bytes;
+    host.fields += need.fields;
+    return {host};
   }
-  return m;
+  const GpuInfo& g = cuda_status().gpus.at(d.gpu);
+  return {{need.bytes, g.memory_free, need.fields, fmt::format("{} (GPU {})", g.name, d.gpu), true},
+          host};
 }
 
-void require_memory(const Case& c, const MemoryCheck& m) {
-  if (m.needed <= m.available) return;
-  const std::string fields = fmt::format("{} fields of {} points",
-                                          to_string(c.precision), c.grid.shape_str());
-  throw DeviceError(fmt::format("needs {} on {} for the {}; {} free; use a smaller grid{}{}",
-                                human_bytes(double(m.needed)), m.where, fields,
-                                human_bytes(double(m.available)),
-                                c.precision == Precision::Float64 ? ", float32" : "",
-                                m.where == "the host" ? "" : ", or --device cpu"));
+std::string memory_line(const Case& c, const MemoryCheck& m) {
+  return fmt::format("needs {} on {} for {} {} field{} of {} points; {} free",
+                     human_bytes(double(m.needed)), m.where, m.fields, to_string(c.precision),
+                     m.fields == 1 ? "" : "s", c.grid.shape_str(),
+                     human_bytes(double(m.available)));
+}
+
+// Exit 3 before anything is allocated or written, with what would help.
+void require_memory(const Case& c, const std::vector<MemoryCheck>& checks) {
+  for (const MemoryCheck& m : checks) {
+    if (m.needed <= m.available) continue;
+    throw DeviceError(fmt::format("{}; use a smaller grid{}{}", memory_line(c, m),
+                                  c.precision == Precision::Float64 ? ", float32" : "",
+                                  m.on_gpu ? ", or --device cpu" : ""));
+  }
 }
 
 std::string stability_line(const Case& c) {
@@ -77,12 +92,11 @@ nlohmann::json run_info(const Case& c, const RunArgs& a, const std::string& devi
 
 template <class T>
 int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
-  const MemoryCheck mem = check_memory<T>(c, d);
+  const std::vector<MemoryCheck> mem = check_memory<T>(c, d);
   if (a.dry_run) {
     std::cout << c.resolved_yaml << (c.resolved_yaml.ends_with('\n') ? "" : "\n");
-    std::cout << fmt::format("# device: {} ({})\n", d.gpu < 0 ? "cpu" : mem.where, d.why);
-    std::cout << fmt::format("# memory: needs {} on {}; {} free\n", human_bytes(double(mem.needed)),
-                             mem.where, human_bytes(double(mem.available)));
+    std::cout << fmt::format("# device: {} ({})\n", d.gpu < 0 ? "cpu" : mem[0].where, d.why);
+    for (const MemoryCheck& m : mem) std::cout << "# memory: " << memory_line(c, m) << "\n";
     if (c.workload == Workload::Heat) std::cout << "# " << stability_line(c) << "\n";
     if (c.workload == Workload::Laplace)
       std::cout << fmt::format("# laplace: {}, tolerance {:.3g} on the relative residual, at most "
@@ -92,7 +106,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
                                    ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
                                                  c.laplace.omega_auto ? " (auto)" : "")
                                    : "");
-    if (mem.needed > mem.available) require_memory(c, mem);
+    require_memory(c, mem);
     return kExitOk;
   }
   require_memory(c, mem);
@@ -120,6 +134,12 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
                      e.what();
     io::write_json_atomic(out / "run.json", info);
     throw;
+  } catch (const std::bad_alloc&) {
+    // A host buffer (std::vector) that could not grow: main() says so, exit 3.
+    info["end_time"] = now_iso8601();
+    info["status"] = "failed: out of host memory";
+    io::write_json_atomic(out / "run.json", info);
+    throw;
   }
   info["end_time"] = now_iso8601();
   info["status"] = "completed";
@@ -141,7 +161,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   if (a.json) {
     nlohmann::json summary = {{"status", "completed"}, {"output_dir", out.string()},
                               {"timing", timing}};
-    std::cout << summary.dump(2) << std::endl;
+    std::cout << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
   }
   return kExitOk;
 }

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   } catch (const gf::Error& e) {
     return report(e);
   } catch (const std::bad_alloc&) {
-    spdlog::error("error: out of host memory");
+    spdlog::error("error: out of host memory; use a smaller grid or float32");
     return gf::kExitDevice;
   } catch (const std::exception& e) {
     spdlog::error("error: {}", e.what());

@@ -11,8 +11,21 @@ namespace {
 // talk to the program through a flag like this.
 volatile std::sig_atomic_t g_signals = 0;
 
+// The first signal only raises the flag. The second ends the process at
+// once, from inside the handler, so only async-signal-safe calls: write(2)
+// and _exit(2) (no atexit handlers, no destructors, no stdio flush). Files
+// being written then stay under their hidden temporary names.
 extern "C" void on_signal(int) {
-  if (++g_signals > 1) _exit(kExitInterrupted);
+  const int n = g_signals + 1;
+  g_signals = n;
+  if (n > 1) {
+    static const char msg[] =
+        "gridforge: interrupted again: exiting at once; a file being written is left under "
+        "its hidden temporary name\n";
+    const ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(kExitInterrupted);
+  }
 }
 }  // namespace
 

@@ -84,7 +84,9 @@ void write_text_atomic(const fs::path& path, const std::string& text) {
 }
 
 void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
-  write_text_atomic(path, j.dump(2) + "\n");
+  // Invalid UTF-8 (a folder name from the command line) is written as U+FFFD
+  // rather than failing the whole file.
+  write_text_atomic(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 CsvLog::CsvLog(fs::path path, std::vector<std::string> columns)

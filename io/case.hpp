@@ -111,6 +111,7 @@ struct StencilSpec {
 struct OutputSpec {
   std::string dir;             // default out/<name>
   std::int64_t every = 0;      // 0: final state only
+  std::int64_t check_every = 100;  // steps between NaN/Inf checks (≥ 1)
   bool vtk = true;
   bool hdf5 = true;
   std::int64_t checkpoint_every = 0;

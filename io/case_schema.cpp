@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 namespace gf::schema {
@@ -101,8 +102,16 @@ std::string Value::describe() const {
 
 double Value::number() const {
   double v = 0;
-  if (!node_.IsScalar() || !YAML::convert<double>::decode(node_, v))
+  if (!node_.IsScalar() || !YAML::convert<double>::decode(node_, v)) {
+    // yaml-cpp refuses 1e400 like 'abc'; say what is wrong with it.
+    const std::string& t = node_.IsScalar() ? node_.Scalar() : std::string();
+    char* end = nullptr;
+    const double big = t.empty() ? 0.0 : std::strtod(t.c_str(), &end);
+    if (!t.empty() && end && *end == '\0' && std::isinf(big) &&
+        t.find_first_of("iI") == std::string::npos)
+      fail("expected a finite number, got " + describe());
     fail("expected a number, got " + describe());
+  }
   if (!std::isfinite(v)) fail("expected a finite number, got " + describe());
   return v;
 }

@@ -33,7 +33,8 @@ inline constexpr std::string_view kBcKeys[] = {"type", "value", "gradient"};
 inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "steps",
                                                  "t_end", "source", "solver"};
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
-inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "formats", "checkpoint_every"};
+inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "check_every", "formats",
+                                                   "checkpoint_every"};
 inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps"};
 inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tolerance",  "max_iters",
                                                     "check_every", "omega", "remove_mean"};

@@ -127,15 +127,17 @@ std::size_t HeatSolver<T>::bytes_per_step() const {
 }
 
 template <class T>
-std::size_t HeatSolver<T>::memory_needed(const Case& c) {
+MemoryNeed HeatSolver<T>::memory_needed(const Case& c) {
   const std::size_t field = static_cast<std::size_t>(c.grid.size()) * sizeof(T);
   Expression src(c.heat.source, c.parameters);
-  std::size_t bytes = (src.is_constant() ? 2 : 3) * field + (1u << 20);  // + reduction scratch
+  int fields = src.is_constant() ? 2 : 3;
+  std::size_t bytes = fields * field + (1u << 20);  // + reduction scratch
   if (c.heat.implicit()) {  // δ, r, p, q and the GPU's CSR matrix
     const std::size_t n = static_cast<std::size_t>(c.grid.size());
+    fields += 4;
     bytes += 4 * field + (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
   }
-  return bytes;
+  return {fields, bytes};
 }
 
 template class HeatSolver<float>;

@@ -26,7 +26,7 @@ class HeatSolver final : public Stepper<T> {
   std::size_t bytes_per_step() const override;
   std::int64_t solver_iterations() const override { return cg_iterations_; }
   // Device memory a run of this case needs (fields + reduction scratch).
-  static std::size_t memory_needed(const Case& c);
+  static MemoryNeed memory_needed(const Case& c);
 
  private:
   HeatArgs<T> args_for(double dt) const;

@@ -199,19 +199,22 @@ std::size_t LaplaceSolver<T>::bytes_per_iteration() const {
 }
 
 template <class T>
-std::size_t LaplaceSolver<T>::memory_needed(const Case& c) {
+MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
   const std::size_t n = static_cast<std::size_t>(c.grid.size());
   const std::size_t field = n * sizeof(T);
   const std::string& m = c.laplace.method;
-  std::size_t bytes = 2 * field;  // u and f
-  if (m == "jacobi") bytes += field;
-  if (m == "cg")  // r, p, q and the GPU's CSR matrix (row pointers, 7 columns and values a row)
+  int fields = 2;  // u and f
+  std::size_t bytes = 2 * field;
+  if (m == "jacobi") fields += 1, bytes += field;
+  if (m == "cg") {  // r, p, q and the GPU's CSR matrix (row pointers, 7 columns and values a row)
+    fields += 3;
     bytes += 3 * field + (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
+  }
   if (m == "fft") {  // two half spectra, and about as much again for the FFT library
     const std::size_t half = n / std::size_t(c.grid.n[0]) * std::size_t(c.grid.n[0] / 2 + 1);
     bytes += 3 * half * 2 * sizeof(T);
   }
-  return bytes + (1u << 20);  // + reduction scratch
+  return {fields, bytes + (1u << 20)};  // + reduction scratch
 }
 
 template LaplaceArgs<float> laplace_args<float>(const Case&, bool);

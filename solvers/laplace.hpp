@@ -8,6 +8,7 @@
 
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
+#include "solvers/stepper.hpp"
 
 namespace gf {
 
@@ -72,7 +73,7 @@ class LaplaceSolver {
   double upload_ms() const { return upload_ms_; }
   // Bytes one iteration must move (each field read or written once).
   std::size_t bytes_per_iteration() const;
-  static std::size_t memory_needed(const Case& c);
+  static MemoryNeed memory_needed(const Case& c);
 
  private:
   void check_residual();

@@ -179,24 +179,32 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
 
   const std::int64_t total = solver.total_steps();
   const std::vector<std::int64_t> outs = output_steps(total, c.output.every);
-  const std::int64_t check_every = std::max<std::int64_t>(1, total / 100);
+  // log.csv gets a row about every 1 % of the run; NaN/Inf are looked for
+  // every output.check_every steps as well (a reduction on the device, a few
+  // numbers read back), so a diverged run stops soon after it diverges.
+  const std::int64_t log_every = std::max<std::int64_t>(1, total / 100);
+  const std::int64_t check_every = c.output.check_every;
   std::vector<Chunk> chunks;
   std::vector<T> host;
   double compute_ms = 0, download_ms = 0, output_s = 0;
   auto timer = backend.make_timer();
   Progress progress(c.name, total, opts.progress);
   std::size_t next_out = 0;
+  std::int64_t last_output = -1;
 
-  auto observe = [&](bool is_output) {
+  auto observe = [&](bool is_output, bool log_row) {
     const FieldStats st = backend.stats(solver.field());
-    log.row({double(solver.step()), solver.time(), seconds_since(t_start), st.min, st.max,
-             st.mean});
+    if (log_row || st.nonfinite > 0)
+      log.row({double(solver.step()), solver.time(), seconds_since(t_start), st.min, st.max,
+               st.mean});
     if (st.nonfinite > 0) {
       log.flush();
       throw SolverError(fmt::format(
-          "diverged: field u has {} NaN/Inf values at step {} (t = {:.6g}); the last good "
-          "output is kept in {}",
-          st.nonfinite, solver.step(), solver.time(), opts.out_dir.string()));
+          "diverged: field u has {} NaN/Inf values at step {} (t = {:.6g}); {} in {}",
+          st.nonfinite, solver.step(), solver.time(),
+          last_output < 0 ? std::string("no output was written")
+                          : fmt::format("the last good output (step {}) is kept", last_output),
+          opts.out_dir.string()));
     }
     progress.update(solver.step(), fmt::format("u in [{:.4g}, {:.4g}]", st.min, st.max));
     if (!is_output) return;
@@ -206,27 +214,30 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     download_ms += timer->stop_ms();
     const auto t_out = Clock::now();
     series.write(solver.step(), solver.time(), {{"u", host.data(), c.precision}});
+    last_output = solver.step();
     log.flush();
     output_s += seconds_since(t_out);
   };
 
+  auto next_multiple = [](std::int64_t s, std::int64_t k) { return (s / k + 1) * k; };
   bool interrupted = false;
   while (true) {
-    const bool is_output = next_out < outs.size() && outs[next_out] == solver.step();
+    const std::int64_t step = solver.step();
+    const bool is_output = next_out < outs.size() && outs[next_out] == step;
     if (is_output) ++next_out;
     // Interrupted: the state reached is written as a final output.
     interrupted = interrupt_requested();
-    if (is_output || interrupted || solver.step() % check_every == 0 || solver.step() == total)
-      observe(is_output || interrupted);
-    if (solver.step() >= total || interrupted) break;
-    std::int64_t stop = std::min(total, (solver.step() / check_every + 1) * check_every);
+    const bool log_row = is_output || interrupted || step % log_every == 0 || step == total;
+    if (log_row || step % check_every == 0) observe(is_output || interrupted, log_row);
+    if (step >= total || interrupted) break;
+    std::int64_t stop = std::min({total, next_multiple(step, log_every),
+                                  next_multiple(step, check_every)});
     if (next_out < outs.size()) stop = std::min(stop, outs[next_out]);
-    const std::int64_t before = solver.step();
     timer->start();
-    solver.advance(stop - before);
+    solver.advance(stop - step);
     const double ms = timer->stop_ms();
     compute_ms += ms;
-    chunks.push_back({ms, solver.step() - before});
+    chunks.push_back({ms, solver.step() - step});
   }
   progress.finish();
   series.finish();

@@ -52,8 +52,8 @@ void StencilSolver<T>::advance(std::int64_t n) {
 }
 
 template <class T>
-std::size_t StencilSolver<T>::memory_needed(const Case& c) {
-  return 2 * static_cast<std::size_t>(c.grid.size()) * sizeof(T) + (1u << 20);
+MemoryNeed StencilSolver<T>::memory_needed(const Case& c) {
+  return {2, 2 * static_cast<std::size_t>(c.grid.size()) * sizeof(T) + (1u << 20)};
 }
 
 template std::vector<StencilTap<float>> stencil_taps<float>(const Case&);

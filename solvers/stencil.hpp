@@ -23,7 +23,7 @@ class StencilSolver final : public Stepper<T> {
   const Field<T>& field() const override { return u_; }
   double upload_ms() const override { return upload_ms_; }
   std::size_t bytes_per_step() const override { return 2 * u_.bytes(); }
-  static std::size_t memory_needed(const Case& c);
+  static MemoryNeed memory_needed(const Case& c);
 
  private:
   const Case& case_;

@@ -105,7 +105,7 @@ std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend) {
 }
 
 template <class T>
-std::size_t stepper_memory_needed(const Case& c) {
+MemoryNeed stepper_memory_needed(const Case& c) {
   if (c.workload == Workload::Stencil) return StencilSolver<T>::memory_needed(c);
   if (c.workload == Workload::Laplace) return LaplaceSolver<T>::memory_needed(c);
   return HeatSolver<T>::memory_needed(c);
@@ -115,8 +115,8 @@ template std::vector<float> initial_state<float>(const Case&);
 template std::vector<double> initial_state<double>(const Case&);
 template std::unique_ptr<Stepper<float>> make_stepper<float>(const Case&, Backend<float>&);
 template std::unique_ptr<Stepper<double>> make_stepper<double>(const Case&, Backend<double>&);
-template std::size_t stepper_memory_needed<float>(const Case&);
-template std::size_t stepper_memory_needed<double>(const Case&);
+template MemoryNeed stepper_memory_needed<float>(const Case&);
+template MemoryNeed stepper_memory_needed<double>(const Case&);
 template double upload_initial_state<float>(const Case&, Backend<float>&, Field<float>&);
 template double upload_initial_state<double>(const Case&, Backend<double>&, Field<double>&);
 template void axis_boundaries<float>(const Case&, AxisBc<float> (&)[3]);

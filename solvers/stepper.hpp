@@ -31,9 +31,14 @@ class Stepper {
 template <class T>
 std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend);
 
-// Device memory a run of this case needs (fields + scratch), in bytes.
+// Memory a run of this case needs on its device: `fields` grid-sized arrays
+// of T plus reduction scratch, `bytes` in all.
+struct MemoryNeed {
+  int fields = 0;
+  std::size_t bytes = 0;
+};
 template <class T>
-std::size_t stepper_memory_needed(const Case& c);
+MemoryNeed stepper_memory_needed(const Case& c);
 
 // The initial state on the host: the initial condition, with the Dirichlet
 // values written onto their faces (faces in the order x- x+ y- y+ z- z+, so

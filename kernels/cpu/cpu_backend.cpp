@@ -7,6 +7,7 @@
 #include <chrono>
 #include <complex>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -16,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/device.hpp"
 
 namespace gf {
 namespace {
@@ -26,9 +28,14 @@ class HostMemory final : public MemoryResource {
     // 64-byte alignment for vector loads; round the size up as aligned_alloc wants.
     std::size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded ? rounded : 64);
-    if (!p)
-      throw DeviceError("out of host memory allocating " + what + " (" +
-                        std::to_string(bytes) + " bytes)");
+    if (!p) {
+      // Same words as the GPU's message and the check before the run.
+      char msg[160];
+      std::snprintf(msg, sizeof msg, " (%.3g GiB) on the host: %.3g GiB free",
+                    double(bytes) / 1073741824.0, double(host_memory_available()) / 1073741824.0);
+      throw DeviceError("out of host memory allocating " + what + msg +
+                        "; use a smaller grid or float32");
+    }
     count_alloc(bytes);
     return p;
   }

@@ -25,23 +25,28 @@ function(gf_expect_error name rc regex)
   set_tests_properties("e2e: error ${name}" PROPERTIES SKIP_RETURN_CODE 77)
 endfunction()
 
-set(bad tests/data/bad_cases)
-gf_expect_error(misspelled_key 2 "^${bad}/misspelled_key.yaml:10:3: heat.alhpa: unknown key; did you mean 'alpha'\\?"
-  run ${bad}/misspelled_key.yaml)
-gf_expect_error(wrong_type 2 "^${bad}/wrong_type.yaml:11:10: heat.steps: expected"
-  run ${bad}/wrong_type.yaml)
-gf_expect_error(unstable_dt 2 "^${bad}/unstable_dt.yaml:10:7: heat.dt: 0.004 exceeds the explicit stability limit"
-  run ${bad}/unstable_dt.yaml)
-gf_expect_error(missing_initial_file 2 "^${bad}/missing_initial_file.yaml:7:[0-9]+: initial.file.path: .*no_such_file.h5"
-  run ${bad}/missing_initial_file.yaml)
-gf_expect_error(unknown_name 2 "^${bad}/unknown_name.yaml:7:[0-9]+: initial.expr: .*'ww'"
-  run ${bad}/unknown_name.yaml)
+# Every broken case of tests/data/bad_cases/ with the message its first line
+# promises (bad_case.sh says how).
+file(GLOB GF_BAD_CASES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/data/bad_cases/*.yaml)
+foreach(bad ${GF_BAD_CASES})
+  get_filename_component(stem ${bad} NAME_WE)
+  add_test(NAME "e2e: bad case ${stem}"
+    COMMAND bash ${GF_E2E}/bad_case.sh $<TARGET_FILE:gridforge> tests/data/bad_cases/${stem}.yaml
+            ${CMAKE_BINARY_DIR}/e2e_bad/${stem}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+endforeach()
+
 gf_expect_error(override_unknown_key 2 "heat.stpes: unknown key; did you mean 'steps'\\?"
   run cases/heat1d_rod.yaml heat.stpes=10)
 gf_expect_error(override_bad_value 2 "heat.alpha: "
   run cases/heat1d_rod.yaml heat.alpha=-1)
 gf_expect_error(missing_case_file 2 "no_such_case.yaml"
-  run ${bad}/no_such_case.yaml)
+  run tests/data/bad_cases/no_such_case.yaml)
+# Memory: checked before anything is allocated or written (--dry-run too).
+gf_expect_error(host_memory 3 "^error: needs 715 GiB on the host for 3 float32 fields of 4000\\^3 points; [0-9.]+ [GMT]iB free; use a smaller grid$"
+  run cases/heat3d_hotspot.yaml --device cpu grid.dims=[4000,4000,4000])
+gf_expect_error(host_memory_dry_run 3 "^error: needs 1.4 TiB on the host for 3 float64 fields of 4000\\^3 points; [0-9.]+ [GMT]iB free; use a smaller grid, float32$"
+  run cases/heat3d_hotspot.yaml --device cpu --dry-run grid.dims=[4000,4000,4000] precision=float64)
 gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda, cuda:N"
   run cases/heat1d_rod.yaml --device gpu)
 gf_expect_error(bad_command_line 2 "case is required" MULTILINE run)
@@ -73,3 +78,28 @@ add_test(NAME "e2e: dry-run writes nothing"
 add_test(NAME "e2e: SIGINT writes the state reached and exits 130"
   COMMAND bash ${GF_E2E}/interrupt.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt)
+
+add_test(NAME "e2e: a second SIGINT exits at once"
+  COMMAND bash ${GF_E2E}/interrupt_twice.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt_twice)
+
+add_test(NAME "e2e: divergence stops the run at the next check and keeps the outputs"
+  COMMAND bash ${GF_E2E}/diverge.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/tests/data/cases/diverge.yaml ${CMAKE_BINARY_DIR}/e2e_diverge ${GF_PYTHON})
+
+add_test(NAME "e2e: unwritable output folder and full disk are exit 1 with the path"
+  COMMAND bash ${GF_E2E}/io_errors.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors)
+
+# ulimit -v and AddressSanitizer's shadow memory do not mix.
+if(NOT GRIDFORGE_SANITIZE)
+  add_test(NAME "e2e: a failed host allocation is exit 3 saying what and how much"
+    COMMAND bash ${GF_E2E}/host_oom.sh $<TARGET_FILE:gridforge>
+            ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_host_oom)
+endif()
+
+if(GF_PYTHON)
+  add_test(NAME "e2e: SIGKILL during outputs leaves only whole files"
+    COMMAND bash ${GF_E2E}/sigkill.sh $<TARGET_FILE:gridforge>
+            ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_sigkill ${GF_PYTHON})
+endif()

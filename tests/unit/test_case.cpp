@@ -87,6 +87,7 @@ TEST_CASE("a minimal case gets every default", "[case]") {
 
   CHECK(c.output.dir == "out/case");
   CHECK(c.output.every == 0);
+  CHECK(c.output.check_every == 100);
   CHECK(c.output.vtk);
   CHECK(c.output.hdf5);
   CHECK(c.output.checkpoint_every == 0);
@@ -118,6 +119,7 @@ heat:
 output:
   dir: results/hot
   every: 5
+  check_every: 7
   formats: [vtk]
   checkpoint_every: 0
 )Y");
@@ -167,6 +169,8 @@ output:
 
   CHECK(c.output.dir == "results/hot");
   CHECK(c.output.every == 5);
+  CHECK(c.output.check_every == 7);
+  CHECK_THAT(c.resolved_yaml, Contains("check_every: 7"));
   CHECK(c.output.vtk);
   CHECK_FALSE(c.output.hdf5);
 }

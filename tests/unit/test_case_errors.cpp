@@ -45,8 +45,8 @@ TEST_CASE("an unknown key far from every known key lists them", "[case]") {
         "case.yaml:7:1: colour: unknown key; expected one of name, workload, precision, device, "
         "parameters, grid, initial, boundary, heat, output, laplace, stencil, raymarch, render");
   CHECK(error_of(with(kDims, kHeat, "output: {directory: x}\n")) ==
-        "case.yaml:7:10: output.directory: unknown key; expected one of dir, every, formats, "
-        "checkpoint_every");
+        "case.yaml:7:10: output.directory: unknown key; expected one of dir, every, check_every, "
+        "formats, checkpoint_every");
 }
 
 TEST_CASE("a duplicate key is an error at its second place", "[case]") {
@@ -164,6 +164,10 @@ TEST_CASE("out-of-range values", "[case]") {
         "case.yaml:7:7: heat.dt: expected auto or a number > 0, got 'fast'");
   CHECK(error_of(with(kDims, kHeat, "output: {every: -5}\n")) ==
         "case.yaml:7:17: output.every: expected an integer ≥ 0, got -5");
+  CHECK(error_of(with(kDims, kHeat, "output: {check_every: 0}\n")) ==
+        "case.yaml:7:23: output.check_every: expected an integer ≥ 1, got 0");
+  CHECK(error_of(with(kDims, "  alpha: 1.0e400\n  steps: 1")) ==
+        "case.yaml:5:10: heat.alpha: expected a finite number, got '1.0e400'");
   CHECK(error_of(with(kDims, kHeat + "\n  solver: {tolerance: 0, max_iters: 10}")) ==
         "case.yaml:7:23: heat.solver.tolerance: expected a number > 0, got 0");
   CHECK(error_of(with(kDims, kHeat + "\n  solver: {max_iters: 0}")) ==
@@ -326,4 +330,40 @@ TEST_CASE("faults in overrides are located on the command line", "[case]") {
   // A key the file got wrong is still reported in the file.
   CHECK(error_of(with(kDims, "  alpha: x\n  steps: 10"), {"heat.steps=3"}) ==
         "case.yaml:5:10: heat.alpha: expected a number, got 'x'");
+}
+
+TEST_CASE("a case that is not UTF-8 is refused at its first bad byte", "[case]") {
+  // Latin-1 é, a lone continuation byte, a cut-short sequence, an overlong
+  // '/', a UTF-16 surrogate: each stops the loader before YAML reads it.
+  CHECK(error_of(with(kDims, kHeat, "name: caf\xe9\n")) ==
+        "case.yaml:7:10: not UTF-8 text (byte 0xe9); save the case file as UTF-8");
+  CHECK(error_of("# \x80\n" + with(kDims, kHeat)) ==
+        "case.yaml:1:3: not UTF-8 text (byte 0x80); save the case file as UTF-8");
+  CHECK(error_of(with(kDims, kHeat, "name: \"\xe2\x82\"\n")) ==
+        "case.yaml:7:8: not UTF-8 text (byte 0xe2); save the case file as UTF-8");
+  CHECK(error_of(with(kDims, kHeat, "name: a\xc0\xaf" "b\n")) ==
+        "case.yaml:7:8: not UTF-8 text (byte 0xc0); save the case file as UTF-8");
+  CHECK(error_of(with(kDims, kHeat, "name: a\xed\xa0\x80\n")) ==
+        "case.yaml:7:8: not UTF-8 text (byte 0xed); save the case file as UTF-8");
+  // Columns count characters: "é" before the bad byte is one column.
+  CHECK(error_of(with(kDims, kHeat, "name: \xc3\xa9\xff\n")) ==
+        "case.yaml:7:8: not UTF-8 text (byte 0xff); save the case file as UTF-8");
+  CHECK(error_of(with(kDims, kHeat), {"name=caf\xe9"}) ==
+        "command line: name: not UTF-8 text (byte 0xe9)");
+  // Valid UTF-8 of every length passes the check (and then the name rules).
+  CHECK(gf::test::load(with(kDims, kHeat, "name: \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5\"\n")).name ==
+        "\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5");
+}
+
+// Found by the fuzzer (tests/fuzz/): yaml-cpp 0.7's LoadAll loops for ever,
+// allocating, when a document starts with a token no node can start with.
+TEST_CASE("a stray comma before the first key is a syntax error, not a hang", "[case]") {
+  CHECK(error_of(",\n" + with(kDims, kHeat)) == "case.yaml:1:1: YAML syntax error: unexpected ','");
+  CHECK(error_of("# comment\n, a\nworkload: heat\n") ==
+        "case.yaml:2:1: YAML syntax error: unexpected ','");
+  CHECK(error_of(with(kDims, kHeat) + "---\n,\n") ==
+        "case.yaml:8:1: YAML syntax error: unexpected ','");
+  // Two real documents are still counted as such.
+  CHECK(error_of(with(kDims, kHeat) + "---\nname: x\n") ==
+        "case.yaml:8:1: the file holds 2 YAML documents; a case is one");
 }

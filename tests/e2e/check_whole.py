@@ -1,0 +1,111 @@
+"""Checks that every file in a run's output folder is whole (SPEC §4: a file
+appears whole or not at all), e.g. after the run was killed with SIGKILL.
+
+Visible files must each parse completely: .json (json), .csv (a header and
+rows of the same width, ending in a newline), .pvd and .xdmf (XML; every
+.vti a .pvd names exists), .vti (the XML header, then every zlib block of the
+appended data inflates to the size the header promises), .h5 (h5py opens it
+and reads every dataset). Hidden files are the temporaries of writes cut
+short; they must be named so (".<name>.tmp", ".fields.h5.partial").
+
+Usage: check_whole.py OUT_DIR   (prints what it checked; exit 1 on a fault)
+"""
+import json
+import os
+import re
+import struct
+import sys
+import xml.etree.ElementTree as ET
+import zlib
+
+import h5py
+import numpy as np
+
+TEMP = re.compile(r"^\.(.+\.tmp|fields\.h5\.partial)$")
+
+
+def check_vti(path):
+    data = open(path, "rb").read()
+    marker = data.find(b"<AppendedData encoding=\"raw\">")
+    assert marker > 0, "no raw appended data"
+    head = data[:marker].decode()
+    assert 'header_type="UInt64"' in head and 'compressor="vtkZLibDataCompressor"' in head, \
+        "not the UInt64 + zlib layout gridforge writes"
+    ext = [int(v) for v in re.search(r'WholeExtent="([^"]+)"', head).group(1).split()]
+    points = (ext[1] - ext[0] + 1) * (ext[3] - ext[2] + 1) * (ext[5] - ext[4] + 1)
+    arrays = re.findall(r'<DataArray type="(Float32|Float64)"[^>]*offset="(\d+)"', head)
+    assert arrays, "no data arrays"
+    start = data.index(b"_", marker) + 1
+    for kind, offset in arrays:
+        p = start + int(offset)
+        nblocks, block, last = struct.unpack_from("<QQQ", data, p)
+        sizes = struct.unpack_from(f"<{nblocks}Q", data, p + 24)
+        q = p + 24 + 8 * nblocks
+        raw = b"".join(zlib.decompress(data[q + sum(sizes[:i]):q + sum(sizes[:i + 1])])
+                       for i in range(nblocks))
+        want = points * (4 if kind == "Float32" else 8)
+        assert len(raw) == want, f"{len(raw)} bytes of data, {want} expected"
+        assert len(raw) == block * (nblocks - 1) + (last or block)
+        np.frombuffer(raw, dtype="<f4" if kind == "Float32" else "<f8")
+    assert data.rstrip().endswith(b"</VTKFile>"), "no closing </VTKFile>"
+
+
+def check_h5(path):
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                obj[...]
+        f.visititems(visit)
+        assert "steps" in f, "no /steps group"
+
+
+def check_csv(path):
+    text = open(path).read()
+    assert text.endswith("\n"), "does not end with a newline"
+    rows = [r.split(",") for r in text.splitlines()]
+    width = len(rows[0])
+    assert all(len(r) == width for r in rows), "rows of different widths"
+    for r in rows[1:]:
+        [float(v) for v in r]
+
+
+def check_xml(path, out):
+    root = ET.parse(path).getroot()
+    if path.endswith(".pvd"):
+        for ds in root.iter("DataSet"):
+            assert os.path.isfile(os.path.join(out, ds.get("file"))), f"names missing {ds.get('file')}"
+
+
+def main(out):
+    faults, counts = [], {}
+    for folder, _, files in os.walk(out):
+        for name in files:
+            path = os.path.join(folder, name)
+            ext = os.path.splitext(name)[1]
+            try:
+                if name.startswith("."):
+                    assert TEMP.match(name), "a hidden file not named as a temporary"
+                    ext = "temporary"
+                elif ext == ".json":
+                    json.load(open(path))
+                elif ext == ".csv":
+                    check_csv(path)
+                elif ext in (".pvd", ".xdmf"):
+                    check_xml(path, out)
+                elif ext == ".vti":
+                    check_vti(path)
+                elif ext == ".h5":
+                    check_h5(path)
+                else:
+                    raise AssertionError("a file gridforge does not write")
+                counts[ext] = counts.get(ext, 0) + 1
+            except Exception as e:  # noqa: BLE001 - report every fault, whatever its kind
+                faults.append(f"{path}: {type(e).__name__}: {e}")
+    print("whole:", ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    for f in faults:
+        print("NOT WHOLE:", f)
+    return 1 if faults else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

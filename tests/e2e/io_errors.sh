@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Output folders that cannot be written and disks that fill up: exit 1, a
+# one-line message naming the path, and no partial file left behind.
+# A full disk without filling one: the temporary name gridforge is about to
+# write is made a link to /dev/full, where every write fails with ENOSPC.
+# Usage: io_errors.sh GRIDFORGE CASE WORK
+set -u
+gf=$1 case=$2 work=$3
+fail() { echo "io_errors: FAIL: $*"; exit 1; }
+rm -rf "$work" && mkdir -p "$work"
+run() {  # run OUT [KEY=VALUE...]: sets rc and err
+  local out=$1; shift
+  err=$("$gf" run "$case" --device cpu --quiet --out "$out" "$@" 2>&1)
+  rc=$?
+  echo "exit $rc: $err"
+}
+expect() {  # expect REGEX
+  [ "$rc" = 1 ] || fail "exit $rc, expected 1"
+  [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || fail "expected one line of message"
+  [[ $err =~ $1 ]] || fail "message does not match '$1'"
+}
+
+# 1. A folder that cannot be created (nobody, root included, makes folders in /proc).
+run /proc/gridforge-test/out
+expect "^error: cannot create output folder '/proc/gridforge-test/out': "
+
+# 2. A file where a folder should be.
+touch "$work/a-file"
+run "$work/a-file/out"
+expect "^error: cannot create output folder '$work/a-file/out': "
+
+# 3. The disk is full before the first file.
+mkdir -p "$work/full1"
+ln -s /dev/full "$work/full1/.run.json.tmp"
+run "$work/full1"
+expect "^error: cannot write '$work/full1/run.json': No space left on device$"
+[ -z "$(ls -A "$work/full1")" ] || fail "left in full1: $(ls -A "$work/full1")"
+
+# 4. The disk fills up at the third output (.vti of step 20): the run stops,
+#    the outputs before it stay whole, run.json says why, no temporary is left.
+mkdir -p "$work/full2/vtk"
+ln -s /dev/full "$work/full2/vtk/.heat3d-hotspot_000020.vti.tmp"
+run "$work/full2" heat.steps=100 output.every=10
+expect "^error: cannot write '$work/full2/vtk/heat3d-hotspot_000020.vti': No space left on device$"
+[ "$(ls "$work/full2/vtk" | tr '\n' ' ')" = "heat3d-hotspot_000000.vti heat3d-hotspot_000010.vti " ] ||
+  fail "vtk/ holds $(ls -A "$work/full2/vtk")"
+grep -q '"status": "failed: cannot write' "$work/full2/run.json" || fail "run.json does not say failed"
+[ -f "$work/full2/fields.h5" ] || fail "fields.h5 was not kept"
+leftovers=$(find "$work/full2" -name '.*')
+[ -z "$leftovers" ] || fail "temporary files left: $leftovers"
+echo "io_errors: ok"
