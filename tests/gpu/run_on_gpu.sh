@@ -58,6 +58,15 @@ for tool in racecheck initcheck synccheck; do
   echo "$tool: $(tail -1 "$OUT/$tool.log")"
 done
 
+step "divergence and memory on the GPU path"
+# diverge.yaml doubles the field each step: Inf at step 1024, caught at 1030
+gridforge run tests/data/cases/diverge.yaml --device cuda --out "$OUT/diverge" --quiet "grid.dims=[1000]" > "$OUT/diverge.log" 2>&1
+rc=$?; echo "diverge on cuda: exit $rc: $(tail -1 "$OUT/diverge.log")"
+[ $rc = 1 ] && grep -q "1030" "$OUT/diverge.log" || { echo "FAILED: divergence on cuda"; fail=1; }
+gridforge run cases/heat3d_hotspot.yaml --device cuda --dry-run "grid.dims=[6000,6000,6000]" > "$OUT/oom.log" 2>&1
+rc=$?; echo "6000^3 dry run on cuda: exit $rc: $(grep -i "needs" "$OUT/oom.log" | head -2 | tr '\n' ' ')"
+[ $rc = 3 ] || { echo "FAILED: memory check on cuda"; fail=1; }
+
 fi
 if [ "$PART" != checks ]; then
 
