@@ -75,6 +75,9 @@ class Backend {
   // mean is dropped; u has mean 0). Returns the relative spectral residual
   // ‖f − ∇²u‖₂ / ‖f‖₂ of the u written, measured by transforming u again.
   virtual double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) = 0;
+  // Plans the transforms and takes the spectra's memory for fft_poisson on
+  // this grid, so that the solve's time is the solve's (setup, not compute).
+  virtual void prepare_fft(const LaplaceArgs<T>& a) { (void)a; }
 };
 
 template <class T>

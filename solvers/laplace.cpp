@@ -74,6 +74,7 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
 
   if (method == "fft") {
     residual_ = 1;  // nothing solved yet; the solve reports its spectral residual
+    be_.prepare_fft(args_);
     return;
   }
   LaplaceArgs<T> fa = args_;  // ‖W·f‖₂: the residual of u with L left out

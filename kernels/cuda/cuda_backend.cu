@@ -3,6 +3,8 @@
 // marching along z) and where reductions happen (CUB).
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -200,6 +202,21 @@ class CudaBackend final : public Backend<T> {
   // ---- Laplace / Poisson ----
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    constexpr int W = Vec16<T>::n;
+    const std::int64_t nx = a.n[0], ny = a.n[1];
+    if (a.ndim == 2 && nx % W == 0 && ny >= 2 && nx * ny < (std::int64_t(1) << 31) &&
+        reinterpret_cast<std::uintptr_t>(in.data()) % 16 == 0 &&
+        reinterpret_cast<std::uintptr_t>(out.data()) % 16 == 0) {
+      const int kc = 16;  // rows a thread marches over
+      const dim3 block(32, 8);
+      const dim3 grid(unsigned((nx / W + 31) / 32),
+                      unsigned(((ny - 2 + kc - 1) / kc + block.y - 1) / block.y));
+      if (ny > 2) jacobi2d_vec<T><<<grid, block, 0, stream_>>>(a, in.data(), out.data(), kc);
+      jacobi2d_rows<T><<<unsigned((2 * nx + 255) / 256), 256, 0, stream_>>>(a, in.data(),
+                                                                          out.data());
+      GF_CUDA_CHECK_LAUNCH();
+      return;
+    }
     dim3 grid, block;
     point_launch(a.ndim, a.n, grid, block);
     by_dim(a.ndim, [&](auto d) {
@@ -323,11 +340,18 @@ class CudaBackend final : public Backend<T> {
 
   // cuFFT: f̂ = FFT(f); û = spectral_factor·f̂; u = IFFT(û); then FFT(u) for
   // the residual. Plans are made once per grid and kept.
+  void prepare_fft(const LaplaceArgs<T>& a) override {
+    using C = FftComplex<T>;
+    const std::int64_t nhalf = (a.n[0] / 2 + 1) * a.n[1] * a.n[2];
+    make_fft_plans(a);
+    fft_f_.at_least(mem_, std::size_t(nhalf) * sizeof(C), "the spectrum of f");
+    fft_u_.at_least(mem_, std::size_t(nhalf) * sizeof(C), "the spectrum of u");
+  }
   double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) override {
     using C = FftComplex<T>;
     const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
     const std::int64_t nhalf = (nx / 2 + 1) * ny * nz;
-    make_fft_plans(a);
+    make_fft_plans(a);  // kept from prepare_fft when the grid is the same
     C* F = static_cast<C*>(fft_f_.at_least(mem_, std::size_t(nhalf) * sizeof(C), "the spectrum of f"));
     C* U = static_cast<C*>(fft_u_.at_least(mem_, std::size_t(nhalf) * sizeof(C), "the spectrum of u"));
     exec_r2c(const_cast<T*>(f.data()), F);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "kernels/cuda/vec16.cuh"
 #include "kernels/ops/heat.hpp"
 
 namespace gf {
@@ -66,19 +67,6 @@ __global__ void __launch_bounds__(256, 6) heat3d_interior(HeatArgs<T> a, const T
     uc = uzp;
   }
 }
-
-template <class T>
-struct Vec16;  // 16 bytes of T, loaded and stored as one access
-template <>
-struct Vec16<float> {
-  using type = float4;
-  static constexpr int n = 4;
-};
-template <>
-struct Vec16<double> {
-  using type = double2;
-  static constexpr int n = 2;
-};
 
 // Vectorised in x: each thread owns V = 16/sizeof(T) consecutive
 // points of a row and moves them with 16-byte loads and stores, which cuts the

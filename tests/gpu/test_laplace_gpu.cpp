@@ -192,6 +192,10 @@ TEST_CASE("GPU Laplace operations equal the CPU reference on random fields", "[g
       compare_ops<float>(1, {per ? 1002 : 1001}, lo, hi, ff);
       compare_ops<double>(2, {per ? 68 : 67, per ? 46 : 45}, lo, hi, ff);
       compare_ops<float>(2, {per ? 68 : 67, per ? 46 : 45}, lo, hi, ff);
+      // rows of whole 16-byte vectors (the vectorised 2D Jacobi), several row
+      // chunks and x blocks, not multiples of either
+      compare_ops<double>(2, {266, per ? 76 : 75}, lo, hi, ff);
+      compare_ops<float>(2, {260, per ? 76 : 75}, lo, hi, ff);
       compare_ops<double>(3, {per ? 38 : 37, per ? 30 : 29, per ? 24 : 23}, lo, hi, ff);
       compare_ops<float>(3, {per ? 38 : 37, per ? 30 : 29, per ? 24 : 23}, lo, hi, ff);
     }
