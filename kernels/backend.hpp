@@ -11,6 +11,7 @@
 #include "kernels/ops/heat.hpp"
 #include "kernels/ops/laplace.hpp"
 #include "kernels/ops/stencil.hpp"
+#include "kernels/ops/stream.hpp"
 
 namespace gf {
 
@@ -75,6 +76,13 @@ class Backend {
   // mean is dropped; u has mean 0). Returns the relative spectral residual
   // ‖f − ∇²u‖₂ / ‖f‖₂ of the u written, measured by transforming u again.
   virtual double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) = 0;
+
+  // ---- Reference loads for `gridforge bench`'s bandwidth ceilings ----
+  // dst = src, same size: a device-to-device copy on the GPU (cudaMemcpyAsync),
+  // a parallel loop on the CPU. Moves 2 × bytes (read + write).
+  virtual void copy(const Field<T>& src, Field<T>& dst) = 0;
+  // STREAM's triad a = b + s·c (ops/stream.hpp), same sizes. Moves 3 × bytes.
+  virtual void triad(Field<T>& a, const Field<T>& b, T s, const Field<T>& c) = 0;
 };
 
 template <class T>
