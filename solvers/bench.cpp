@@ -18,9 +18,13 @@ namespace {
 constexpr std::int64_t kUnlimitedSteps = 1'000'000'000'000;
 
 std::string dims_list(int dims, std::int64_t n) {
-  std::string s = "[" + std::to_string(n);
-  for (int a = 1; a < dims; ++a) s += ", " + std::to_string(n);
-  return s + "]";
+  std::string s = "[";
+  for (int a = 0; a < dims; ++a) {
+    if (a) s += ", ";
+    s += std::to_string(n);
+  }
+  s += ']';
+  return s;
 }
 
 std::string workload_label(const BenchItem& it) {
@@ -289,12 +293,18 @@ std::string csv_field(const nlohmann::json& v) {
 std::string bench_csv(const std::vector<BenchRow>& rows) {
   const auto& fields = bench_row_fields();
   std::string s;
-  for (std::size_t i = 0; i < fields.size(); ++i) s += (i ? "," : "") + fields[i];
-  s += "\n";
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) s += ',';
+    s += fields[i];
+  }
+  s += '\n';
   for (const BenchRow& r : rows) {
     const nlohmann::json j = bench_row_json(r);
-    for (std::size_t i = 0; i < fields.size(); ++i) s += (i ? "," : "") + csv_field(j[fields[i]]);
-    s += "\n";
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i) s += ',';
+      s += csv_field(j[fields[i]]);
+    }
+    s += '\n';
   }
   return s;
 }
