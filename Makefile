@@ -1,4 +1,5 @@
-# Thin targets over cmake/ctest. `make run` and `make test` are all a new user needs.
+# Thin targets over cmake/ctest. `make run` and `make test` are all a new user needs;
+# `make bench` times the workloads (docs/usage.md#bench).
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
@@ -9,7 +10,7 @@ PACKAGES := cmake g++ make pkg-config git libcli11-dev libyaml-cpp-dev libmupars
   libfmt-dev libspdlog-dev nlohmann-json3-dev libhdf5-openmpi-dev libvtk9-dev catch2 \
   libfftw3-dev libopenmpi-dev openmpi-bin python3-numpy python3-h5py python3-matplotlib paraview xvfb xauth
 
-.PHONY: deps build run test clean
+.PHONY: deps build run test bench clean
 
 # pvbatch needs ParaView's Python modules (python3-paraview), a package that
 # conflicts with python3-vtk9, which libvtk9-dev needs; so it is unpacked
@@ -45,6 +46,14 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# gridforge bench into out/bench (table on stdout, bench.json, bench.csv) and
+# its plots (bench_<workload>.png) beside them. BENCH_ARGS adds options, e.g.
+# make bench BENCH_ARGS="--workload all --precision float32,float64"
+BENCH_ARGS ?=
+bench: build
+	$(BUILD)/gridforge bench --out out/bench $(BENCH_ARGS)
+	/usr/bin/python3 postprocess/plot_bench.py out/bench/bench.json --out out/bench
 
 clean:
 	rm -rf $(BUILD) out .deps
