@@ -1,4 +1,5 @@
-# Thin targets over cmake/ctest. `make run` and `make test` are all a new user needs.
+# Thin targets over cmake/ctest. `make run` and `make test` are all a new user needs;
+# `make bench` times the workloads (docs/usage.md#bench).
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
@@ -19,7 +20,7 @@ FUZZ_PACKAGES := clang libclang-rt-dev libomp-dev
 FUZZ_ARGS := -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGRIDFORGE_CUDA=OFF \
   -DGRIDFORGE_FUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: deps build run test test-asan fuzz fuzz-merge clean
+.PHONY: deps build run test test-asan bench fuzz fuzz-merge clean
 
 # pvbatch needs ParaView's Python modules (python3-paraview), a package that
 # conflicts with python3-vtk9, which libvtk9-dev needs; so it is unpacked
@@ -83,6 +84,14 @@ fuzz-merge:
 	mkdir -p $(FUZZ_BUILD)/merged
 	$(FUZZ_BUILD)/gridforge_fuzz_case -merge=1 $(FUZZ_BUILD)/merged tests/fuzz/corpus $(FUZZ_BUILD)/work/corpus
 	rm -rf tests/fuzz/corpus && mv $(FUZZ_BUILD)/merged tests/fuzz/corpus
+
+# gridforge bench into out/bench (table on stdout, bench.json, bench.csv) and
+# its plots (bench_<workload>.png) beside them. BENCH_ARGS adds options, e.g.
+# make bench BENCH_ARGS="--workload all --precision float32,float64"
+BENCH_ARGS ?=
+bench: build
+	$(BUILD)/gridforge bench --out out/bench $(BENCH_ARGS)
+	/usr/bin/python3 postprocess/plot_bench.py out/bench/bench.json --out out/bench
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out .deps

@@ -26,6 +26,21 @@ struct ValidateArgs {
 };
 int cmd_validate(const ValidateArgs& a);
 
+struct BenchArgs {
+  std::string workload = "heat";     // comma list, or all
+  std::string dims = "3";            // comma list of 2, 3
+  std::optional<std::string> sizes;  // points per axis, comma list; default per dims
+  std::string precision = "float32"; // comma list
+  std::optional<std::string> devices;  // default cpu,cuda (cpu when no GPU is usable)
+  std::optional<long long> steps;    // timed steps a repetition; default auto
+  int repeat = 5;                    // repetitions (the median is reported)
+  std::optional<std::string> stencil;  // stencil preset; default star5 (2D) / star7 (3D)
+  std::string out = "out/bench";
+  bool quiet = false;
+  std::string command_line;
+};
+int cmd_bench(const BenchArgs& a);
+
 int cmd_info(bool json);
 
 }  // namespace gf::app

@@ -52,6 +52,19 @@ int main(int argc, char** argv) {
   v->add_option("--steps", val.steps, "number of steps instead of the case's");
   v->add_flag("--quiet", val.quiet, "print errors and the table only");
 
+  BenchArgs bench;
+  auto* b = app.add_subcommand("bench", "time workloads over sizes and devices against measured bandwidth");
+  b->add_option("--workload", bench.workload, "heat, stencil, laplace (jacobi), a comma list, or all (default heat)");
+  b->add_option("--dims", bench.dims, "2 or 3, or 2,3 (default 3)");
+  b->add_option("--sizes", bench.sizes, "points per axis, comma list (default 3D 64,128,256,512; 2D 256,1024,4096,16384)");
+  b->add_option("--precision", bench.precision, "float32, float64 or float32,float64 (default float32)");
+  b->add_option("--devices", bench.devices, "cpu, cuda, cuda:N, comma list (default cpu,cuda; cpu when no GPU is usable)");
+  b->add_option("--steps", bench.steps, "timed steps per repetition (default: auto, about 100 ms a repetition)");
+  b->add_option("--repeat", bench.repeat, "timed repetitions; the median is reported (default 5)");
+  b->add_option("--stencil", bench.stencil, "stencil preset for --workload stencil (default star5 in 2D, star7 in 3D)");
+  b->add_option("--out", bench.out, "output folder for bench.json and bench.csv (default out/bench)");
+  b->add_flag("--quiet", bench.quiet, "print errors and the table only");
+
   bool info_json = false;
   auto* inf = app.add_subcommand("info", "version, build, GPUs, libraries");
   inf->add_flag("--json", info_json, "print as JSON");
@@ -63,7 +76,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : gf::kExitBadInput;
   }
 
-  const bool quiet = (r->parsed() && run.quiet) || (v->parsed() && val.quiet);
+  const bool quiet =
+      (r->parsed() && run.quiet) || (v->parsed() && val.quiet) || (b->parsed() && bench.quiet);
   setup_logging(quiet);
   gf::install_interrupt_handlers();
   try {
@@ -72,6 +86,10 @@ int main(int argc, char** argv) {
       return cmd_run(run);
     }
     if (v->parsed()) return cmd_validate(val);
+    if (b->parsed()) {
+      bench.command_line = joined_command_line(argc, argv);
+      return cmd_bench(bench);
+    }
     if (inf->parsed()) return cmd_info(info_json);
   } catch (const gf::Error& e) {
     return report(e);

@@ -11,6 +11,7 @@
 #include "kernels/ops/heat.hpp"
 #include "kernels/ops/laplace.hpp"
 #include "kernels/ops/stencil.hpp"
+#include "kernels/ops/stream.hpp"
 
 namespace gf {
 
@@ -78,6 +79,13 @@ class Backend {
   // Plans the transforms and takes the spectra's memory for fft_poisson on
   // this grid, so that the solve's time is the solve's (setup, not compute).
   virtual void prepare_fft(const LaplaceArgs<T>& a) { (void)a; }
+
+  // ---- Reference loads for `gridforge bench`'s bandwidth ceilings ----
+  // dst = src, same size: a device-to-device copy on the GPU (cudaMemcpyAsync),
+  // a parallel loop on the CPU. Moves 2 × bytes (read + write).
+  virtual void copy(const Field<T>& src, Field<T>& dst) = 0;
+  // STREAM's triad a = b + s·c (ops/stream.hpp), same sizes. Moves 3 × bytes.
+  virtual void triad(Field<T>& a, const Field<T>& b, T s, const Field<T>& c) = 0;
 };
 
 template <class T>

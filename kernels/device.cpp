@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -34,6 +36,27 @@ std::size_t host_memory_available() {
     std::size_t kb = 0;
     ls >> key >> kb;
     if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) break;
+    const auto first = line.find_first_not_of(" \t", colon + 1);
+    if (first != std::string::npos) return line.substr(first);
+  }
+  return "unknown CPU";
+}
+
+std::size_t last_level_cache_bytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long b = sysconf(name);
+    if (b > 0) return static_cast<std::size_t>(b);
   }
   return 0;
 }

@@ -31,6 +31,12 @@ const CudaStatus& cuda_status();
 // Free and total memory of the device `index`, or of the host for index < 0.
 std::size_t host_memory_available();
 
+// The CPU's model name (/proc/cpuinfo), or "unknown CPU".
+std::string cpu_model_name();
+
+// Size of the last-level cache in bytes (L3, else L2), or 0 when unknown.
+std::size_t last_level_cache_bytes();
+
 template <class T>
 std::unique_ptr<Backend<T>> make_cuda_backend(int device);
 

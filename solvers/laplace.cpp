@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/core.h>
@@ -129,21 +130,8 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
     return;
   }
   n = std::max<std::int64_t>(0, std::min(n, spec_.max_iters - iters_));
-  if (method == "jacobi") {
-    for (std::int64_t s = 0; s < n; ++s) {
-      be_.jacobi_sweep(args_, u_, v_);
-      u_.swap(v_);
-    }
-    iters_ += n;
-    check_residual();
-    return;
-  }
-  if (method == "sor") {
-    for (std::int64_t s = 0; s < n; ++s) {
-      be_.sor_sweep(args_, u_, 0);
-      be_.sor_sweep(args_, u_, 1);
-    }
-    iters_ += n;
+  if (method == "jacobi" || method == "sor") {
+    sweep(n);
     check_residual();
     return;
   }
@@ -175,6 +163,24 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
     }
     if (iters_ >= spec_.max_iters) status_ = LaplaceStatus::MaxIters;
   }
+}
+
+template <class T>
+void LaplaceSolver<T>::sweep(std::int64_t n) {
+  if (spec_.method == "jacobi") {
+    for (std::int64_t s = 0; s < n; ++s) {
+      be_.jacobi_sweep(args_, u_, v_);
+      u_.swap(v_);
+    }
+  } else if (spec_.method == "sor") {
+    for (std::int64_t s = 0; s < n; ++s) {
+      be_.sor_sweep(args_, u_, 0);
+      be_.sor_sweep(args_, u_, 1);
+    }
+  } else {
+    throw std::logic_error("LaplaceSolver::sweep: " + spec_.method + " has no sweeps");
+  }
+  iters_ += std::max<std::int64_t>(n, 0);
 }
 
 template <class T>

@@ -63,6 +63,10 @@ class LaplaceSolver {
   // Ends the run: the true residual for cg, the mean made 0 when u is only
   // fixed up to a constant. Called once, after the last iterate().
   void finish();
+  // n jacobi or sor sweeps and nothing else: no residual check, no status,
+  // no max_iters (what `gridforge bench` times, one sweep a step). Throws
+  // std::logic_error for cg and fft.
+  void sweep(std::int64_t n);
 
   bool finished() const { return status_ != LaplaceStatus::Running; }
   LaplaceStatus status() const { return status_; }

@@ -337,6 +337,23 @@ class CpuBackend final : public Backend<T> {
     return fft_poisson_cpu(a, f.data(), u.data());
   }
 
+  void copy(const Field<T>& src, Field<T>& dst) override {
+    const T* s = src.data();
+    T* d = dst.data();
+    const std::int64_t n = static_cast<std::int64_t>(src.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) d[i] = s[i];
+  }
+
+  void triad(Field<T>& a, const Field<T>& b, T s, const Field<T>& c) override {
+    T* as = a.data();
+    const T* bs = b.data();
+    const T* cs = c.data();
+    const std::int64_t n = static_cast<std::int64_t>(a.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) as[i] = triad_point(bs[i], s, cs[i]);
+  }
+
  private:
   HostMemory mem_;
   std::vector<StencilTap<T>> taps_;

@@ -17,6 +17,7 @@
 #include "kernels/cuda/heat_kernels.cuh"
 #include "kernels/cuda/laplace_kernels.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
+#include "kernels/cuda/stream_kernels.cuh"
 #include "kernels/device.hpp"
 #include "kernels/ops/stats.hpp"
 
@@ -335,6 +336,17 @@ class CudaBackend final : public Backend<T> {
   void add_constant(Field<T>& u, T c) override {
     const std::int64_t n = std::int64_t(u.size());
     add_constant_kernel<T><<<flat_blocks(n), 256, 0, stream_>>>(u.data(), c, n);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  void copy(const Field<T>& src, Field<T>& dst) override {
+    GF_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToDevice,
+                                  stream_));
+  }
+
+  void triad(Field<T>& a, const Field<T>& b, T s, const Field<T>& c) override {
+    const std::int64_t n = std::int64_t(a.size());
+    triad_kernel<T><<<flat_blocks(n), 256, 0, stream_>>>(a.data(), b.data(), s, c.data(), n);
     GF_CUDA_CHECK_LAUNCH();
   }
 

@@ -103,3 +103,38 @@ if(GF_PYTHON)
     COMMAND bash ${GF_E2E}/sigkill.sh $<TARGET_FILE:gridforge>
             ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_sigkill ${GF_PYTHON})
 endif()
+
+# bench: tiny sizes on the CPU; its files checked against each other and SPEC,
+# then plotted; and the command-line errors.
+add_test(NAME "e2e: bench on the CPU writes the table, bench.json and bench.csv"
+  COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DOUT=${CMAKE_BINARY_DIR}/e2e_bench
+          -DPY=${GF_PYTHON} -DCHECK=${GF_E2E}/check_bench.py -P ${GF_E2E}/bench.cmake)
+set_tests_properties("e2e: bench on the CPU writes the table, bench.json and bench.csv"
+  PROPERTIES FIXTURES_SETUP bench_json ENVIRONMENT "OMP_NUM_THREADS=2")
+set(_plot_ok 1)
+if(GF_PYTHON)
+  execute_process(COMMAND ${GF_PYTHON} -c "import matplotlib" RESULT_VARIABLE _plot_ok
+                  OUTPUT_QUIET ERROR_QUIET)
+endif()
+if(_plot_ok EQUAL 0)
+  add_test(NAME "e2e: plot_bench.py draws one PNG per workload"
+    COMMAND ${CMAKE_COMMAND} -DPY=${GF_PYTHON} -DPLOT=${CMAKE_SOURCE_DIR}/postprocess/plot_bench.py
+            -DJSON=${CMAKE_BINARY_DIR}/e2e_bench/bench.json -DOUT=${CMAKE_BINARY_DIR}/e2e_bench/plots
+            -P ${GF_E2E}/plot_bench.cmake)
+  set_tests_properties("e2e: plot_bench.py draws one PNG per workload"
+    PROPERTIES FIXTURES_REQUIRED bench_json)
+else()
+  message(STATUS "gridforge: no plot_bench test: matplotlib not found for ${GF_PYTHON}")
+endif()
+gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'wave' is not one of heat, stencil, laplace, all$"
+  bench --workload heat,wave --devices cpu)
+gf_expect_error(bench_bad_sizes 2 "^error: --sizes: 'x64' is not a whole number of points per axis$"
+  bench --sizes 32,x64 --devices cpu)
+gf_expect_error(bench_size_too_small 2 "^error: --sizes: 3 is too small; sizes are at least 5 points$"
+  bench --sizes 3 --devices cpu)
+gf_expect_error(bench_bad_precision 2 "^error: --precision: 'float16' is not float32 or float64$"
+  bench --precision float16 --devices cpu)
+gf_expect_error(bench_stencil_wrong_dims 2 "^error: --stencil star7: star7 is a 3D stencil; the grid is 2D$"
+  bench --workload stencil --dims 2 --stencil star7 --devices cpu)
+gf_expect_error(bench_cuda_without_gpu 3 "^error: --devices cuda: no usable GPU: .*; use --devices cpu$"
+  NO_GPU bench --devices cpu,cuda)

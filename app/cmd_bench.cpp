@@ -1,0 +1,313 @@
+// gridforge bench: workloads × dims × sizes × precisions × devices, each
+// device's bandwidth ceiling measured in the same run (SPEC §2); the table on
+// stdout, bench.json and bench.csv in --out. The timing is solvers/bench's.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "app/commands.hpp"
+#include "app/common.hpp"
+#include "core/interrupt.hpp"
+#include "gf_version.hpp"
+#include "io/output.hpp"
+#include "kernels/device.hpp"
+#include "solvers/bench.hpp"
+#include "solvers/stepper.hpp"
+
+namespace gf::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& option, const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    const auto a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
+    if (item.empty()) throw UsageError(option + ": '" + text + "' has an empty entry");
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::int64_t parse_size(const std::string& s) {
+  const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || s.size() > 7)
+    throw UsageError("--sizes: '" + s + "' is not a whole number of points per axis");
+  const std::int64_t n = std::stoll(s);
+  if (n < 5) throw UsageError("--sizes: " + s + " is too small; sizes are at least 5 points");
+  return n;
+}
+
+std::vector<std::int64_t> default_sizes(int dims) {
+  if (dims == 2) return {256, 1024, 4096, 16384};
+  return {64, 128, 256, 512};
+}
+
+struct Plan {
+  std::vector<std::string> workloads;
+  std::vector<int> dims;
+  std::optional<std::vector<std::int64_t>> sizes;  // given; else per dims
+  std::vector<Precision> precisions;
+  std::vector<std::string> devices;  // "cpu", "cuda", "cuda:N"
+  std::vector<DeviceChoice> choices;
+  TimingPlan timing;
+  std::optional<std::string> stencil;
+};
+
+std::vector<std::string> resolve_devices(const std::optional<std::string>& asked) {
+  const CudaStatus& st = cuda_status();
+  if (!asked) {
+    if (st.why_unusable.empty()) return {"cpu", "cuda"};
+    spdlog::info("bench: no usable GPU ({}); timing the CPU only", st.why_unusable);
+    return {"cpu"};
+  }
+  std::vector<std::string> out;
+  for (const std::string& d : split_list("--devices", *asked)) {
+    if (d != "cpu" && d.rfind("cuda", 0) != 0)
+      throw UsageError("--devices: '" + d + "' is not one of cpu, cuda, cuda:N");
+    if (std::find(out.begin(), out.end(), d) != out.end())
+      throw UsageError("--devices: '" + d + "' is named twice");
+    out.push_back(d);
+  }
+  return out;
+}
+
+DeviceChoice choose_bench_device(const std::string& d) {
+  try {
+    return choose_device(d);
+  } catch (const DeviceError&) {
+    const CudaStatus& st = cuda_status();
+    if (!st.why_unusable.empty())
+      throw DeviceError("--devices " + d + ": no usable GPU: " + st.why_unusable +
+                        "; use --devices cpu");
+    throw;
+  } catch (const UsageError&) {
+    throw UsageError("--devices: '" + d + "' is not one of cpu, cuda, cuda:N");
+  }
+}
+
+Plan make_plan(const BenchArgs& a) {
+  Plan p;
+  const auto& known = bench_workloads();
+  for (const std::string& w : split_list("--workload", a.workload)) {
+    if (w == "all") {
+      p.workloads.insert(p.workloads.end(), known.begin(), known.end());
+      continue;
+    }
+    if (std::find(known.begin(), known.end(), w) == known.end())
+      throw UsageError("--workload: '" + w + "' is not one of heat, stencil, laplace, all");
+    p.workloads.push_back(w);
+  }
+  for (const std::string& d : split_list("--dims", a.dims)) {
+    if (d != "2" && d != "3") throw UsageError("--dims: '" + d + "' is not 2 or 3");
+    p.dims.push_back(d[0] - '0');
+  }
+  if (a.sizes) {
+    std::vector<std::int64_t> s;
+    for (const std::string& x : split_list("--sizes", *a.sizes)) s.push_back(parse_size(x));
+    p.sizes = s;
+    for (int d : p.dims)
+      for (std::int64_t n : s)
+        if (std::pow(double(n), d) > double(std::int64_t(1) << 40))
+          throw UsageError(fmt::format("--sizes: {}^{} is more than 2^40 points", n, d));
+  }
+  for (const std::string& x : split_list("--precision", a.precision)) {
+    if (x == "float32") p.precisions.push_back(Precision::Float32);
+    else if (x == "float64") p.precisions.push_back(Precision::Float64);
+    else throw UsageError("--precision: '" + x + "' is not float32 or float64");
+  }
+  if (a.steps) {
+    if (*a.steps < 1) throw UsageError("--steps: must be at least 1");
+    p.timing.steps = *a.steps;
+  }
+  if (a.repeat < 1) throw UsageError("--repeat: must be at least 1");
+  p.timing.repetitions = a.repeat;
+  p.stencil = a.stencil;
+  // A preset that does not fit a dimension asked for is a command-line error.
+  if (p.stencil && std::find(p.workloads.begin(), p.workloads.end(), "stencil") != p.workloads.end())
+    for (int d : p.dims) {
+      try {
+        bench_case(BenchItem{"stencil", *p.stencil, d, 9, Precision::Float32});
+      } catch (const CaseError& e) {
+        throw UsageError("--stencil " + *p.stencil + ": " + e.message());
+      }
+    }
+  p.devices = resolve_devices(a.devices);
+  for (const std::string& d : p.devices) p.choices.push_back(choose_bench_device(d));
+  return p;
+}
+
+std::string device_label(const DeviceChoice& d, const std::string& asked) {
+  return d.gpu < 0 ? std::string("cpu") : asked;
+}
+
+std::string cpu_name() {
+  return fmt::format("{} ({} threads)", cpu_model_name(), omp_get_max_threads());
+}
+
+// The device's ceiling: the GPU's device-to-device copy, the CPU's triad.
+Bandwidth measure_bandwidth(const DeviceChoice& d) {
+  auto be = make_backend<float>(d);
+  if (d.gpu < 0) return measure_triad_bandwidth<float>(*be, triad_array_bytes(), 10);
+  return measure_copy_bandwidth<float>(*be, copy_array_bytes(cuda_status().gpus.at(d.gpu).memory_free),
+                                       20);
+}
+
+std::size_t memory_available(const DeviceChoice& d) {
+  return d.gpu < 0 ? host_memory_available() : cuda_status().gpus.at(d.gpu).memory_free;
+}
+
+template <class T>
+std::optional<BenchRow> run_row(const BenchItem& it, const std::string& label,
+                                const DeviceChoice& d, Backend<T>& be, const Bandwidth& bw,
+                                const TimingPlan& plan) {
+  const Case c = bench_case(it);
+  // The CPU also holds the initial state on the host while uploading it.
+  std::size_t needed = stepper_memory_needed<T>(c);
+  if (d.gpu < 0) needed += std::size_t(c.grid.size()) * sizeof(T);
+  const std::size_t avail = memory_available(d);
+  if (avail > 0 && needed > avail) {
+    spdlog::warn("bench: skipping {} {} {} on {}: needs {}, {} free", it.workload,
+                 c.grid.shape_str(), to_string(it.precision), label, human_bytes(double(needed)),
+                 human_bytes(double(avail)));
+    return std::nullopt;
+  }
+  const BenchTiming t = time_bench_case<T>(c, be, plan);
+  std::string name = be.name();
+  if (d.gpu < 0) name = cpu_name();
+  BenchRow r = make_bench_row(it, label, name, t, bw);
+  spdlog::info("bench: {:<14} {:<8} {:<7} {:<5} {:.4g} ms/step ({} steps × {}), {:.2f} of {} BW",
+               it.workload + (it.workload == "heat" ? "" : "/" + it.method), c.grid.shape_str(),
+               to_string(it.precision), label, r.ms_per_step, r.steps, r.repetitions,
+               r.fraction_of_bandwidth, bw.kind);
+  return r;
+}
+
+nlohmann::json bench_json(const Plan& p, const BenchArgs& a,
+                          const std::map<std::string, Bandwidth>& bws,
+                          const std::vector<BenchRow>& rows) {
+  nlohmann::json devices = nlohmann::json::array();
+  nlohmann::json copy = nullptr, triad = nullptr;
+  for (std::size_t i = 0; i < p.devices.size(); ++i) {
+    const std::string label = device_label(p.choices[i], p.devices[i]);
+    const Bandwidth& bw = bws.at(label);
+    const std::string name = p.choices[i].gpu < 0
+                                 ? cpu_name()
+                                 : cuda_status().gpus.at(p.choices[i].gpu).name +
+                                       fmt::format(" (GPU {})", p.choices[i].gpu);
+    devices.push_back({{"device", label},
+                       {"name", name},
+                       {"bandwidth_kind", bw.kind},
+                       {"bandwidth_GBps", bw.GBps},
+                       {"bandwidth_array_bytes", bw.array_bytes},
+                       {"bandwidth_repetitions", bw.repetitions}});
+    if (bw.kind == "copy" && copy.is_null()) copy = bw.GBps;
+    if (bw.kind == "triad" && triad.is_null()) triad = bw.GBps;
+  }
+  nlohmann::json dims = p.dims, precisions = nlohmann::json::array(), sizes;
+  for (Precision x : p.precisions) precisions.push_back(to_string(x));
+  if (p.sizes) {
+    sizes = *p.sizes;
+  } else {
+    sizes = nlohmann::json::object();
+    for (int d : p.dims) sizes[std::to_string(d)] = default_sizes(d);
+  }
+  nlohmann::json rj = nlohmann::json::array();
+  for (const BenchRow& r : rows) rj.push_back(bench_row_json(r));
+  return {
+      {"version", GF_VERSION},
+      {"git_commit", GF_GIT_COMMIT},
+      {"build", GF_BUILD_TYPE},
+      {"compiler", GF_COMPILER},
+      {"command_line", a.command_line},
+      {"date", now_iso8601()},
+      {"host", {{"cpu", cpu_model_name()}, {"cpu_threads", omp_get_max_threads()}}},
+      {"devices", devices},
+      {"copy_GBps", copy},
+      {"triad_GBps", triad},
+      {"settings",
+       {{"workloads", p.workloads},
+        {"dims", dims},
+        {"sizes", sizes},
+        {"precisions", precisions},
+        {"steps", p.timing.steps > 0 ? nlohmann::json(p.timing.steps) : nlohmann::json("auto")},
+        {"repetitions", p.timing.repetitions},
+        {"auto_target_ms", p.timing.target_ms},
+        {"statistic", "median of the repetitions' ms per step"}}},
+      {"bytes_counted",
+       "T_eff: each field a step reads or writes, counted once, x points x bytes per value "
+       "(heat explicit, stencil, laplace jacobi: u read and u written)"},
+      {"rows", rj},
+  };
+}
+
+}  // namespace
+
+int cmd_bench(const BenchArgs& a) {
+  const Plan p = make_plan(a);
+  const fs::path out = a.out;
+
+  // The ceilings first, one per device, in this run.
+  std::map<std::string, Bandwidth> bws;
+  for (std::size_t i = 0; i < p.devices.size(); ++i) {
+    const std::string label = device_label(p.choices[i], p.devices[i]);
+    const Bandwidth bw = measure_bandwidth(p.choices[i]);
+    spdlog::info("bench: {} {} bandwidth {:.4g} GB/s ({} of {}, median of {})", label, bw.kind,
+                 bw.GBps, bw.kind == "copy" ? "2 buffers" : "3 arrays",
+                 human_bytes(double(bw.array_bytes)), bw.repetitions);
+    bws[label] = bw;
+  }
+
+  std::vector<BenchRow> rows;
+  auto run_typed = [&](auto zero, const BenchItem& it) {
+    using T = decltype(zero);
+    for (std::size_t i = 0; i < p.devices.size(); ++i) {
+      if (interrupt_requested()) throw InterruptedError("bench interrupted; nothing written");
+      const std::string label = device_label(p.choices[i], p.devices[i]);
+      auto be = make_backend<T>(p.choices[i]);
+      if (auto r = run_row<T>(it, label, p.choices[i], *be, bws.at(label), p.timing))
+        rows.push_back(*r);
+    }
+  };
+  for (const std::string& w : p.workloads)
+    for (int d : p.dims)
+      for (Precision prec : p.precisions)
+        for (std::int64_t n : p.sizes ? *p.sizes : default_sizes(d)) {
+          BenchItem it{w, default_bench_method(w, d), d, n, prec};
+          if (w == "stencil" && p.stencil) it.method = *p.stencil;
+          if (prec == Precision::Float32)
+            run_typed(float{}, it);
+          else
+            run_typed(double{}, it);
+        }
+  if (interrupt_requested()) throw InterruptedError("bench interrupted; nothing written");
+  fill_speedups(rows);
+
+  std::cout << bench_table(rows) << std::flush;
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw IoError("cannot create output folder '" + out.string() + "': " + ec.message());
+  io::write_json_atomic(out / "bench.json", bench_json(p, a, bws, rows));
+  io::write_text_atomic(out / "bench.csv", bench_csv(rows));
+  spdlog::info("bench: {} rows; {} and {}", rows.size(), (out / "bench.json").string(),
+               (out / "bench.csv").string());
+  return kExitOk;
+}
+
+}  // namespace gf::app

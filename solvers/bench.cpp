@@ -1,0 +1,337 @@
+#include "solvers/bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+#include "kernels/device.hpp"
+#include "solvers/laplace.hpp"
+#include "solvers/stepper.hpp"
+
+namespace gf {
+
+namespace {
+
+// More steps than any bench runs: the timing loop, not the case, ends a row.
+constexpr std::int64_t kUnlimitedSteps = 1'000'000'000'000;
+
+std::string dims_list(int dims, std::int64_t n) {
+  std::string s = "[";
+  for (int a = 0; a < dims; ++a) {
+    if (a) s += ", ";
+    s += std::to_string(n);
+  }
+  s += ']';
+  return s;
+}
+
+std::string workload_label(const BenchItem& it) {
+  return it.workload == "heat" ? it.workload : it.workload + "/" + it.method;
+}
+
+}  // namespace
+
+const std::vector<std::string>& bench_workloads() {
+  static const std::vector<std::string> w = {"heat", "stencil", "laplace"};
+  return w;
+}
+
+std::string default_bench_method(const std::string& workload, int dims) {
+  if (workload == "heat") return "explicit";
+  if (workload == "laplace") return "jacobi";
+  return dims == 2 ? "star5" : "star7";
+}
+
+Case bench_case(const BenchItem& it) {
+  if (it.dims < 1 || it.dims > 3) throw std::logic_error("bench_case: dims must be 1, 2 or 3");
+  const std::int64_t n = it.size;
+  std::string body;
+  if (it.workload == "heat") {
+    body = fmt::format("heat: {{alpha: 1.0, scheme: {}, dt: auto, steps: {}}}\n", it.method,
+                       kUnlimitedSteps);
+  } else if (it.workload == "stencil") {
+    // coeff·Σ|w| ≤ 0.4 for every preset (Σ|w| ≤ 20/h²): a stable update.
+    const double h = 1.0 / double(n - 1);
+    body = fmt::format("stencil: {{preset: {}, form: update, coeff: {:.17g}, steps: {}}}\n",
+                       it.method, 0.02 * h * h, kUnlimitedSteps);
+  } else if (it.workload == "laplace") {
+    body = fmt::format("laplace: {{method: {}, max_iters: {}, check_every: {}}}\n", it.method,
+                       kUnlimitedSteps, kUnlimitedSteps);
+  } else {
+    throw std::logic_error("bench_case: unknown workload " + it.workload);
+  }
+  const std::string text = fmt::format(
+      "name: bench-{}-{}d-{}\n"
+      "workload: {}\n"
+      "precision: {}\n"
+      "grid: {{dims: {}, extent: {}}}\n"
+      "initial: {{value: 1}}\n"
+      "boundary: {{default: {{type: dirichlet, value: 2}}}}\n"
+      "{}"
+      "output: {{every: 0}}\n",
+      it.workload, it.dims, n, it.workload, to_string(it.precision), dims_list(it.dims, n),
+      dims_list(it.dims, 1), body);
+  return load_case_text(text, "bench case");
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+BenchTiming time_steps(const std::function<void(std::int64_t)>& advance, Timer& timer,
+                       const TimingPlan& plan) {
+  BenchTiming t;
+  timer.start();
+  advance(1);  // first touch of the pages, kernels' lazy loading, constant uploads
+  timer.stop_ms();
+  timer.start();
+  advance(1);
+  const double one_ms = timer.stop_ms();
+  t.steps = plan.steps;
+  if (t.steps <= 0) {
+    const double want = plan.target_ms / std::max(one_ms, 1e-4);
+    t.steps = std::clamp<std::int64_t>(std::int64_t(std::ceil(want)), 1, plan.max_steps);
+  }
+  // A short repetition gets one more run, untimed, to settle clocks and
+  // caches; a long one (a big grid on the CPU) has had its two warm-up steps.
+  if (t.steps > 1 && double(t.steps) * one_ms <= 2 * plan.target_ms) {
+    timer.start();
+    advance(t.steps);
+    timer.stop_ms();
+  }
+  for (int r = 0; r < std::max(plan.repetitions, 1); ++r) {
+    timer.start();
+    advance(t.steps);
+    t.ms_per_step.push_back(timer.stop_ms() / double(t.steps));
+  }
+  return t;
+}
+
+template <class T>
+BenchTiming time_bench_case(const Case& c, Backend<T>& backend, const TimingPlan& plan) {
+  auto timer = backend.make_timer();
+  BenchTiming t;
+  if (c.workload == Workload::Laplace) {
+    LaplaceSolver<T> solver(c, backend);
+    t = time_steps([&](std::int64_t n) { solver.sweep(n); }, *timer, plan);
+    t.bytes_per_step = solver.bytes_per_iteration();
+  } else {
+    const std::unique_ptr<Stepper<T>> stepper = make_stepper<T>(c, backend);
+    t = time_steps([&](std::int64_t n) { stepper->advance(n); }, *timer, plan);
+    t.bytes_per_step = stepper->bytes_per_step();
+  }
+  t.points = c.grid.size();
+  return t;
+}
+
+template <class T>
+Bandwidth measure_copy_bandwidth(Backend<T>& be, std::size_t array_bytes, int repetitions) {
+  Grid g;
+  g.n[0] = std::int64_t(std::max<std::size_t>(array_bytes / sizeof(T), 1));
+  Field<T> a = be.make_field(g, "the copy bandwidth's source");
+  Field<T> b = be.make_field(g, "the copy bandwidth's destination");
+  // The bytes copied are not interpreted: neither buffer needs values.
+  auto timer = be.make_timer();
+  be.copy(a, b);  // warm-up
+  be.synchronize();
+  std::vector<double> ms;
+  for (int r = 0; r < std::max(repetitions, 1); ++r) {
+    timer->start();
+    be.copy(a, b);
+    ms.push_back(timer->stop_ms());
+  }
+  const double s = median(ms) / 1e3;
+  return {"copy", s > 0 ? 2.0 * double(a.bytes()) / s / 1e9 : 0.0, a.bytes(), int(ms.size())};
+}
+
+template <class T>
+Bandwidth measure_triad_bandwidth(Backend<T>& be, std::size_t array_bytes, int repetitions) {
+  Grid g;
+  g.n[0] = std::int64_t(std::max<std::size_t>(array_bytes / sizeof(T), 1));
+  Field<T> a = be.make_field(g, "the triad's a");
+  Field<T> b = be.make_field(g, "the triad's b");
+  Field<T> c = be.make_field(g, "the triad's c");
+  {
+    const std::vector<T> ones(b.size(), T(1));
+    be.upload(ones.data(), b);
+    be.upload(ones.data(), c);
+  }
+  auto timer = be.make_timer();
+  be.triad(a, b, T(0.5), c);  // warm-up, and the first touch of a
+  be.synchronize();
+  std::vector<double> ms;
+  for (int r = 0; r < std::max(repetitions, 1); ++r) {
+    timer->start();
+    be.triad(a, b, T(0.5), c);
+    ms.push_back(timer->stop_ms());
+  }
+  const double s = median(ms) / 1e3;
+  return {"triad", s > 0 ? 3.0 * double(a.bytes()) / s / 1e9 : 0.0, a.bytes(), int(ms.size())};
+}
+
+std::size_t triad_array_bytes() {
+  const std::size_t MiB = std::size_t(1) << 20;
+  std::size_t b = std::max(last_level_cache_bytes(), 64 * MiB);
+  const std::size_t avail = host_memory_available();
+  if (avail > 0) b = std::min(b, avail / 8);
+  return std::max(b, MiB);
+}
+
+std::size_t copy_array_bytes(std::size_t device_free) {
+  const std::size_t GiB = std::size_t(1) << 30;
+  std::size_t b = 2 * GiB;
+  if (device_free > 0) b = std::min(b, device_free / 4);
+  return std::max(b, std::size_t(1) << 20);
+}
+
+BenchRow make_bench_row(const BenchItem& item, const std::string& device,
+                        const std::string& device_name, const BenchTiming& t,
+                        const Bandwidth& bw) {
+  BenchRow r;
+  r.item = item;
+  r.device = device;
+  r.device_name = device_name;
+  r.points = t.points;
+  r.steps = t.steps;
+  r.repetitions = int(t.ms_per_step.size());
+  r.ms_per_step = median(t.ms_per_step);
+  if (!t.ms_per_step.empty()) {
+    const auto [lo, hi] = std::minmax_element(t.ms_per_step.begin(), t.ms_per_step.end());
+    r.ms_per_step_min = *lo;
+    r.ms_per_step_max = *hi;
+  }
+  r.bytes_per_step = t.bytes_per_step;
+  const double s = r.ms_per_step / 1e3;
+  r.points_per_s = s > 0 ? double(t.points) / s : 0.0;
+  r.effective_GBps = s > 0 ? double(t.bytes_per_step) / s / 1e9 : 0.0;
+  r.bandwidth = bw;
+  r.fraction_of_bandwidth = bw.GBps > 0 ? r.effective_GBps / bw.GBps : 0.0;
+  if (device == "cpu") r.speedup_vs_cpu = 1.0;
+  return r;
+}
+
+void fill_speedups(std::vector<BenchRow>& rows) {
+  auto same = [](const BenchItem& a, const BenchItem& b) {
+    return a.workload == b.workload && a.method == b.method && a.dims == b.dims &&
+           a.size == b.size && a.precision == b.precision;
+  };
+  for (BenchRow& r : rows) {
+    if (r.device == "cpu") continue;
+    r.speedup_vs_cpu.reset();
+    for (const BenchRow& c : rows)
+      if (c.device == "cpu" && same(c.item, r.item) && r.ms_per_step > 0)
+        r.speedup_vs_cpu = c.ms_per_step / r.ms_per_step;
+  }
+}
+
+const std::vector<std::string>& bench_row_fields() {
+  static const std::vector<std::string> f = {
+      "workload",       "method",          "dims",           "size",
+      "grid",           "points",          "device",         "device_name",
+      "precision",      "steps",           "repetitions",    "ms_per_step",
+      "ms_per_step_min", "ms_per_step_max", "Gpts_per_s",     "points_per_s",
+      "bytes_per_step", "effective_GBps",  "bandwidth_kind", "bandwidth_GBps",
+      "fraction_of_bandwidth", "speedup_vs_cpu"};
+  return f;
+}
+
+nlohmann::json bench_row_json(const BenchRow& r) {
+  Grid g;
+  g.ndim = r.item.dims;
+  for (int a = 0; a < r.item.dims; ++a) g.n[a] = r.item.size;
+  nlohmann::json j = {
+      {"workload", r.item.workload},
+      {"method", r.item.method},
+      {"dims", r.item.dims},
+      {"size", r.item.size},
+      {"grid", g.shape_str()},
+      {"points", r.points},
+      {"device", r.device},
+      {"device_name", r.device_name},
+      {"precision", to_string(r.item.precision)},
+      {"steps", r.steps},
+      {"repetitions", r.repetitions},
+      {"ms_per_step", r.ms_per_step},
+      {"ms_per_step_min", r.ms_per_step_min},
+      {"ms_per_step_max", r.ms_per_step_max},
+      {"Gpts_per_s", r.points_per_s / 1e9},
+      {"points_per_s", r.points_per_s},
+      {"bytes_per_step", r.bytes_per_step},
+      {"effective_GBps", r.effective_GBps},
+      {"bandwidth_kind", r.bandwidth.kind},
+      {"bandwidth_GBps", r.bandwidth.GBps},
+      {"fraction_of_bandwidth", r.fraction_of_bandwidth},
+      {"speedup_vs_cpu", nullptr},
+  };
+  if (r.speedup_vs_cpu) j["speedup_vs_cpu"] = *r.speedup_vs_cpu;
+  return j;
+}
+
+namespace {
+
+// A CSV field: text quoted when it holds a comma or a quote; numbers in full.
+std::string csv_field(const nlohmann::json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  }
+  if (v.is_number_float()) return fmt::format("{:.9g}", v.get<double>());
+  return v.dump();
+}
+
+}  // namespace
+
+std::string bench_csv(const std::vector<BenchRow>& rows) {
+  const auto& fields = bench_row_fields();
+  std::string s;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) s += ',';
+    s += fields[i];
+  }
+  s += '\n';
+  for (const BenchRow& r : rows) {
+    const nlohmann::json j = bench_row_json(r);
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i) s += ',';
+      s += csv_field(j[fields[i]]);
+    }
+    s += '\n';
+  }
+  return s;
+}
+
+std::string bench_table(const std::vector<BenchRow>& rows) {
+  const std::string fmt_line = "{:<16}  {:<4}  {:<8}  {:<6}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>7}\n";
+  std::string s = fmt::format(fmt::runtime(fmt_line), "workload", "dims", "size", "device", "prec",
+                              "ms/step", "Gpts/s", "GB/s eff", "of BW", "vs cpu");
+  for (const BenchRow& r : rows) {
+    const nlohmann::json j = bench_row_json(r);
+    const std::string speedup =
+        r.speedup_vs_cpu ? fmt::format("{:.3g}x", *r.speedup_vs_cpu) : std::string("-");
+    s += fmt::format(fmt::runtime(fmt_line), workload_label(r.item), r.item.dims,
+                     j["grid"].get<std::string>(), r.device, to_string(r.item.precision),
+                     fmt::format("{:.4g}", r.ms_per_step),
+                     fmt::format("{:.3g}", r.points_per_s / 1e9),
+                     fmt::format("{:.4g}", r.effective_GBps),
+                     fmt::format("{:.2f}", r.fraction_of_bandwidth), speedup);
+  }
+  return s;
+}
+
+template BenchTiming time_bench_case<float>(const Case&, Backend<float>&, const TimingPlan&);
+template BenchTiming time_bench_case<double>(const Case&, Backend<double>&, const TimingPlan&);
+template Bandwidth measure_copy_bandwidth<float>(Backend<float>&, std::size_t, int);
+template Bandwidth measure_copy_bandwidth<double>(Backend<double>&, std::size_t, int);
+template Bandwidth measure_triad_bandwidth<float>(Backend<float>&, std::size_t, int);
+template Bandwidth measure_triad_bandwidth<double>(Backend<double>&, std::size_t, int);
+
+}  // namespace gf

@@ -1,0 +1,117 @@
+// `gridforge bench`: the cases it times, how a row is timed, the bandwidth
+// ceilings it measures in the same run, and the rows' arithmetic and files.
+// Written against Backend<T>; app/cmd_bench.cpp picks devices and sizes.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/case.hpp"
+#include "kernels/backend.hpp"
+
+namespace gf {
+
+// One thing a row times: a workload on a cube (a square in 2D) of size^dims points.
+struct BenchItem {
+  std::string workload = "heat";  // heat | stencil | laplace
+  std::string method;             // explicit | a stencil preset | jacobi
+  int dims = 3;
+  std::int64_t size = 64;         // points per axis
+  Precision precision = Precision::Float32;
+};
+
+// The workloads bench knows and their method ("" for the stencil: the preset
+// for dims, star5 in 2D and star7 in 3D, unless one is given).
+const std::vector<std::string>& bench_workloads();
+std::string default_bench_method(const std::string& workload, int dims);
+
+// The case a row runs: unit extent, walls held at 2 (Dirichlet) around a
+// field that starts at 1, no source, right-hand side 0; values stay in [1, 2]
+// so no subnormal numbers slow the CPU; no output. Steps (iterations) are
+// unlimited: the timing loop decides how many to run. Throws CaseError.
+Case bench_case(const BenchItem& item);
+
+// How many steps a repetition times and how many repetitions (median).
+struct TimingPlan {
+  std::int64_t steps = 0;        // 0: auto, about target_ms per repetition
+  int repetitions = 5;
+  double target_ms = 100;        // auto: a repetition's length
+  std::int64_t max_steps = 1000; // auto: at most this many steps a repetition
+};
+
+struct BenchTiming {
+  std::int64_t steps = 0;           // timed steps per repetition
+  std::vector<double> ms_per_step;  // one per repetition, in the order run
+  std::size_t bytes_per_step = 0;   // T_eff: each field read or written once a step
+  std::int64_t points = 0;
+};
+
+// Times a row: one step to warm up (first touch, lazy set-up), one timed step
+// to size an auto repetition, a warm-up repetition when that is short, then
+// the repetitions, each timed with the backend's timer (CUDA events on the GPU).
+template <class T>
+BenchTiming time_bench_case(const Case& c, Backend<T>& backend, const TimingPlan& plan);
+
+// The same loop over any advance(n) (exposed for tests).
+BenchTiming time_steps(const std::function<void(std::int64_t)>& advance, Timer& timer,
+                       const TimingPlan& plan);
+
+// A bandwidth ceiling measured on a backend: the GPU's device-to-device copy
+// (2 × bytes moved), the CPU's STREAM triad a = b + s·c (3 × bytes moved).
+struct Bandwidth {
+  std::string kind;            // "copy" or "triad"
+  double GBps = 0;             // bytes moved / median time / 1e9
+  std::size_t array_bytes = 0; // one array
+  int repetitions = 0;
+};
+template <class T>
+Bandwidth measure_copy_bandwidth(Backend<T>& backend, std::size_t array_bytes, int repetitions);
+template <class T>
+Bandwidth measure_triad_bandwidth(Backend<T>& backend, std::size_t array_bytes, int repetitions);
+// Array sizes: the CPU's triad arrays each at least the last-level cache (so
+// the three together are 3× it; streaming through them reuses nothing), and
+// 64 MiB at least; capped at an eighth of the free host memory. The GPU's
+// copy buffers are 2 GiB each (peers.py's size), less when a quarter of the
+// free memory is less.
+std::size_t triad_array_bytes();
+std::size_t copy_array_bytes(std::size_t device_free);
+
+double median(std::vector<double> v);
+
+// One row of the table, bench.json and bench.csv.
+struct BenchRow {
+  BenchItem item;
+  std::string device;       // "cpu" or "cuda"
+  std::string device_name;  // the backend's name
+  std::int64_t points = 0;
+  std::int64_t steps = 0;
+  int repetitions = 0;
+  double ms_per_step = 0, ms_per_step_min = 0, ms_per_step_max = 0;
+  std::size_t bytes_per_step = 0;
+  double points_per_s = 0, effective_GBps = 0;
+  Bandwidth bandwidth;            // the device's ceiling, from the same run
+  double fraction_of_bandwidth = 0;
+  std::optional<double> speedup_vs_cpu;  // CPU time / this time; 1 on CPU rows
+};
+
+// points/s = points / (ms_per_step / 1e3); GB/s = bytes_per_step / s_per_step / 1e9;
+// fraction = GB/s / the bandwidth (median ms over the repetitions).
+BenchRow make_bench_row(const BenchItem& item, const std::string& device,
+                        const std::string& device_name, const BenchTiming& t,
+                        const Bandwidth& bw);
+// Fills speedup_vs_cpu from the CPU row of the same workload, method, dims,
+// size and precision (left empty where there is none).
+void fill_speedups(std::vector<BenchRow>& rows);
+
+// The columns of bench.csv and the keys of each row in bench.json, in order.
+const std::vector<std::string>& bench_row_fields();
+nlohmann::json bench_row_json(const BenchRow& r);
+std::string bench_csv(const std::vector<BenchRow>& rows);
+// The table of SPEC §2 (one header line, one line a row).
+std::string bench_table(const std::vector<BenchRow>& rows);
+
+}  // namespace gf

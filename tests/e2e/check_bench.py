@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""Checks what `gridforge bench` wrote (SPEC §2): bench.json has every field
+SPEC names, bench.csv holds the same rows, the table printed (table.txt) has
+one line a row, and the numbers agree with each other (T_eff counting).
+Usage: check_bench.py OUT_DIR --rows N --steps S --repetitions R"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+TOP = ("version", "git_commit", "build", "command_line", "date", "host", "devices",
+       "copy_GBps", "triad_GBps", "settings", "bytes_counted", "rows")
+DEVICE = ("device", "name", "bandwidth_kind", "bandwidth_GBps", "bandwidth_array_bytes",
+          "bandwidth_repetitions")
+# SPEC's columns (workload dims size device prec ms/step Gpts/s GB/s eff of-BW vs-cpu)
+# and what stands behind them.
+ROW = ("workload", "method", "dims", "size", "grid", "points", "device", "device_name",
+       "precision", "steps", "repetitions", "ms_per_step", "ms_per_step_min", "ms_per_step_max",
+       "Gpts_per_s", "points_per_s", "bytes_per_step", "effective_GBps", "bandwidth_kind",
+       "bandwidth_GBps", "fraction_of_bandwidth", "speedup_vs_cpu")
+
+
+def fail(msg):
+    print("check_bench: FAIL: " + msg)
+    sys.exit(1)
+
+
+def close(a, b, rtol=1e-6):
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=1e-300)
+
+
+def check_row(i, r, o, bw):
+    for k in ROW:
+        if k not in r:
+            fail(f"row {i} lacks {k}")
+    if set(r) - set(ROW):
+        fail(f"row {i} has unexpected keys {sorted(set(r) - set(ROW))}")
+    where = f"row {i} ({r['workload']} {r['grid']} {r['precision']} {r['device']})"
+    if r["points"] != r["size"] ** r["dims"]:
+        fail(f"{where}: points {r['points']} != size^dims")
+    if r["grid"] != f"{r['size']}^{r['dims']}":
+        fail(f"{where}: grid {r['grid']}")
+    if r["steps"] != o.steps or r["repetitions"] != o.repetitions:
+        fail(f"{where}: steps {r['steps']} x {r['repetitions']}, asked {o.steps} x {o.repetitions}")
+    if not 0 < r["ms_per_step_min"] <= r["ms_per_step"] <= r["ms_per_step_max"]:
+        fail(f"{where}: ms/step min {r['ms_per_step_min']} median {r['ms_per_step']} "
+             f"max {r['ms_per_step_max']}")
+    value = 4 if r["precision"] == "float32" else 8
+    if r["bytes_per_step"] != 2 * r["points"] * value:
+        fail(f"{where}: bytes_per_step {r['bytes_per_step']}, T_eff counts 2 fields")
+    s = r["ms_per_step"] / 1e3
+    if not close(r["points_per_s"], r["points"] / s) or not close(r["Gpts_per_s"], r["points_per_s"] / 1e9):
+        fail(f"{where}: points/s {r['points_per_s']}")
+    if not close(r["effective_GBps"], r["bytes_per_step"] / s / 1e9):
+        fail(f"{where}: effective_GBps {r['effective_GBps']}")
+    if r["bandwidth_kind"] != bw[r["device"]]["bandwidth_kind"] or \
+            r["bandwidth_GBps"] != bw[r["device"]]["bandwidth_GBps"]:
+        fail(f"{where}: bandwidth differs from the device's")
+    if not close(r["fraction_of_bandwidth"], r["effective_GBps"] / r["bandwidth_GBps"]):
+        fail(f"{where}: fraction_of_bandwidth {r['fraction_of_bandwidth']}")
+    if r["device"] == "cpu" and r["speedup_vs_cpu"] != 1:
+        fail(f"{where}: a CPU row's speed-up is {r['speedup_vs_cpu']}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--rows", type=int, required=True)
+    ap.add_argument("--steps", type=int, required=True)
+    ap.add_argument("--repetitions", type=int, required=True)
+    o = ap.parse_args()
+    b = json.load(open(os.path.join(o.out, "bench.json")))
+    for k in TOP:
+        if k not in b:
+            fail(f"bench.json lacks {k}")
+    bw = {}
+    for d in b["devices"]:
+        for k in DEVICE:
+            if k not in d:
+                fail(f"bench.json device lacks {k}: {d}")
+        if not d["bandwidth_GBps"] > 0:
+            fail(f"device {d['device']}: bandwidth {d['bandwidth_GBps']}")
+        bw[d["device"]] = d
+    if "cpu" in bw and (bw["cpu"]["bandwidth_kind"] != "triad" or b["triad_GBps"] != bw["cpu"]["bandwidth_GBps"]):
+        fail("the CPU's bandwidth is not its triad's")
+    rows = b["rows"]
+    if len(rows) != o.rows:
+        fail(f"bench.json has {len(rows)} rows, expected {o.rows}")
+    for i, r in enumerate(rows):
+        check_row(i, r, o, bw)
+
+    with open(os.path.join(o.out, "bench.csv"), newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        lines = list(reader)
+    if header != list(ROW):
+        fail(f"bench.csv header {header}")
+    if len(lines) != len(rows):
+        fail(f"bench.csv has {len(lines)} rows, bench.json {len(rows)}")
+    for i, (line, r) in enumerate(zip(lines, rows)):
+        for k, text in zip(header, line):
+            v = r[k]
+            if v is None:
+                ok = text == ""
+            elif isinstance(v, str):
+                ok = text == v
+            else:
+                ok = close(float(text), float(v), 1e-8)
+            if not ok:
+                fail(f"bench.csv row {i} {k}: '{text}' vs bench.json {v!r}")
+
+    table = open(os.path.join(o.out, "table.txt")).read().splitlines()
+    head = table[0].split()
+    for col in ("workload", "dims", "size", "device", "prec", "ms/step", "Gpts/s", "GB/s", "eff",
+                "of", "BW", "vs", "cpu"):
+        if col not in head:
+            fail(f"table header lacks '{col}': {table[0]}")
+    if len(table) != len(rows) + 1:
+        fail(f"the table has {len(table) - 1} rows, bench.json {len(rows)}")
+    for line, r in zip(table[1:], rows):
+        f = line.split()
+        if f[1] != str(r["dims"]) or f[2] != r["grid"] or f[3] != r["device"] or f[4] != r["precision"]:
+            fail(f"table row '{line}' is not {r['grid']} {r['device']} {r['precision']}")
+    print(f"check_bench: OK: {len(rows)} rows in bench.json, bench.csv and the table")
+
+
+if __name__ == "__main__":
+    main()

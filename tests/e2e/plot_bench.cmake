@@ -1,0 +1,23 @@
+# plot_bench.py on the JSON the bench e2e test wrote: a PNG per workload.
+# Inputs (-D): PY PLOT JSON OUT
+file(REMOVE_RECURSE ${OUT})
+execute_process(COMMAND ${PY} ${PLOT} ${JSON} --out ${OUT}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("exit ${rc}\n${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "plot_bench.py exited ${rc}")
+endif()
+foreach(w heat stencil laplace)
+  set(png ${OUT}/bench_${w}.png)
+  if(NOT EXISTS ${png})
+    message(FATAL_ERROR "no ${png}")
+  endif()
+  file(READ ${png} magic LIMIT 8 HEX)
+  if(NOT magic STREQUAL "89504e470d0a1a0a")
+    message(FATAL_ERROR "${png} is not a PNG (starts ${magic})")
+  endif()
+  file(SIZE ${png} bytes)
+  if(bytes LESS 10000)
+    message(FATAL_ERROR "${png} is only ${bytes} bytes")
+  endif()
+endforeach()

@@ -1,0 +1,78 @@
+// bench's reference loads on the GPU: the device-to-device copy and the
+// triad against the CPU, into poisoned outputs, at sizes that are not
+// multiples of the block size; and a bench row timed with CUDA events.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/device.hpp"
+#include "solvers/bench.hpp"
+
+using namespace gf;
+
+TEMPLATE_TEST_CASE("GPU copy and triad equal the CPU's", "[gpu]", float, double) {
+  using T = TestType;
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  auto cpu = make_cpu_backend<T>();
+  auto gpu = make_cuda_backend<T>(0);
+  for (std::int64_t n : {1, 255, 257, 100003}) {
+    Grid g;
+    g.n[0] = n;
+    std::vector<T> hb(n), hc(n), poison(n, std::numeric_limits<T>::quiet_NaN());
+    for (auto& x : hb) x = static_cast<T>(d(rng));
+    for (auto& x : hc) x = static_cast<T>(d(rng));
+    auto run = [&](Backend<T>& be, bool triad) {
+      Field<T> a = be.make_field(g, "a"), b = be.make_field(g, "b"), c = be.make_field(g, "c");
+      be.upload(hb.data(), b);
+      be.upload(hc.data(), c);
+      be.upload(poison.data(), a);
+      if (triad)
+        be.triad(a, b, T(-1.5), c);
+      else
+        be.copy(b, a);
+      std::vector<T> out(n);
+      be.download(a, out.data());
+      return out;
+    };
+    for (bool triad : {false, true}) {
+      const auto want = run(*cpu, triad), got = run(*gpu, triad);
+      std::size_t bad = 0, unwritten = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (std::isnan(double(got[i]))) ++unwritten;
+        // b + s·c may be contracted into an FMA on the GPU: one rounding apart
+        else if (std::fabs(double(got[i]) - double(want[i])) >
+                 4 * std::numeric_limits<T>::epsilon() * (1 + std::fabs(double(want[i]))))
+          ++bad;
+      }
+      INFO("n " << n << (triad ? " triad" : " copy") << " float" << 8 * sizeof(T));
+      CHECK(unwritten == 0);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("GPU bandwidth and a bench row", "[gpu]") {
+  auto gpu = make_cuda_backend<float>(0);
+  const Bandwidth copy = measure_copy_bandwidth<float>(*gpu, std::size_t(64) << 20, 5);
+  CHECK(copy.kind == "copy");
+  CHECK(copy.GBps > 10);
+  const Bandwidth triad = measure_triad_bandwidth<float>(*gpu, std::size_t(64) << 20, 5);
+  CHECK(triad.GBps > 10);
+  for (const std::string& w : bench_workloads()) {
+    const Case c = bench_case({w, default_bench_method(w, 3), 3, 37, Precision::Float32});
+    TimingPlan plan;
+    plan.steps = 4;
+    plan.repetitions = 3;
+    const BenchTiming t = time_bench_case<float>(c, *gpu, plan);
+    INFO(w);
+    CHECK(t.steps == 4);
+    REQUIRE(t.ms_per_step.size() == 3);
+    for (double ms : t.ms_per_step) CHECK(ms > 0);
+    CHECK(t.bytes_per_step == 2 * std::size_t(37 * 37 * 37) * sizeof(float));
+  }
+}
