@@ -179,7 +179,7 @@ std::optional<BenchRow> run_row(const BenchItem& it, const std::string& label,
                                 const TimingPlan& plan) {
   const Case c = bench_case(it);
   // The CPU also holds the initial state on the host while uploading it.
-  std::size_t needed = stepper_memory_needed<T>(c);
+  std::size_t needed = stepper_memory_needed<T>(c).bytes;
   if (d.gpu < 0) needed += std::size_t(c.grid.size()) * sizeof(T);
   const std::size_t avail = memory_available(d);
   if (avail > 0 && needed > avail) {
