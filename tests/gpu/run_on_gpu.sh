@@ -26,6 +26,10 @@ for c in cases/*.yaml; do
   done
 done
 
+step "validate a slowly converging float32 Jacobi (the runs cross the tolerance sweeps apart)"
+check gridforge validate cases/laplace2d_plate.yaml precision=float32 "grid.dims=[132,75]" \
+  "boundary.x-={type: neumann, gradient: 0.3}" output.dir=$OUT/validate/plate_slow_float32
+
 step "validate the plate with sor and cg too, float64 and float32"
 for m in sor cg; do
   for p in float64 float32; do
