@@ -112,6 +112,10 @@ TEST_CASE("GPU heat step equals the CPU reference on random fields", "[gpu]") {
   for (auto [lo, hi] : bcs) {
     compare_step<float>(3, {36, 11, 19}, lo, hi, true, 3);
     compare_step<double>(3, {36, 11, 19}, lo, hi, false, 3);
+    // the vectorised 2D march: several x blocks and row chunks, partial ones
+    compare_step<float>(2, {260, lo == BcType::Periodic ? 76 : 75}, lo, hi, true, 3);
+    compare_step<double>(2, {266, lo == BcType::Periodic ? 76 : 75}, lo, hi, false, 3);
+    compare_step<float>(2, {4, 3}, lo, hi, false, 2);
   }
   // a tall z extent, so the kernel splits z into several chunks
   compare_step<float>(3, {35, 9, 301}, BcType::Neumann, BcType::Dirichlet, true, 3);
