@@ -26,6 +26,11 @@ for c in cases/*.yaml; do
   done
 done
 
+step "validate 2D heat on rows of whole 16-byte vectors (the vectorised march)"
+for p in float64 float32; do
+  check gridforge validate cases/heat2d_plate.yaml precision=$p "grid.dims=[128,96]" output.dir=$OUT/validate/plate128_$p
+done
+
 step "validate a slowly converging float32 Jacobi (the runs cross the tolerance sweeps apart)"
 check gridforge validate cases/laplace2d_plate.yaml precision=float32 "grid.dims=[132,75]" \
   "boundary.x-={type: neumann, gradient: 0.3}" output.dir=$OUT/validate/plate_slow_float32
