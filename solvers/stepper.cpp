@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/core.h>
+
 #include "io/expression.hpp"
 #include "io/output.hpp"
 #include "solvers/heat.hpp"
@@ -84,6 +86,23 @@ double upload_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
 }
 
 template <class T>
+std::vector<double> download_as_double(Backend<T>& backend, const Field<T>& f) {
+  std::vector<T> host(f.size());
+  backend.download(f, host.data());
+  return std::vector<double>(host.begin(), host.end());
+}
+
+template <class T>
+void upload_from_double(Backend<T>& backend, const std::vector<double>& host, Field<T>& f) {
+  if (host.size() != f.size())
+    throw IoError(fmt::format("checkpoint: a field of {} values for {} grid points", host.size(),
+                              f.size()));
+  std::vector<T> v(host.size());
+  std::transform(host.begin(), host.end(), v.begin(), [](double d) { return static_cast<T>(d); });
+  backend.upload(v.data(), f);
+}
+
+template <class T>
 void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]) {
   const Grid& g = c.grid;
   for (int ax = 0; ax < g.ndim; ++ax) {
@@ -119,6 +138,11 @@ template MemoryNeed stepper_memory_needed<float>(const Case&);
 template MemoryNeed stepper_memory_needed<double>(const Case&);
 template double upload_initial_state<float>(const Case&, Backend<float>&, Field<float>&);
 template double upload_initial_state<double>(const Case&, Backend<double>&, Field<double>&);
+template std::vector<double> download_as_double<float>(Backend<float>&, const Field<float>&);
+template std::vector<double> download_as_double<double>(Backend<double>&, const Field<double>&);
+template void upload_from_double<float>(Backend<float>&, const std::vector<double>&, Field<float>&);
+template void upload_from_double<double>(Backend<double>&, const std::vector<double>&,
+                                         Field<double>&);
 template void axis_boundaries<float>(const Case&, AxisBc<float> (&)[3]);
 template void axis_boundaries<double>(const Case&, AxisBc<double> (&)[3]);
 
