@@ -99,12 +99,13 @@ io::Checkpoint load_restart(const Case& c, const std::string& path) {
   try {
     ck = io::read_checkpoint(path);
   } catch (const IoError& e) {
-    throw UsageError(fmt::format("--restart: cannot continue from {}", e.what()));
+    throw UsageError(fmt::format("--restart: {}", e.what()));
   }
   if (const std::string d = io::checkpoint_mismatch(ck, c); !d.empty())
-    throw UsageError(fmt::format("--restart: {}: {}; a checkpoint continues only the case that "
-                                 "wrote it",
-                                 path, d));
+    throw UsageError(fmt::format("--restart: {}: {}{}", path, d,
+                                 d.find(" in the checkpoint, ") != std::string::npos
+                                     ? "; a checkpoint continues only the case that wrote it"
+                                     : ""));
   if (ck.version != GF_VERSION)
     spdlog::warn("{} was written by gridforge {}; this is {}", path, ck.version, GF_VERSION);
   return ck;

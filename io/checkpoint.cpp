@@ -161,6 +161,7 @@ std::string show(const YAML::Node& n) {
 bool may_differ(const std::string& key) {
   static const char* const keys[] = {"name",          "device",            "initial",
                                      "output",        "heat.steps",        "heat.t_end",
+                                     "stencil.steps",
                                      "laplace.max_iters", "laplace.tolerance",
                                      "laplace.check_every"};
   for (const char* k : keys)

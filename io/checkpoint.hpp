@@ -44,7 +44,7 @@ struct Checkpoint {
 // What keeps ck from continuing case c, as "key X in the checkpoint, Y in the
 // case" ("" when nothing): the workload, precision and grid first, then any
 // key of the resolved case except those a restart may change (name, device,
-// initial, output.*, heat.steps, heat.t_end, laplace.max_iters,
+// initial, output.*, heat.steps, heat.t_end, stencil.steps, laplace.max_iters,
 // laplace.tolerance, laplace.check_every), and a step past the case's last.
 std::string checkpoint_mismatch(const Checkpoint& ck, const Case& c);
 
