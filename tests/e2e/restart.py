@@ -2,6 +2,7 @@
 """Checkpoint and restart, end to end on the CPU (issue 6, item 1).
 
 Usage: restart.py GRIDFORGE MODE OUT_BASE   (run from the source tree)
+GF_RESTART_DEVICE=cuda runs every mode on the GPU instead (tests/gpu/run_on_gpu.sh).
 
 Modes:
   heat_explicit, heat_cn, stencil, laplace_jacobi, laplace_cg:
@@ -16,6 +17,9 @@ Modes:
   diverge: a run that diverges keeps its last periodic checkpoint, which
       is never a diverged state, and a restart from it into a new folder
       runs on (a new series there).
+  cpu_to_gpu: a CPU checkpoint restarted on the GPU (needs one) runs on,
+      continues the series, and ends close to the all-CPU run (the devices'
+      arithmetic differs in the last bits, so not bit for bit).
   mismatch: checkpoints of another case (grid, precision, workload, a key),
       a missing or corrupt file, a step past the end: exit 2, a message
       naming what differs, nothing written.
@@ -37,6 +41,7 @@ GF, MODE, BASE = sys.argv[1], sys.argv[2], sys.argv[3]
 # The CPU backend's reductions (CG's dot products) combine per-thread partial
 # sums: bit for bit run to run with a fixed thread count.
 ENV = dict(os.environ, OMP_NUM_THREADS="2")
+DEVICE = os.environ.get("GF_RESTART_DEVICE", "cpu")
 
 
 def fail(msg):
@@ -44,8 +49,8 @@ def fail(msg):
     sys.exit(1)
 
 
-def run(case, out, *args, rc=0, restart=None):
-    cmd = [GF, "run", case, "--device", "cpu", "--quiet", "--out", out, *args]
+def run(case, out, *args, rc=0, restart=None, device=None):
+    cmd = [GF, "run", case, "--device", device or DEVICE, "--quiet", "--out", out, *args]
     if restart:
         cmd += ["--restart", restart]
     p = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
@@ -174,7 +179,7 @@ def older_checkpoint(case, name, n, args):
 def interrupted_run(case, part, args, sig):
     """Runs case into part, sends sig once a first checkpoint is there; returns its step."""
     shutil.rmtree(part, ignore_errors=True)
-    p = subprocess.Popen([GF, "run", case, "--device", "cpu", "--quiet", "--out", part, *args,
+    p = subprocess.Popen([GF, "run", case, "--device", DEVICE, "--quiet", "--out", part, *args,
                           "heat.steps=100000000"], env=ENV, stderr=subprocess.DEVNULL)
     for _ in range(300):
         if os.path.isfile(os.path.join(part, "checkpoint.h5")):
@@ -288,6 +293,30 @@ def diverge():
     print(f"restart {MODE}: ok: diverged at 1024, checkpoint 768 kept; restarted into a new folder")
 
 
+def cpu_to_gpu():
+    case, name, n, args = CASES["heat_cn"]
+    args = args + ["precision=float64"]
+    cpu, part = os.path.join(BASE, "cpu"), os.path.join(BASE, "cpu_then_gpu")
+    shutil.rmtree(BASE, ignore_errors=True)
+    run(case, cpu, *args, f"heat.steps={n}", device="cpu")
+    run(case, part, *args, f"heat.steps={n // 2}", device="cpu")
+    run(case, part, *args, f"heat.steps={n}", device="cuda",
+        restart=os.path.join(part, "checkpoint.h5"))
+    info = json.load(open(os.path.join(part, "run.json")))
+    if info["device"] == "cpu" or "restart" not in info:
+        fail(f"the restart did not run on the GPU: {info['device']}")
+    a, b = h5_steps(part), h5_steps(cpu)
+    if sorted(a) != sorted(b):
+        fail(f"output steps {sorted(a)}, the CPU run's {sorted(b)}")
+    last = max(b)
+    err = np.linalg.norm(a[last][1] - b[last][1]) / np.linalg.norm(b[last][1])
+    if not err < 1e-9:
+        fail(f"the GPU restart ends {err:.3g} (relative L2) from the CPU run")
+    series_consistent(part, name)
+    print(f"restart {MODE}: ok: CPU checkpoint at {n // 2}, GPU restart to {last}: "
+          f"relative L2 {err:.3g} from the all-CPU run")
+
+
 CASES = {
     # tiny grids; checkpoint_every divides N/2
     "heat_explicit": ("cases/heat3d_hotspot.yaml", "heat3d-hotspot", 200,
@@ -322,6 +351,8 @@ elif MODE == "interrupt":
     interrupt()
 elif MODE == "diverge":
     diverge()
+elif MODE == "cpu_to_gpu":
+    cpu_to_gpu()
 elif MODE == "mismatch":
     mismatch()
 else:
