@@ -86,6 +86,13 @@ io::Checkpoint checkpoint_of(const Case& c, const std::string& version) {
   return ck;
 }
 
+// What an interrupted run's message adds when it wrote a checkpoint.
+std::string restart_hint(const Case& c, const RunOptions& opts) {
+  if (c.output.checkpoint_every <= 0) return "";
+  return fmt::format(", with {}: continue with --restart {}", kCheckpointFile,
+                     (opts.out_dir / kCheckpointFile).string());
+}
+
 // laplace: iterations in chunks of check_every (and up to each output), a
 // log.csv row (iteration, residual) per chunk, the final iterate written
 // whether or not it converged; not converging is a SolverError (exit 1).
@@ -193,9 +200,9 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at iteration {} (residual {:.3g}); the "
-                                       "iterate reached is written in {}",
+                                       "iterate reached is written in {}{}",
                                        solver.iterations(), solver.residual(),
-                                       opts.out_dir.string()));
+                                       opts.out_dir.string(), restart_hint(c, opts)));
   if (solver.status() == LaplaceStatus::MaxIters)
     throw SolverError(fmt::format("{} did not converge in {} iterations: residual {:.3g} > "
                                   "tolerance {:.3g}; the last iterate is written in {}",
@@ -319,9 +326,9 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at step {} of {} (t = {:.6g}); the state "
-                                       "reached is written in {}",
+                                       "reached is written in {}{}",
                                        solver.step(), total, solver.time(),
-                                       opts.out_dir.string()));
+                                       opts.out_dir.string(), restart_hint(c, opts)));
   return timing;
 }
 
