@@ -14,6 +14,7 @@ Modes:
       and outputs must go.
   interrupt: SIGINT writes a checkpoint at the step reached (exit 130); the
       restart from it ends bit for bit equal to an uninterrupted run.
+  interrupt_laplace: the same for a jacobi solve (the iterate before finish()).
   diverge: a run that diverges keeps its last periodic checkpoint, which
       is never a diverged state, and a restart from it into a new folder
       runs on (a new series there).
@@ -176,11 +177,11 @@ def older_checkpoint(case, name, n, args):
           f"of the folder replaced")
 
 
-def interrupted_run(case, part, args, sig):
+def interrupted_run(case, part, args, sig, long_run="heat.steps=100000000"):
     """Runs case into part, sends sig once a first checkpoint is there; returns its step."""
     shutil.rmtree(part, ignore_errors=True)
     p = subprocess.Popen([GF, "run", case, "--device", DEVICE, "--quiet", "--out", part, *args,
-                          "heat.steps=100000000"], env=ENV, stderr=subprocess.DEVNULL)
+                          long_run], env=ENV, stderr=subprocess.DEVNULL)
     for _ in range(300):
         if os.path.isfile(os.path.join(part, "checkpoint.h5")):
             break
@@ -219,6 +220,28 @@ def interrupt():
     log_continues(part, first_rows, s, False)
     print(f"restart {MODE}: ok: interrupted at step {s} (checkpoint written, exit 130), "
           f"restarted to {last}: bit for bit equal to an uninterrupted run")
+
+
+def interrupt_laplace():
+    """Jacobi stopped by SIGINT between chunks: its checkpoint (the iterate
+    before finish()) and a restart to S + 130 iterations against an
+    uninterrupted run of S + 130 (neither converges: exit 1, last iterate)."""
+    case = "cases/laplace2d_plate.yaml"
+    args = ["grid.dims=[33,33]", "laplace.check_every=20", "output.every=0",
+            "output.checkpoint_every=500", "laplace.tolerance=1e-300"]
+    part, ref = os.path.join(BASE, "interrupted"), os.path.join(BASE, "whole")
+    shutil.rmtree(ref, ignore_errors=True)
+    s, first_rows = interrupted_run(case, part, args, signal.SIGINT,
+                                    long_run="laplace.max_iters=1000000000")
+    n = s + 130
+    run(case, part, *args, f"laplace.max_iters={n}", rc=1,
+        restart=os.path.join(part, "checkpoint.h5"))
+    run(case, ref, *args, f"laplace.max_iters={n}", rc=1)
+    last, _ = same_fields(part, ref)
+    series_consistent(part, "laplace2d-plate")
+    log_continues(part, first_rows, s, True)
+    print(f"restart {MODE}: ok: jacobi interrupted at iteration {s}, restarted to {last}: "
+          f"bit for bit equal to an uninterrupted run")
 
 
 def expect_refusal(case, out, args, restart, pattern):
@@ -349,6 +372,8 @@ elif MODE == "laplace_cg":
                   laplace=True, first_rc=1)
 elif MODE == "interrupt":
     interrupt()
+elif MODE == "interrupt_laplace":
+    interrupt_laplace()
 elif MODE == "diverge":
     diverge()
 elif MODE == "cpu_to_gpu":
