@@ -127,14 +127,17 @@ void write_file(const fs::path& tmp, const Checkpoint& ck) {
   const auto dims = h5_shape(grid_of(ck));
   H5Handle space = h5_own(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose,
                           "cannot create dataspace");
+  const std::size_t bytes = std::size_t(ck.dims[0] * ck.dims[1] * ck.dims[2]) *
+                            bytes_of(ck.precision);
   for (const auto& [name, values] : ck.fields) {
     const std::string what = fmt::format("dataset '/fields/{}'", name);
+    if (values.size() != bytes)
+      throw H5Failure(fmt::format("{}: {} bytes for {} expected", what, values.size(), bytes));
     H5Handle ds = h5_own(H5Dcreate2(fields.get(), name.c_str(), h5_native(ck.precision),
                                     space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                          H5Dclose, "cannot create " + what);
-    // Memory type double: HDF5 converts to the file's type (exact for values
-    // that came from it).
-    h5_ok(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+    h5_ok(H5Dwrite(ds.get(), h5_native(ck.precision), H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                   values.data()),
           "cannot write " + what);
   }
   fields.close();
@@ -256,7 +259,7 @@ std::int64_t Checkpoint::integer(const std::string& name) const {
   throw IoError(fmt::format("checkpoint: no state value '{}'", name));
 }
 
-const std::vector<double>& Checkpoint::field(const std::string& name) const {
+const std::vector<unsigned char>& Checkpoint::field(const std::string& name) const {
   for (const auto& [n, v] : fields)
     if (n == name) return v;
   throw IoError(fmt::format("checkpoint: no field '{}'", name));
@@ -354,8 +357,9 @@ Checkpoint read_checkpoint(const fs::path& path) {
           n != count)
         throw H5Failure(fmt::format("dataset '/fields/{}' has {} values; dims say {}", name, n,
                                     count));
-      std::vector<double> v(static_cast<std::size_t>(count));
-      h5_ok(H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+      // In the checkpoint's precision (HDF5 converts, should the file's type differ).
+      std::vector<unsigned char> v(static_cast<std::size_t>(count) * bytes_of(ck.precision));
+      h5_ok(H5Dread(ds.get(), h5_native(ck.precision), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
             "cannot read dataset '/fields/" + name + "'");
       ck.fields.emplace_back(name, std::move(v));
     }

@@ -1,6 +1,6 @@
 // checkpoint.h5 (SPEC §4): every value a run needs to continue bit for bit.
 // The layout is in docs/design.md ("checkpoint.h5"). Solvers fill a
-// Checkpoint from their state (fields downloaded from the backend); the
+// Checkpoint from their state (fields downloaded from the backend, raw); the
 // run driver writes it; `gridforge run --restart` reads it back.
 #pragma once
 #include <array>
@@ -32,13 +32,13 @@ struct Checkpoint {
   // back bit for bit (doubles as doubles, integers as int64).
   std::vector<std::pair<std::string, double>> reals;
   std::vector<std::pair<std::string, std::int64_t>> integers;
-  // Grid-sized arrays (x fastest), held as double; stored in the file in
-  // `precision` (a float32 value converts to double and back exactly).
-  std::vector<std::pair<std::string, std::vector<double>>> fields;
+  // Grid-sized arrays (x fastest), as raw values in `precision` (float or
+  // double): one host copy of each field, stored and read back as they are.
+  std::vector<std::pair<std::string, std::vector<unsigned char>>> fields;
 
   double real(const std::string& name) const;           // throws IoError when absent
   std::int64_t integer(const std::string& name) const;  // throws IoError when absent
-  const std::vector<double>& field(const std::string& name) const;  // throws IoError
+  const std::vector<unsigned char>& field(const std::string& name) const;  // throws IoError
 };
 
 // What keeps ck from continuing case c, as "key X in the checkpoint, Y in the

@@ -127,12 +127,12 @@ void HeatSolver<T>::save(io::Checkpoint& ck) {
   ck.time = time_;
   ck.reals = {{"dt", case_.heat.dt}};
   ck.integers = {{"cg_iterations", cg_iterations_}};
-  ck.fields = {{"u", download_as_double(backend_, u_)}};
+  ck.fields = {{"u", download_bytes(backend_, u_)}};
 }
 
 template <class T>
 void HeatSolver<T>::restore(const io::Checkpoint& ck) {
-  upload_from_double(backend_, ck.field("u"), u_);
+  upload_bytes(backend_, ck.field("u"), u_);
   step_ = ck.step;
   time_ = ck.time;
   cg_iterations_ = ck.integer("cg_iterations");

@@ -195,20 +195,20 @@ void LaplaceSolver<T>::save(io::Checkpoint& ck) {
   ck.reals = {{"residual", residual_}, {"residual_base", base_}};
   ck.integers = {{"converged", status_ == LaplaceStatus::Converged ? 1 : 0},
                  {"direct", status_ == LaplaceStatus::Direct ? 1 : 0}};
-  ck.fields = {{"u", download_as_double(be_, u_)}};
+  ck.fields = {{"u", download_bytes(be_, u_)}};
   if (cg_) {
     ck.reals.emplace_back("cg_rr", cg_->rr());
-    ck.fields.emplace_back("cg_r", download_as_double(be_, r_));
-    ck.fields.emplace_back("cg_p", download_as_double(be_, p_));
+    ck.fields.emplace_back("cg_r", download_bytes(be_, r_));
+    ck.fields.emplace_back("cg_p", download_bytes(be_, p_));
   }
 }
 
 template <class T>
 void LaplaceSolver<T>::restore(const io::Checkpoint& ck) {
-  upload_from_double(be_, ck.field("u"), u_);
+  upload_bytes(be_, ck.field("u"), u_);
   if (cg_) {
-    upload_from_double(be_, ck.field("cg_r"), r_);
-    upload_from_double(be_, ck.field("cg_p"), p_);
+    upload_bytes(be_, ck.field("cg_r"), r_);
+    upload_bytes(be_, ck.field("cg_p"), p_);
     cg_->resume(ck.real("cg_rr"));
   }
   iters_ = ck.step;

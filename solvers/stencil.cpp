@@ -57,12 +57,12 @@ void StencilSolver<T>::save(io::Checkpoint& ck) {
   ck.time = double(step_);
   ck.reals.clear();
   ck.integers.clear();
-  ck.fields = {{"u", download_as_double(backend_, u_)}};
+  ck.fields = {{"u", download_bytes(backend_, u_)}};
 }
 
 template <class T>
 void StencilSolver<T>::restore(const io::Checkpoint& ck) {
-  upload_from_double(backend_, ck.field("u"), u_);
+  upload_bytes(backend_, ck.field("u"), u_);
   step_ = ck.step;
 }
 

@@ -85,21 +85,20 @@ double upload_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
   return timer->stop_ms();
 }
 
+// operator new's alignment (16) is enough for T.
 template <class T>
-std::vector<double> download_as_double(Backend<T>& backend, const Field<T>& f) {
-  std::vector<T> host(f.size());
-  backend.download(f, host.data());
-  return std::vector<double>(host.begin(), host.end());
+std::vector<unsigned char> download_bytes(Backend<T>& backend, const Field<T>& f) {
+  std::vector<unsigned char> host(f.size() * sizeof(T));
+  backend.download(f, reinterpret_cast<T*>(host.data()));
+  return host;
 }
 
 template <class T>
-void upload_from_double(Backend<T>& backend, const std::vector<double>& host, Field<T>& f) {
-  if (host.size() != f.size())
-    throw IoError(fmt::format("checkpoint: a field of {} values for {} grid points", host.size(),
-                              f.size()));
-  std::vector<T> v(host.size());
-  std::transform(host.begin(), host.end(), v.begin(), [](double d) { return static_cast<T>(d); });
-  backend.upload(v.data(), f);
+void upload_bytes(Backend<T>& backend, const std::vector<unsigned char>& host, Field<T>& f) {
+  if (host.size() != f.size() * sizeof(T))
+    throw IoError(fmt::format("checkpoint: a field of {} bytes for {} grid points of {} bytes",
+                              host.size(), f.size(), sizeof(T)));
+  backend.upload(reinterpret_cast<const T*>(host.data()), f);
 }
 
 template <class T>
@@ -138,11 +137,13 @@ template MemoryNeed stepper_memory_needed<float>(const Case&);
 template MemoryNeed stepper_memory_needed<double>(const Case&);
 template double upload_initial_state<float>(const Case&, Backend<float>&, Field<float>&);
 template double upload_initial_state<double>(const Case&, Backend<double>&, Field<double>&);
-template std::vector<double> download_as_double<float>(Backend<float>&, const Field<float>&);
-template std::vector<double> download_as_double<double>(Backend<double>&, const Field<double>&);
-template void upload_from_double<float>(Backend<float>&, const std::vector<double>&, Field<float>&);
-template void upload_from_double<double>(Backend<double>&, const std::vector<double>&,
-                                         Field<double>&);
+template std::vector<unsigned char> download_bytes<float>(Backend<float>&, const Field<float>&);
+template std::vector<unsigned char> download_bytes<double>(Backend<double>&,
+                                                           const Field<double>&);
+template void upload_bytes<float>(Backend<float>&, const std::vector<unsigned char>&,
+                                  Field<float>&);
+template void upload_bytes<double>(Backend<double>&, const std::vector<unsigned char>&,
+                                   Field<double>&);
 template void axis_boundaries<float>(const Case&, AxisBc<float> (&)[3]);
 template void axis_boundaries<double>(const Case&, AxisBc<double> (&)[3]);
 

@@ -33,11 +33,11 @@ class Stepper {
   virtual void restore(const io::Checkpoint& ck) = 0;
 };
 
-// A field through the host as double (checkpoints), and back.
+// A field through the host as raw values of T (checkpoints), and back.
 template <class T>
-std::vector<double> download_as_double(Backend<T>& backend, const Field<T>& f);
+std::vector<unsigned char> download_bytes(Backend<T>& backend, const Field<T>& f);
 template <class T>
-void upload_from_double(Backend<T>& backend, const std::vector<double>& host, Field<T>& f);
+void upload_bytes(Backend<T>& backend, const std::vector<unsigned char>& host, Field<T>& f);
 
 // The stepper of the case's workload, initial state uploaded.
 template <class T>
