@@ -240,6 +240,13 @@ std::string checkpoint_mismatch(const Checkpoint& ck, const Case& c) {
   const std::int64_t last = c.workload == Workload::Heat      ? c.heat.steps
                             : c.workload == Workload::Stencil ? c.stencil.steps
                                                               : ck.step;
+  if (c.workload == Workload::Heat && ck.step < last)
+    for (const auto& [name, v] : ck.integers)
+      if (name == "short_last_step" && v != 0)
+        return fmt::format("the checkpoint is the end of a run whose last step was shortened to "
+                           "land on its t_end (t = {}): steps of dt cannot continue it; restart "
+                           "from an earlier checkpoint",
+                           ck.time);
   if (ck.step > last)
     return fmt::format("the checkpoint is at step {}, past the case's last step {} (raise {}.{})",
                        ck.step, last, to_string(c.workload),

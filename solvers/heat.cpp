@@ -126,7 +126,11 @@ void HeatSolver<T>::save(io::Checkpoint& ck) {
   ck.step = step_;
   ck.time = time_;
   ck.reals = {{"dt", case_.heat.dt}};
-  ck.integers = {{"cg_iterations", cg_iterations_}};
+  // A run that ended on a step shortened to land on t_end holds a state that
+  // steps of dt cannot continue (its time is not step·dt).
+  const bool short_last = step_ == case_.heat.steps && step_ > 0 &&
+                          case_.heat.last_dt != case_.heat.dt;
+  ck.integers = {{"cg_iterations", cg_iterations_}, {"short_last_step", short_last ? 1 : 0}};
   ck.fields = {{"u", download_bytes(backend_, u_)}};
 }
 

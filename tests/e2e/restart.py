@@ -292,6 +292,14 @@ def mismatch():
     expect_refusal(case, fresh, args, bad, "not an HDF5 file")
     expect_refusal(case, fresh, args, os.path.join(src, "fields.h5"),
                    "not a gridforge checkpoint")
+    # a run that ended on a step shortened to land on t_end cannot be continued
+    plate = ["grid.dims=[9,9]", "output.checkpoint_every=1"]
+    short = os.path.join(BASE, "short")
+    run("cases/heat2d_plate.yaml", short, *plate, "heat.t_end=0.01")
+    expect_refusal("cases/heat2d_plate.yaml", fresh, plate + ["heat.t_end=0.02"],
+                   os.path.join(short, "checkpoint.h5"),
+                   "the checkpoint is the end of a run whose last step was shortened to land on "
+                   "its t_end (t = 0.01): steps of dt cannot continue it")
     if os.path.exists(fresh):
         fail(f"a refused restart created {fresh}")
 
