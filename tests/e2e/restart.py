@@ -227,7 +227,8 @@ def interrupt_laplace():
     before finish()) and a restart to S + 130 iterations against an
     uninterrupted run of S + 130 (neither converges: exit 1, last iterate)."""
     case = "cases/laplace2d_plate.yaml"
-    args = ["grid.dims=[33,33]", "laplace.check_every=20", "output.every=0",
+    # 129²: far from converging (to the last bit) in the second or so before the signal
+    args = ["grid.dims=[129,129]", "laplace.check_every=20", "output.every=0",
             "output.checkpoint_every=500", "laplace.tolerance=1e-300"]
     part, ref = os.path.join(BASE, "interrupted"), os.path.join(BASE, "whole")
     shutil.rmtree(ref, ignore_errors=True)
