@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <vector>
 
 #include <fmt/core.h>
@@ -12,6 +13,7 @@
 #include "app/commands.hpp"
 #include "app/common.hpp"
 #include "gf_version.hpp"
+#include "io/checkpoint.hpp"
 #include "io/output.hpp"
 #include "kernels/device.hpp"
 #include "solvers/stepper.hpp"
@@ -90,13 +92,38 @@ nlohmann::json run_info(const Case& c, const RunArgs& a, const std::string& devi
           {"status", "running"}};
 }
 
+// --restart: the checkpoint, read and checked against the case before
+// anything is written. Exit 2 when it cannot be read or is another case's.
+io::Checkpoint load_restart(const Case& c, const std::string& path) {
+  io::Checkpoint ck;
+  try {
+    ck = io::read_checkpoint(path);
+  } catch (const IoError& e) {
+    throw UsageError(fmt::format("--restart: {}", e.what()));
+  }
+  if (const std::string d = io::checkpoint_mismatch(ck, c); !d.empty())
+    throw UsageError(fmt::format("--restart: {}: {}{}", path, d,
+                                 d.find(" in the checkpoint, ") != std::string::npos
+                                     ? "; a checkpoint continues only the case that wrote it"
+                                     : ""));
+  if (ck.version != GF_VERSION)
+    spdlog::warn("{} was written by gridforge {}; this is {}", path, ck.version, GF_VERSION);
+  return ck;
+}
+
 template <class T>
 int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   const std::vector<MemoryCheck> mem = check_memory<T>(c, d);
+  std::optional<io::Checkpoint> restart;
+  if (a.restart) restart = load_restart(c, *a.restart);
   if (a.dry_run) {
     std::cout << c.resolved_yaml << (c.resolved_yaml.ends_with('\n') ? "" : "\n");
     std::cout << fmt::format("# device: {} ({})\n", d.gpu < 0 ? "cpu" : mem[0].where, d.why);
     for (const MemoryCheck& m : mem) std::cout << "# memory: " << memory_line(c, m) << "\n";
+    if (restart)
+      std::cout << fmt::format("# restart: from {} at {} {}\n", *a.restart,
+                               c.workload == Workload::Laplace ? "iteration" : "step",
+                               restart->step);
     if (c.workload == Workload::Heat) std::cout << "# " << stability_line(c) << "\n";
     if (c.workload == Workload::Laplace)
       std::cout << fmt::format("# laplace: {}, tolerance {:.3g} on the relative residual, at most "
@@ -123,8 +150,14 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
 
   const std::string start = now_iso8601();
   nlohmann::json info = run_info(c, a, backend->name(), start);
+  if (restart) {
+    info["restart"] = {{"checkpoint", *a.restart}, {"step", restart->step},
+                       {"checkpoint_version", restart->version}};
+    spdlog::info("restart: from {} at {} {}", *a.restart,
+                 c.workload == Workload::Laplace ? "iteration" : "step", restart->step);
+  }
   io::write_json_atomic(out / "run.json", info);
-  RunOptions opts{out, !a.quiet, GF_VERSION};
+  RunOptions opts{out, !a.quiet, GF_VERSION, restart ? &*restart : nullptr};
   nlohmann::json timing;
   try {
     timing = run_case<T>(c, *backend, opts);

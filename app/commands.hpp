@@ -12,6 +12,7 @@ struct RunArgs {
   std::vector<std::string> overrides;
   std::optional<std::string> device;
   std::optional<std::string> out;
+  std::optional<std::string> restart;  // checkpoint.h5 to continue from
   bool dry_run = false, quiet = false, json = false;
   std::string command_line;
 };

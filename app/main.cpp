@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   r->add_option("overrides", run.overrides, "KEY=VALUE overrides of case keys (dotted paths)");
   r->add_option("--device", run.device, "auto | cpu | cuda | cuda:N (default: the case's, auto)");
   r->add_option("--out", run.out, "output folder (default: the case's output.dir)");
+  r->add_option("--restart", run.restart,
+                 "continue from a checkpoint.h5 of this case (output.checkpoint_every)");
   r->add_flag("--dry-run", run.dry_run, "check the case, print it resolved, write nothing");
   r->add_flag("--quiet", run.quiet, "print errors only");
   r->add_flag("--json", run.json, "print a JSON summary on stdout at the end");

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -103,6 +104,36 @@ void CsvLog::row(const std::vector<double>& values) {
     fmt::format_to(std::back_inserter(body_), "{}", values[i]);
   }
   body_ += '\n';
+}
+
+void CsvLog::resume(double limit, bool inclusive) {
+  std::error_code ec;
+  if (!fs::exists(path_, ec)) return;
+  std::FILE* f = std::fopen(path_.c_str(), "rb");
+  if (!f) throw IoError(fmt::format("cannot read '{}': {}", path_.string(), std::strerror(errno)));
+  std::string text;
+  char buf[65536];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  std::string header;
+  for (std::size_t i = 0; i < columns_.size(); ++i) {
+    if (i) header += ',';
+    header += csv_field(columns_[i]);
+  }
+  const std::size_t eol = text.find('\n');
+  if (text.substr(0, eol) != header)
+    throw IoError(fmt::format("cannot continue '{}': its columns are '{}', not '{}'",
+                              path_.string(), text.substr(0, eol), header));
+  body_.clear();
+  for (std::size_t p = eol == std::string::npos ? text.size() : eol + 1; p < text.size();) {
+    std::size_t q = text.find('\n', p);
+    if (q == std::string::npos) q = text.size();
+    const std::string line = text.substr(p, q - p);
+    p = q + 1;
+    if (line.empty()) continue;
+    const double first = std::strtod(line.c_str(), nullptr);
+    if (first < limit || (inclusive && first == limit)) body_ += line + '\n';
+  }
 }
 
 void CsvLog::flush() {

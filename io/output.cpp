@@ -28,7 +28,10 @@
 #include <vtkXMLImageDataWriter.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -39,8 +42,11 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "io/h5.hpp"
 
 namespace gf::io {
+
+using namespace h5;
 
 namespace {
 
@@ -74,6 +80,24 @@ std::string xml_escape(std::string_view s) {
   return out;
 }
 
+std::string xml_unescape(std::string_view s) {
+  const std::pair<std::string_view, char> entities[] = {
+      {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&amp;", '&'}};
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    bool matched = false;
+    for (const auto& [e, c] : entities)
+      if (s.substr(i, e.size()) == e) {
+        out += c;
+        i += e.size();
+        matched = true;
+        break;
+      }
+    if (!matched) out += s[i++];
+  }
+  return out;
+}
+
 // Same naming as write_text_atomic: same folder (rename stays atomic),
 // hidden (ParaView's file dialog and globbing skip it).
 fs::path temp_sibling(const fs::path& path) {
@@ -95,135 +119,12 @@ void commit_temp(const fs::path& tmp, const fs::path& path) {
   }
 }
 
-// ------------------------------------------------------------- HDF5 basics
-
-// Owns one HDF5 id and closes it with the matching H5Xclose.
-class H5Handle {
- public:
-  using Closer = herr_t (*)(hid_t);
-  H5Handle() = default;
-  H5Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
-  H5Handle(H5Handle&& o) noexcept
-      : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_) {}
-  H5Handle& operator=(H5Handle&& o) noexcept {
-    if (this != &o) {
-      close();
-      id_ = std::exchange(o.id_, H5I_INVALID_HID);
-      closer_ = o.closer_;
-    }
-    return *this;
-  }
-  H5Handle(const H5Handle&) = delete;
-  H5Handle& operator=(const H5Handle&) = delete;
-  ~H5Handle() { close(); }
-
-  hid_t get() const { return id_; }
-  explicit operator bool() const { return id_ >= 0; }
-  // Returns the close status: closing a file is where its last writes land.
-  herr_t close() {
-    herr_t rc = 0;
-    if (id_ >= 0) rc = closer_(id_);
-    id_ = H5I_INVALID_HID;
-    return rc;
-  }
-
- private:
-  hid_t id_ = H5I_INVALID_HID;
-  Closer closer_ = nullptr;
-};
-
 // HDF5 1.10.8 crashes in its atexit handler when it retries closing a file
 // whose H5Fclose already failed (disk full: the flush on close fails too).
 // Every id we open is closed by H5Handle, so the handler has nothing to do
 // for us: it is turned off while the program loads, as it must be before any
 // other HDF5 call.
 [[maybe_unused]] const bool h5_atexit_off = [] { return H5dont_atexit() >= 0; }();
-
-// The library prints its whole error stack to stderr by default; we report
-// one message through IoError instead. Restores the previous handler.
-class H5Quiet {
- public:
-  H5Quiet() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~H5Quiet() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  H5Quiet(const H5Quiet&) = delete;
-  H5Quiet& operator=(const H5Quiet&) = delete;
-
- private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-// The innermost entry of the error stack is the one that says what went wrong
-// ("errno = 28, error message = 'No space left on device'").
-std::string h5_reason() {
-  std::string desc;
-  auto take_first = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
-    if (n == 0 && e->desc) *static_cast<std::string*>(out) = e->desc;
-    return 0;
-  };
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, take_first, &desc);
-  H5Eclear2(H5E_DEFAULT);
-  const std::string key = "error message = '";
-  if (auto p = desc.find(key); p != std::string::npos) {
-    auto q = desc.find('\'', p + key.size());
-    return desc.substr(p + key.size(), q - p - key.size());
-  }
-  return desc.empty() ? "HDF5 error" : desc;
-}
-
-// An HDF5 call failed; the message says which, the caller adds the file.
-struct H5Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-H5Handle h5_own(hid_t id, H5Handle::Closer closer, std::string_view what) {
-  if (id < 0) throw H5Failure(fmt::format("{}: {}", what, h5_reason()));
-  return H5Handle(id, closer);
-}
-
-void h5_ok(herr_t rc, std::string_view what) {
-  if (rc < 0) throw H5Failure(fmt::format("{}: {}", what, h5_reason()));
-}
-
-hid_t h5_native(Precision p) {
-  return p == Precision::Float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
-}
-
-// Slowest axis first: [nz][ny][nx], [ny][nx] or [nx].
-std::vector<hsize_t> h5_shape(const Grid& g) {
-  std::vector<hsize_t> dims;
-  for (int a = g.ndim - 1; a >= 0; --a) dims.push_back(hsize_t(g.n[a]));
-  return dims;
-}
-
-void h5_attr(hid_t obj, const char* name, hid_t type, const std::vector<hsize_t>& dims,
-             const void* data) {
-  H5Handle space = dims.empty() ? h5_own(H5Screate(H5S_SCALAR), H5Sclose, "cannot create dataspace")
-                                : h5_own(H5Screate_simple(int(dims.size()), dims.data(), nullptr),
-                                         H5Sclose, "cannot create dataspace");
-  H5Handle attr = h5_own(H5Acreate2(obj, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                         H5Aclose, fmt::format("cannot create attribute '{}'", name));
-  h5_ok(H5Awrite(attr.get(), type, data), fmt::format("cannot write attribute '{}'", name));
-}
-
-void h5_attr(hid_t obj, const char* name, double v) {
-  h5_attr(obj, name, H5T_NATIVE_DOUBLE, {}, &v);
-}
-
-void h5_attr(hid_t obj, const char* name, std::int64_t v) {
-  h5_attr(obj, name, H5T_NATIVE_INT64, {}, &v);
-}
-
-// Fixed-length, NUL-terminated ASCII: what h5py and h5dump show as a plain string.
-void h5_attr(hid_t obj, const char* name, const std::string& v) {
-  H5Handle type = h5_own(H5Tcopy(H5T_C_S1), H5Tclose, "cannot create string type");
-  h5_ok(H5Tset_size(type.get(), v.size() + 1), "cannot size string type");
-  h5_ok(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), "cannot set string padding");
-  h5_attr(obj, name, type.get(), {}, v.c_str());
-}
 
 // Grid metadata per axis, x y z order, ndim entries.
 template <class T>
@@ -323,6 +224,7 @@ class H5Series {
   explicit H5Series(const SeriesSpec& spec)
       : spec_(spec), final_(spec.dir / "fields.h5"), partial_(spec.dir / ".fields.h5.partial") {
     H5Quiet quiet;
+    if (spec.resume_before && resume(*spec.resume_before)) return;
     try {
       file_ = h5_own(H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                      "cannot create file");
@@ -371,6 +273,83 @@ class H5Series {
   }
 
  private:
+  // Restart: continues the fields.h5 of the earlier run (its partial file
+  // when that run did not finish, else a copy of fields.h5 under the partial
+  // name), without the steps from `before` on. False when there is none.
+  bool resume(std::int64_t before) {
+    std::error_code ec;
+    const bool has_partial = fs::exists(partial_, ec);
+    if (!has_partial && !fs::exists(final_, ec)) return false;
+    const fs::path& source = has_partial ? partial_ : final_;
+    try {
+      if (!has_partial) {
+        fs::copy_file(final_, partial_, fs::copy_options::overwrite_existing, ec);
+        if (ec) throw H5Failure("cannot copy it: " + ec.message());
+      }
+      file_ = h5_own(H5Fopen(partial_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose,
+                     "cannot open it");
+      std::vector<std::int64_t> dims(spec_.grid.ndim);
+      {
+        H5Handle a = h5_own(H5Aopen(file_.get(), "dims", H5P_DEFAULT), H5Aclose,
+                            "no attribute 'dims'");
+        H5Handle space = h5_own(H5Aget_space(a.get()), H5Sclose, "cannot read 'dims'");
+        if (H5Sget_simple_extent_npoints(space.get()) != hssize_t(dims.size()))
+          throw H5Failure("it holds fields of another grid");
+        h5_ok(H5Aread(a.get(), H5T_NATIVE_INT64, dims.data()), "cannot read 'dims'");
+        for (int ax = 0; ax < spec_.grid.ndim; ++ax)
+          if (dims[ax] != spec_.grid.n[ax]) throw H5Failure("it holds fields of another grid");
+      }
+      auto collect = [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+        static_cast<std::vector<std::string>*>(out)->push_back(name);
+        return 0;
+      };
+      std::vector<std::string> steps;
+      {
+        H5Handle g = h5_own(H5Gopen2(file_.get(), "/steps", H5P_DEFAULT), H5Gclose,
+                            "no group '/steps'");
+        h5_ok(H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &steps),
+              "cannot list '/steps'");
+      }
+      for (const std::string& name : steps) {
+        const std::string path = "/steps/" + name;
+        StepRecord r;
+        {
+          H5Handle g = h5_own(H5Gopen2(file_.get(), path.c_str(), H5P_DEFAULT), H5Gclose,
+                              "cannot open " + path);
+          H5Handle a = h5_own(H5Aopen(g.get(), "step", H5P_DEFAULT), H5Aclose,
+                              "no attribute 'step' on " + path);
+          h5_ok(H5Aread(a.get(), H5T_NATIVE_INT64, &r.step), "cannot read " + path);
+          H5Handle t = h5_own(H5Aopen(g.get(), "time", H5P_DEFAULT), H5Aclose,
+                              "no attribute 'time' on " + path);
+          h5_ok(H5Aread(t.get(), H5T_NATIVE_DOUBLE, &r.time), "cannot read " + path);
+          if (r.step < before) {
+            std::vector<std::string> fields;
+            h5_ok(H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &fields),
+                  "cannot list " + path);
+            for (const std::string& f : fields) {
+              H5Handle ds = h5_own(H5Dopen2(g.get(), f.c_str(), H5P_DEFAULT), H5Dclose,
+                                   "cannot open " + path + "/" + f);
+              H5Handle type = h5_own(H5Dget_type(ds.get()), H5Tclose, "cannot read " + path);
+              r.fields.emplace_back(f, H5Tget_size(type.get()) == 4 ? Precision::Float32
+                                                                     : Precision::Float64);
+            }
+          }
+        }
+        if (r.step < before)
+          steps_.push_back(std::move(r));
+        else
+          h5_ok(H5Ldelete(file_.get(), path.c_str(), H5P_DEFAULT), "cannot remove " + path);
+      }
+      h5_ok(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "cannot flush");
+    } catch (const H5Failure& e) {
+      file_.close();
+      if (!has_partial) remove_quietly(partial_);
+      throw IoError(fmt::format("cannot continue '{}': {}", source.string(), e.what()));
+    }
+    write_text_atomic(spec_.dir / "fields.xdmf", xdmf_text(spec_, steps_));
+    return true;
+  }
+
   void write_group(std::int64_t step, double time, const std::vector<FieldView>& fields) {
     const std::string path = "/steps/" + step6(step);
     H5Handle group =
@@ -498,6 +477,7 @@ class VtkSeries {
     if (ec)
       throw IoError(
           fmt::format("cannot create folder '{}': {}", (spec.dir / "vtk").string(), ec.message()));
+    if (spec.resume_before) resume(*spec.resume_before);
   }
 
   void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
@@ -508,6 +488,40 @@ class VtkSeries {
   }
 
  private:
+  // Restart: the datasets the .pvd already lists before step `before` (read
+  // back from the lines pvd_text writes); the later ones and their .vti go.
+  void resume(std::int64_t before) {
+    const fs::path pvd = spec_.dir / (spec_.name + ".pvd");
+    std::error_code ec;
+    if (!fs::exists(pvd, ec)) return;
+    std::FILE* f = std::fopen(pvd.c_str(), "rb");
+    if (!f) throw IoError(fmt::format("cannot read '{}': {}", pvd.string(), std::strerror(errno)));
+    std::string text;
+    char buf[65536];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+    std::fclose(f);
+    const std::string ts = "timestep=\"", fl = "file=\"";
+    for (std::size_t p = text.find("<DataSet "); p != std::string::npos;
+         p = text.find("<DataSet ", p + 1)) {
+      const std::size_t t = text.find(ts, p), q = text.find(fl, p);
+      const std::size_t qe = q == std::string::npos ? q : text.find('"', q + fl.size());
+      if (t == std::string::npos || qe == std::string::npos)
+        throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
+      const double time = std::strtod(text.c_str() + t + ts.size(), nullptr);
+      std::string file = xml_unescape(text.substr(q + fl.size(), qe - q - fl.size()));
+      // vtk/<name>_<step6>.vti
+      const std::size_t us = file.rfind('_'), dot = file.rfind(".vti");
+      if (us == std::string::npos || dot == std::string::npos || dot < us)
+        throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
+      const std::int64_t step = std::strtoll(file.c_str() + us + 1, nullptr, 10);
+      if (step < before)
+        datasets_.emplace_back(time, file);
+      else
+        remove_quietly(spec_.dir / file);
+    }
+    write_text_atomic(pvd, pvd_text(datasets_));
+  }
+
   const SeriesSpec& spec_;
   std::vector<std::pair<double, std::string>> datasets_;
 };
@@ -579,52 +593,6 @@ void FieldSeriesWriter::finish() {
 }
 
 // --------------------------------------------------------------- readers
-
-namespace {
-
-H5Handle open_for_reading(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw IoError(fmt::format("cannot open HDF5 file '{}': no such file", path));
-  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) {
-    std::string reason = h5_reason();
-    if (H5Fis_hdf5(path.c_str()) <= 0) reason = "not an HDF5 file";
-    H5Eclear2(H5E_DEFAULT);
-    throw IoError(fmt::format("cannot open HDF5 file '{}': {}", path, reason));
-  }
-  return H5Handle(id, H5Fclose);
-}
-
-// H5Dopen on "/a/b" with "/a" missing fails deep in the library; walking the
-// links first gives the plain "no dataset" message.
-H5Handle open_dataset(hid_t file, const std::string& path, const std::string& dataset) {
-  const std::string name = dataset.starts_with('/') ? dataset : "/" + dataset;
-  for (std::size_t p = name.find('/', 1);; p = name.find('/', p + 1)) {
-    const std::string prefix = name.substr(0, p);
-    if (prefix.size() > 1 && H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      throw IoError(fmt::format("no dataset '{}' in '{}'", name, path));
-    }
-    if (p == std::string::npos) break;
-  }
-  hid_t id = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
-  if (id < 0) {
-    H5Eclear2(H5E_DEFAULT);
-    throw IoError(fmt::format("'{}' in '{}' is not a dataset", name, path));
-  }
-  return H5Handle(id, H5Dclose);
-}
-
-std::vector<std::int64_t> shape_of(hid_t ds) {
-  H5Handle space(H5Dget_space(ds), H5Sclose);
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  std::vector<hsize_t> dims(std::max(rank, 0));
-  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  return std::vector<std::int64_t>(dims.begin(), dims.end());
-}
-
-}  // namespace
 
 std::vector<std::int64_t> h5_dataset_shape(const std::string& path, const std::string& dataset) {
   H5Quiet quiet;

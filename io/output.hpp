@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct SeriesSpec {
   bool vtk = true;           // <name>.pvd + vtk/*.vti
   bool hdf5 = true;          // fields.h5 + fields.xdmf
   std::string version;       // gridforge version, a root attribute of fields.h5
+  // Restart: continue the series already in `dir` (the .pvd, fields.h5 or
+  // its partial file, fields.xdmf), keeping the steps before this one and
+  // removing the later ones (their .vti files and /steps groups). No series
+  // there: a new one is started.
+  std::optional<std::int64_t> resume_before;
 };
 
 // The time series of fields of one run: VTK (.vti per output step + .pvd) and
@@ -61,6 +67,10 @@ class CsvLog {
  public:
   CsvLog(fs::path path, std::vector<std::string> columns);
   void row(const std::vector<double>& values);
+  // Restart: takes over the rows of the log.csv already at `path` whose
+  // first column is < limit (≤ limit when inclusive); none when there is no
+  // file. Throws IoError when its header is not this log's.
+  void resume(double limit, bool inclusive);
   void flush();
 
  private:

@@ -117,6 +117,31 @@ void HeatSolver<T>::advance(std::int64_t n) {
   }
 }
 
+// The next step depends on u, the step number (the last step may be short)
+// and the case; the implicit schemes start each step's CG from δ = 0, so
+// they carry nothing from one step to the next either. dt is kept to check
+// that the restarted case steps with the same one.
+template <class T>
+void HeatSolver<T>::save(io::Checkpoint& ck) {
+  ck.step = step_;
+  ck.time = time_;
+  ck.reals = {{"dt", case_.heat.dt}};
+  // A run that ended on a step shortened to land on t_end holds a state that
+  // steps of dt cannot continue (its time is not step·dt).
+  const bool short_last = step_ == case_.heat.steps && step_ > 0 &&
+                          case_.heat.last_dt != case_.heat.dt;
+  ck.integers = {{"cg_iterations", cg_iterations_}, {"short_last_step", short_last ? 1 : 0}};
+  ck.fields = {{"u", download_bytes(backend_, u_)}};
+}
+
+template <class T>
+void HeatSolver<T>::restore(const io::Checkpoint& ck) {
+  upload_bytes(backend_, ck.field("u"), u_);
+  step_ = ck.step;
+  time_ = ck.time;
+  cg_iterations_ = ck.integer("cg_iterations");
+}
+
 template <class T>
 std::size_t HeatSolver<T>::bytes_per_step() const {
   const std::size_t explicit_bytes = (2 + (has_source_field_ ? 1 : 0)) * u_.bytes();

@@ -25,6 +25,8 @@ class HeatSolver final : public Stepper<T> {
   // u read once, u written once, s(x) read if it varies.
   std::size_t bytes_per_step() const override;
   std::int64_t solver_iterations() const override { return cg_iterations_; }
+  void save(io::Checkpoint& ck) override;
+  void restore(const io::Checkpoint& ck) override;
   // Device memory a run of this case needs (fields + reduction scratch).
   static MemoryNeed memory_needed(const Case& c);
 

@@ -196,6 +196,41 @@ void LaplaceSolver<T>::finish() {
 }
 
 template <class T>
+void LaplaceSolver<T>::save(io::Checkpoint& ck) {
+  ck.step = iters_;
+  ck.time = double(iters_);
+  ck.reals = {{"residual", residual_}, {"residual_base", base_}};
+  ck.integers = {{"converged", status_ == LaplaceStatus::Converged ? 1 : 0},
+                 {"direct", status_ == LaplaceStatus::Direct ? 1 : 0}};
+  ck.fields = {{"u", download_bytes(be_, u_)}};
+  if (cg_) {
+    ck.reals.emplace_back("cg_rr", cg_->rr());
+    ck.fields.emplace_back("cg_r", download_bytes(be_, r_));
+    ck.fields.emplace_back("cg_p", download_bytes(be_, p_));
+  }
+}
+
+template <class T>
+void LaplaceSolver<T>::restore(const io::Checkpoint& ck) {
+  upload_bytes(be_, ck.field("u"), u_);
+  if (cg_) {
+    upload_bytes(be_, ck.field("cg_r"), r_);
+    upload_bytes(be_, ck.field("cg_p"), p_);
+    cg_->resume(ck.real("cg_rr"));
+  }
+  iters_ = ck.step;
+  residual_ = ck.real("residual");
+  base_ = ck.real("residual_base");
+  status_ = LaplaceStatus::Running;
+  if (ck.integer("direct"))
+    status_ = LaplaceStatus::Direct;
+  else if (ck.integer("converged"))
+    status_ = LaplaceStatus::Converged;
+  else if (iters_ >= spec_.max_iters)
+    status_ = LaplaceStatus::MaxIters;
+}
+
+template <class T>
 std::size_t LaplaceSolver<T>::bytes_per_iteration() const {
   const std::size_t fb = u_.bytes(), fr = has_f_field_ ? fb : 0;
   const std::string& m = spec_.method;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "io/case.hpp"
+#include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
 #include "solvers/stepper.hpp"
 
@@ -36,6 +37,8 @@ class ConjugateGradient {
     return true;
   }
   double rr() const { return rr_; }  // ‖r‖₂² by the recurrence
+  // Restart: r and p were restored by the caller; rr is the checkpointed one.
+  void resume(double rr) { rr_ = rr; }
 
  private:
   Backend<T>& be_;
@@ -78,6 +81,12 @@ class LaplaceSolver {
   // Bytes one iteration must move (each field read or written once).
   std::size_t bytes_per_iteration() const;
   static MemoryNeed memory_needed(const Case& c);
+
+  // Checkpoint/restart of the iteration (before finish()): u, the iteration
+  // count, the residual and its base; for cg also r, p and r·r, so that the
+  // restarted CG continues the same recurrence rather than starting again.
+  void save(io::Checkpoint& ck);
+  void restore(const io::Checkpoint& ck);
 
  private:
   void check_residual();

@@ -70,6 +70,29 @@ nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t st
   };
 }
 
+// A checkpoint of this case, its solver state still to be filled in.
+io::Checkpoint checkpoint_of(const Case& c, const std::string& version) {
+  io::Checkpoint ck;
+  ck.version = version;
+  ck.workload = to_string(c.workload);
+  ck.precision = c.precision;
+  ck.ndim = c.grid.ndim;
+  for (int a = 0; a < 3; ++a) {
+    ck.dims[a] = a < c.grid.ndim ? c.grid.n[a] : 1;
+    ck.spacing[a] = a < c.grid.ndim ? c.grid.h[a] : 0;
+    ck.origin[a] = a < c.grid.ndim ? c.grid.origin[a] : 0;
+  }
+  ck.case_yaml = c.resolved_yaml;
+  return ck;
+}
+
+// What an interrupted run's message adds when it wrote a checkpoint.
+std::string restart_hint(const Case& c, const RunOptions& opts) {
+  if (c.output.checkpoint_every <= 0) return "";
+  return fmt::format(", with {}: continue with --restart {}", kCheckpointFile,
+                     (opts.out_dir / kCheckpointFile).string());
+}
+
 // laplace: iterations in chunks of check_every (and up to each output), a
 // log.csv row (iteration, residual) per chunk, the final iterate written
 // whether or not it converged; not converging is a SolverError (exit 1).
@@ -87,10 +110,17 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
                  solver.mean_removed());
 
   io::SeriesSpec sspec{opts.out_dir, c.name,       c.grid,      c.precision,
-                       c.output.vtk, c.output.hdf5, opts.version};
-  io::FieldSeriesWriter series(sspec);
+                       c.output.vtk, c.output.hdf5, opts.version, std::nullopt};
   io::CsvLog log(opts.out_dir / "log.csv", {"iteration", "residual"});
+  if (opts.restart) {
+    solver.restore(*opts.restart);
+    sspec.resume_before = solver.iterations();
+    log.resume(double(solver.iterations()), true);  // its row was written before the checkpoint
+  }
+  const std::int64_t start = solver.iterations();
+  io::FieldSeriesWriter series(sspec);
   const std::int64_t every = c.output.every;
+  const std::int64_t ck_every = c.output.checkpoint_every;
   std::vector<Chunk> chunks;
   std::vector<T> host;
   double compute_ms = 0, download_ms = 0;
@@ -111,13 +141,28 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
     last_written = it;
   };
 
-  log.row({0.0, solver.residual()});
-  if (every > 0) write();
+  auto checkpoint = [&] {
+    const auto t_out = Clock::now();
+    io::Checkpoint ck = checkpoint_of(c, opts.version);
+    solver.save(ck);
+    io::write_checkpoint(opts.out_dir / kCheckpointFile, ck);
+    ph.output_s += seconds_since(t_out);
+  };
+
+  if (!opts.restart) {
+    log.row({0.0, solver.residual()});
+    if (every > 0) write();
+  } else if (every > 0 && solver.iterations() % every == 0 && !solver.finished()) {
+    write();  // as the run that wrote the checkpoint did at this iteration
+  }
   bool interrupted = false;
   while (!solver.finished()) {
     if ((interrupted = interrupt_requested())) break;
-    std::int64_t chunk = spec.check_every;
+    // Chunks end at multiples of check_every, every and checkpoint_every:
+    // a restarted run checks the residual at the same iterations.
+    std::int64_t chunk = spec.check_every - solver.iterations() % spec.check_every;
     if (every > 0) chunk = std::min(chunk, every - solver.iterations() % every);
+    if (ck_every > 0) chunk = std::min(chunk, ck_every - solver.iterations() % ck_every);
     const std::int64_t before = solver.iterations();
     timer->start();
     solver.iterate(chunk);
@@ -127,7 +172,11 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
     log.row({double(solver.iterations()), solver.residual()});
     progress.update(solver.iterations(), fmt::format("residual {:.3g}", solver.residual()));
     if (every > 0 && solver.iterations() % every == 0 && !solver.finished()) write();
+    if (ck_every > 0 && solver.iterations() % ck_every == 0 && !solver.finished()) checkpoint();
   }
+  // The state before finish() (which may shift u by its mean): a restart
+  // continues the iteration from here.
+  if (ck_every > 0) checkpoint();
   timer->start();
   solver.finish();
   compute_ms += timer->stop_ms();
@@ -139,8 +188,9 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   ph.compute_s = compute_ms / 1e3;
   ph.download_s = download_ms / 1e3;
   ph.total_s = seconds_since(t_start);
-  nlohmann::json timing = timing_record(c, backend, solver.iterations(), ph, chunks,
+  nlohmann::json timing = timing_record(c, backend, solver.iterations() - start, ph, chunks,
                                         solver.bytes_per_iteration());
+  if (opts.restart) timing["restarted_at_iteration"] = start;
   timing["method"] = spec.method;
   timing["iterations"] = solver.iterations();
   timing["residual"] = solver.residual();
@@ -150,9 +200,9 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at iteration {} (residual {:.3g}); the "
-                                       "iterate reached is written in {}",
+                                       "iterate reached is written in {}{}",
                                        solver.iterations(), solver.residual(),
-                                       opts.out_dir.string()));
+                                       opts.out_dir.string(), restart_hint(c, opts)));
   if (solver.status() == LaplaceStatus::MaxIters)
     throw SolverError(fmt::format("{} did not converge in {} iterations: residual {:.3g} > "
                                   "tolerance {:.3g}; the last iterate is written in {}",
@@ -173,9 +223,17 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
 
   io::SeriesSpec spec{opts.out_dir, c.name,           c.grid,
                       c.precision,  c.output.vtk,     c.output.hdf5,
-                      opts.version};
-  io::FieldSeriesWriter series(spec);
+                      opts.version, std::nullopt};
   io::CsvLog log(opts.out_dir / "log.csv", {"step", "time", "wall_s", "min", "max", "mean"});
+  if (opts.restart) {
+    // The rows and outputs of the checkpoint's step itself are written again
+    // below, as an uninterrupted run writes them.
+    solver.restore(*opts.restart);
+    spec.resume_before = solver.step();
+    log.resume(double(solver.step()), false);
+  }
+  const std::int64_t start = solver.step();
+  io::FieldSeriesWriter series(spec);
 
   const std::int64_t total = solver.total_steps();
   const std::vector<std::int64_t> outs = output_steps(total, c.output.every);
@@ -190,7 +248,16 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   auto timer = backend.make_timer();
   Progress progress(c.name, total, opts.progress);
   std::size_t next_out = 0;
+  while (next_out < outs.size() && outs[next_out] < start) ++next_out;
   std::int64_t last_output = -1;
+  const std::int64_t ck_every = c.output.checkpoint_every;
+  auto checkpoint = [&] {
+    const auto t_out = Clock::now();
+    io::Checkpoint ck = checkpoint_of(c, opts.version);
+    solver.save(ck);
+    io::write_checkpoint(opts.out_dir / kCheckpointFile, ck);
+    output_s += seconds_since(t_out);
+  };
 
   auto observe = [&](bool is_output, bool log_row) {
     const FieldStats st = backend.stats(solver.field());
@@ -228,10 +295,15 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     // Interrupted: the state reached is written as a final output.
     interrupted = interrupt_requested();
     const bool log_row = is_output || interrupted || step % log_every == 0 || step == total;
-    if (log_row || step % check_every == 0) observe(is_output || interrupted, log_row);
+    // A checkpoint is written after the NaN/Inf check of its step: never a diverged one.
+    const bool ck_step = ck_every > 0 && ((step > start && step % ck_every == 0) ||
+                                          step >= total || interrupted);
+    if (log_row || step % check_every == 0 || ck_step) observe(is_output || interrupted, log_row);
+    if (ck_step) checkpoint();
     if (step >= total || interrupted) break;
     std::int64_t stop = std::min({total, next_multiple(step, log_every),
                                   next_multiple(step, check_every)});
+    if (ck_every > 0) stop = std::min(stop, next_multiple(step, ck_every));
     if (next_out < outs.size()) stop = std::min(stop, outs[next_out]);
     timer->start();
     solver.advance(stop - step);
@@ -247,15 +319,16 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
             download_ms / 1e3, output_s,                 seconds_since(t_start)};
   // Throughput over the steps run (fewer than total when interrupted).
   nlohmann::json timing =
-      timing_record(c, backend, solver.step(), ph, chunks, solver.bytes_per_step());
+      timing_record(c, backend, solver.step() - start, ph, chunks, solver.bytes_per_step());
+  if (opts.restart) timing["restarted_at_step"] = start;
   if (c.heat.implicit() && c.workload == Workload::Heat)
     timing["solver_iterations"] = solver.solver_iterations();
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at step {} of {} (t = {:.6g}); the state "
-                                       "reached is written in {}",
+                                       "reached is written in {}{}",
                                        solver.step(), total, solver.time(),
-                                       opts.out_dir.string()));
+                                       opts.out_dir.string(), restart_hint(c, opts)));
   return timing;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/case.hpp"
+#include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
 
 namespace gf {
@@ -15,11 +16,20 @@ struct RunOptions {
   std::filesystem::path out_dir;  // exists
   bool progress = true;           // draw the progress line / periodic log lines
   std::string version;
+  // Continue from this checkpoint (checked against the case by the caller):
+  // the state is restored, log.csv and the field series in out_dir are
+  // continued from its step.
+  const io::Checkpoint* restart = nullptr;
 };
+
+// checkpoint.h5 in the output folder.
+inline constexpr const char* kCheckpointFile = "checkpoint.h5";
 
 // Runs the case and returns the timing record (timing.json). Writes log.csv,
 // the field series and timing.json into opts.out_dir. Throws SolverError on
-// divergence (the outputs written so far are kept).
+// divergence (the outputs written so far are kept). With
+// output.checkpoint_every > 0 it writes checkpoint.h5 every that many steps,
+// at the end and when interrupted.
 template <class T>
 nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& opts);
 

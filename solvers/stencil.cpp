@@ -52,6 +52,21 @@ void StencilSolver<T>::advance(std::int64_t n) {
 }
 
 template <class T>
+void StencilSolver<T>::save(io::Checkpoint& ck) {
+  ck.step = step_;
+  ck.time = double(step_);
+  ck.reals.clear();
+  ck.integers.clear();
+  ck.fields = {{"u", download_bytes(backend_, u_)}};
+}
+
+template <class T>
+void StencilSolver<T>::restore(const io::Checkpoint& ck) {
+  upload_bytes(backend_, ck.field("u"), u_);
+  step_ = ck.step;
+}
+
+template <class T>
 MemoryNeed StencilSolver<T>::memory_needed(const Case& c) {
   return {2, 2 * static_cast<std::size_t>(c.grid.size()) * sizeof(T) + (1u << 20)};
 }

@@ -23,6 +23,8 @@ class StencilSolver final : public Stepper<T> {
   const Field<T>& field() const override { return u_; }
   double upload_ms() const override { return upload_ms_; }
   std::size_t bytes_per_step() const override { return 2 * u_.bytes(); }
+  void save(io::Checkpoint& ck) override;
+  void restore(const io::Checkpoint& ck) override;
   static MemoryNeed memory_needed(const Case& c);
 
  private:

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/core.h>
+
 #include "io/expression.hpp"
 #include "io/output.hpp"
 #include "solvers/heat.hpp"
@@ -83,6 +85,22 @@ double upload_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
   return timer->stop_ms();
 }
 
+// operator new's alignment (16) is enough for T.
+template <class T>
+std::vector<unsigned char> download_bytes(Backend<T>& backend, const Field<T>& f) {
+  std::vector<unsigned char> host(f.size() * sizeof(T));
+  backend.download(f, reinterpret_cast<T*>(host.data()));
+  return host;
+}
+
+template <class T>
+void upload_bytes(Backend<T>& backend, const std::vector<unsigned char>& host, Field<T>& f) {
+  if (host.size() != f.size() * sizeof(T))
+    throw IoError(fmt::format("checkpoint: a field of {} bytes for {} grid points of {} bytes",
+                              host.size(), f.size(), sizeof(T)));
+  backend.upload(reinterpret_cast<const T*>(host.data()), f);
+}
+
 template <class T>
 void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]) {
   const Grid& g = c.grid;
@@ -119,6 +137,13 @@ template MemoryNeed stepper_memory_needed<float>(const Case&);
 template MemoryNeed stepper_memory_needed<double>(const Case&);
 template double upload_initial_state<float>(const Case&, Backend<float>&, Field<float>&);
 template double upload_initial_state<double>(const Case&, Backend<double>&, Field<double>&);
+template std::vector<unsigned char> download_bytes<float>(Backend<float>&, const Field<float>&);
+template std::vector<unsigned char> download_bytes<double>(Backend<double>&,
+                                                           const Field<double>&);
+template void upload_bytes<float>(Backend<float>&, const std::vector<unsigned char>&,
+                                  Field<float>&);
+template void upload_bytes<double>(Backend<double>&, const std::vector<unsigned char>&,
+                                   Field<double>&);
 template void axis_boundaries<float>(const Case&, AxisBc<float> (&)[3]);
 template void axis_boundaries<double>(const Case&, AxisBc<double> (&)[3]);
 

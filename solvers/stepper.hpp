@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "io/case.hpp"
+#include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
 
 namespace gf {
@@ -25,7 +26,18 @@ class Stepper {
   virtual double upload_ms() const = 0;
   // Iterations of an inner solver over the run (CG of the implicit heat schemes), or 0.
   virtual std::int64_t solver_iterations() const { return 0; }
+  // Checkpoint/restart: everything the next steps depend on (step, time, the
+  // fields, downloaded) into ck; restore() puts it back (uploaded), on a
+  // stepper just made for the same case, on either device.
+  virtual void save(io::Checkpoint& ck) = 0;
+  virtual void restore(const io::Checkpoint& ck) = 0;
 };
+
+// A field through the host as raw values of T (checkpoints), and back.
+template <class T>
+std::vector<unsigned char> download_bytes(Backend<T>& backend, const Field<T>& f);
+template <class T>
+void upload_bytes(Backend<T>& backend, const std::vector<unsigned char>& host, Field<T>& f);
 
 // The stepper of the case's workload, initial state uploaded.
 template <class T>

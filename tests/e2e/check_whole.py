@@ -5,7 +5,7 @@ Visible files must each parse completely: .json (json), .csv (a header and
 rows of the same width, ending in a newline), .pvd and .xdmf (XML; every
 .vti a .pvd names exists), .vti (the XML header, then every zlib block of the
 appended data inflates to the size the header promises), .h5 (h5py opens it
-and reads every dataset). Hidden files are the temporaries of writes cut
+and reads every dataset; checkpoint.h5 holds u, the case and the state). Hidden files are the temporaries of writes cut
 short; they must be named so (".<name>.tmp", ".fields.h5.partial").
 
 Usage: check_whole.py OUT_DIR   (prints what it checked; exit 1 on a fault)
@@ -56,6 +56,10 @@ def check_h5(path):
             if isinstance(obj, h5py.Dataset):
                 obj[...]
         f.visititems(visit)
+        if os.path.basename(path) == "checkpoint.h5":
+            assert f.attrs["format"] == b"gridforge checkpoint", "not a gridforge checkpoint"
+            assert "fields/u" in f and "case" in f and "state" in f, "a checkpoint without u, case or state"
+            return
         assert "steps" in f, "no /steps group"
 
 

@@ -138,3 +138,14 @@ gf_expect_error(bench_stencil_wrong_dims 2 "^error: --stencil star7: star7 is a 
   bench --workload stencil --dims 2 --stencil star7 --devices cpu)
 gf_expect_error(bench_cuda_without_gpu 3 "^error: --devices cuda: no usable GPU: .*; use --devices cpu$"
   NO_GPU bench --devices cpu,cuda)
+
+# Checkpoint and restart (restart.py says what each mode checks): bit for bit
+# against uninterrupted runs, the logs and series continued, refusals.
+if(GF_PYTHON)
+  foreach(mode heat_explicit heat_cn stencil laplace_jacobi laplace_cg interrupt interrupt_laplace diverge mismatch)
+    add_test(NAME "e2e: restart ${mode}"
+      COMMAND ${GF_PYTHON} ${GF_E2E}/restart.py $<TARGET_FILE:gridforge> ${mode}
+              ${CMAKE_BINARY_DIR}/e2e_restart/${mode}
+      WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  endforeach()
+endif()

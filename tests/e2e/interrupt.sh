@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SIGINT during a run: the run stops after the step in progress, writes the
-# state it reached as a final output, keeps whole files only, and exits 130.
+# state it reached as a final output and (the case has checkpoint_every) as
+# checkpoint.h5, keeps whole files only, and exits 130.
 # Usage: interrupt.sh GRIDFORGE CASE OUT
 set -u
 gf=$1 case=$2 out=$3
@@ -17,6 +18,7 @@ fail() { echo "interrupt: FAIL: $*"; exit 1; }
 grep -q '"status": "interrupted' "$out/run.json" || fail "run.json does not say interrupted"
 [ -f "$out/fields.h5" ] || fail "no fields.h5"
 [ -f "$out/timing.json" ] || fail "no timing.json"
+[ -f "$out/checkpoint.h5" ] || fail "no checkpoint.h5 (the case checkpoints)"
 steps=$(ls "$out"/vtk/*.vti | wc -l)
 [ "$steps" = 1 ] || fail "expected one final .vti, found $steps"
 leftovers=$(find "$out" -name '.*' -o -name '*.tmp' -o -name '*.partial')

@@ -48,4 +48,14 @@ grep -q '"status": "failed: cannot write' "$work/full2/run.json" || fail "run.js
 [ -f "$work/full2/fields.h5" ] || fail "fields.h5 was not kept"
 leftovers=$(find "$work/full2" -name '.*')
 [ -z "$leftovers" ] || fail "temporary files left: $leftovers"
+# 5. The disk is full when the first checkpoint (step 30) is written: the run
+#    stops, what it finished stays, no checkpoint.h5 and no temporary are left.
+mkdir -p "$work/full3"
+ln -s /dev/full "$work/full3/.checkpoint.h5.tmp"
+run "$work/full3" heat.steps=100 output.every=10 output.checkpoint_every=30 "grid.dims=[16,16,16]"
+expect "^error: cannot write '$work/full3/checkpoint.h5': .*No space left on device$"
+[ ! -e "$work/full3/checkpoint.h5" ] || fail "a checkpoint.h5 was left"
+[ "$(ls "$work/full3/vtk" | wc -l)" = 4 ] || fail "vtk/ holds $(ls -A "$work/full3/vtk")"
+leftovers=$(find "$work/full3" -name '.*')
+[ -z "$leftovers" ] || fail "temporary files left: $leftovers"
 echo "io_errors: ok"

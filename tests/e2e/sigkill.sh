@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SIGKILL in the middle of outputs leaves only whole files (SPEC §4). A run
-# writing often (every 2 steps, VTK and HDF5, 64^3) is killed at several
+# writing often (every 2 steps, VTK and HDF5, 64^3, a checkpoint every 3) is killed at several
 # moments; after each kill every file in the folder must be whole
 # (check_whole.py) and any temporary must be hidden and named as one.
 # Usage: sigkill.sh GRIDFORGE CASE OUT PYTHON [ROUNDS]
@@ -12,7 +12,7 @@ temps=0
 for round in $(seq "$rounds"); do
   rm -rf "$out"
   "$gf" run "$case" --device cpu --out "$out" --quiet heat.steps=100000 output.every=2 \
-    output.formats=[vtk,hdf5] &
+    output.formats=[vtk,hdf5] output.checkpoint_every=3 &
   pid=$!
   for _ in $(seq 300); do [ -f "$out/log.csv" ] && break; sleep 0.1; done
   # A different moment each round: 0 to 0.6 s into the outputs.

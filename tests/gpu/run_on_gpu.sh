@@ -76,6 +76,18 @@ gridforge run cases/heat3d_hotspot.yaml --device cuda --dry-run "grid.dims=[6000
 rc=$?; echo "6000^3 dry run on cuda: exit $rc: $(grep -i "needs" "$OUT/oom.log" | head -2 | tr '\n' ' ')"
 [ $rc = 3 ] || { echo "FAILED: memory check on cuda"; fail=1; }
 
+step "checkpoint and restart on the GPU"
+# GPU N/2 + restart = GPU N bit for bit (every workload), SIGINT on the GPU
+# path, and a CPU checkpoint restarted on the GPU (tests/e2e/restart.py).
+if python3 -c "import h5py, numpy" 2>/dev/null; then
+  for mode in heat_explicit heat_cn stencil laplace_jacobi laplace_cg interrupt; do
+    check env GF_RESTART_DEVICE=cuda python3 tests/e2e/restart.py "$(command -v gridforge)" $mode "$OUT/restart/$mode"
+  done
+  check python3 tests/e2e/restart.py "$(command -v gridforge)" cpu_to_gpu "$OUT/restart/cpu_to_gpu"
+else
+  echo "FAILED: restart checks need python3 with h5py and numpy"; fail=1
+fi
+
 fi
 if [ "$PART" != checks ]; then
 
