@@ -68,6 +68,7 @@ struct Plan {
   std::vector<DeviceChoice> choices;
   TimingPlan timing;
   std::optional<std::string> stencil;
+  std::vector<int> time_blocks;  // heat rows, one per depth
 };
 
 std::vector<std::string> resolve_devices(const std::optional<std::string>& asked) {
@@ -139,6 +140,13 @@ Plan make_plan(const BenchArgs& a) {
   if (a.repeat < 1) throw UsageError("--repeat: must be at least 1");
   p.timing.repetitions = a.repeat;
   p.stencil = a.stencil;
+  for (const std::string& x : split_list("--time-block", a.time_block)) {
+    const std::int64_t k = std::all_of(x.begin(), x.end(), ::isdigit) && x.size() < 3 ? std::stoll(x) : -1;
+    if (k < 1 || k > kMaxTimeBlock)
+      throw UsageError(fmt::format("--time-block: '{}' is not a whole number of steps from 1 to {}",
+                                   x, kMaxTimeBlock));
+    p.time_blocks.push_back(int(k));
+  }
   // A preset that does not fit a dimension asked for is a command-line error.
   if (p.stencil && std::find(p.workloads.begin(), p.workloads.end(), "stencil") != p.workloads.end())
     for (int d : p.dims) {
@@ -280,6 +288,8 @@ int cmd_bench(const BenchArgs& a) {
     for (std::size_t i = 0; i < p.devices.size(); ++i) {
       if (interrupt_requested()) throw InterruptedError("bench interrupted; nothing written");
       const std::string label = device_label(p.choices[i], p.devices[i]);
+      // The CPU reference takes one step per pass whatever the depth asked.
+      if (it.time_block > 1 && p.choices[i].gpu < 0) continue;
       auto be = make_backend<T>(p.choices[i]);
       if (auto r = run_row<T>(it, label, p.choices[i], *be, bws.at(label), p.timing))
         rows.push_back(*r);
@@ -289,12 +299,14 @@ int cmd_bench(const BenchArgs& a) {
     for (int d : p.dims)
       for (Precision prec : p.precisions)
         for (std::int64_t n : p.sizes ? *p.sizes : default_sizes(d)) {
-          BenchItem it{w, default_bench_method(w, d), d, n, prec};
-          if (w == "stencil" && p.stencil) it.method = *p.stencil;
-          if (prec == Precision::Float32)
-            run_typed(float{}, it);
-          else
-            run_typed(double{}, it);
+          for (int tb : w == "heat" ? p.time_blocks : std::vector<int>{1}) {
+            BenchItem it{w, default_bench_method(w, d), d, n, prec, tb};
+            if (w == "stencil" && p.stencil) it.method = *p.stencil;
+            if (prec == Precision::Float32)
+              run_typed(float{}, it);
+            else
+              run_typed(double{}, it);
+          }
         }
   if (interrupt_requested()) throw InterruptedError("bench interrupted; nothing written");
   fill_speedups(rows);

@@ -202,7 +202,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
 }  // namespace
 
 int cmd_run(const RunArgs& a) {
-  Case c = load_case(a.case_path, a.overrides);
+  Case c = load_case_with(a.case_path, a.overrides, a.time_block);
   if (a.out) c.output.dir = *a.out;
   const DeviceChoice d = choose_device(a.device.value_or(c.device));
   return c.precision == Precision::Float32 ? run_typed<float>(c, a, d) : run_typed<double>(c, a, d);

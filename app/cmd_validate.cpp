@@ -189,7 +189,7 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
 }  // namespace
 
 int cmd_validate(const ValidateArgs& a) {
-  Case c = load_case(a.case_path, a.overrides);
+  Case c = load_case_with(a.case_path, a.overrides, a.time_block);
   if (a.steps) {
     if (*a.steps < 0) throw UsageError("--steps: must be >= 0");
     c.heat.steps = *a.steps;

@@ -13,6 +13,7 @@ struct RunArgs {
   std::optional<std::string> device;
   std::optional<std::string> out;
   std::optional<std::string> restart;  // checkpoint.h5 to continue from
+  std::optional<std::string> time_block;  // heat.time_block
   bool dry_run = false, quiet = false, json = false;
   std::string command_line;
 };
@@ -23,6 +24,7 @@ struct ValidateArgs {
   std::vector<std::string> overrides;
   std::optional<double> rtol, atol;
   std::optional<long long> steps;
+  std::optional<std::string> time_block;  // heat.time_block
   bool quiet = false;
 };
 int cmd_validate(const ValidateArgs& a);
@@ -36,6 +38,7 @@ struct BenchArgs {
   std::optional<long long> steps;    // timed steps a repetition; default auto
   int repeat = 5;                    // repetitions (the median is reported)
   std::optional<std::string> stencil;  // stencil preset; default star5 (2D) / star7 (3D)
+  std::string time_block = "1";      // heat: comma list of explicit steps per pass
   std::string out = "out/bench";
   bool quiet = false;
   std::string command_line;

@@ -71,6 +71,16 @@ std::string now_iso8601() {
   return buf;
 }
 
+Case load_case_with(const std::string& path, std::vector<std::string> overrides,
+                    const std::optional<std::string>& time_block) {
+  if (!time_block) return load_case(path, overrides);
+  if (const Case c = load_case(path, overrides); c.workload != Workload::Heat)
+    throw UsageError("--time-block: temporal blocking is for heat cases; " + path + " is a " +
+                     to_string(c.workload) + " case");
+  overrides.push_back("heat.time_block=" + *time_block);
+  return load_case(path, overrides);
+}
+
 std::string human_bytes(double b) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;

@@ -1,6 +1,7 @@
 // Shared by the subcommands: logging set-up, device choice, precision dispatch.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,10 @@ std::string joined_command_line(int argc, char** argv);
 std::string now_iso8601();
 
 std::string human_bytes(double bytes);
+
+// The case with its overrides and, when given, --time-block as the override
+// heat.time_block=VALUE (a UsageError for a case that is not heat).
+Case load_case_with(const std::string& path, std::vector<std::string> overrides,
+                    const std::optional<std::string>& time_block);
 
 }  // namespace gf::app

@@ -625,6 +625,19 @@ double effective_tolerance(double asked, Precision p) {
   return p == Precision::Float32 ? std::max(asked, kFloat32ToleranceFloor) : asked;
 }
 
+// heat.time_block: auto (0) or the explicit steps per pass, 1 to kMaxTimeBlock.
+int read_time_block(const Value& v, const HeatSpec& h) {
+  if (v.node().IsScalar() && v.node().Scalar() == "auto") return 0;
+  long long k = 0;
+  if (!v.node().IsScalar() || !YAML::convert<long long>::decode(v.node(), k) || k < 1 ||
+      k > kMaxTimeBlock)
+    v.fail(fmt::format("expected auto or a whole number of steps from 1 to {}, got {}",
+                       kMaxTimeBlock, v.describe()));
+  if (k > 1 && h.implicit())
+    v.fail(fmt::format("temporal blocking is for the explicit scheme, not {}", h.scheme));
+  return int(k);
+}
+
 SolverInput read_heat(const Map& top, const Params& params, const Grid& g, Precision prec,
                       HeatSpec& h) {
   const Map m = top.require("heat").map(schema::kHeatKeys);
@@ -639,6 +652,7 @@ SolverInput read_heat(const Map& top, const Params& params, const Grid& g, Preci
   if (solver.tolerance) h.solver_tolerance = *solver.tolerance;
   if (solver.max_iters) h.solver_max_iters = *solver.max_iters;
   h.solver_tolerance = effective_tolerance(h.solver_tolerance, prec);
+  if (m.has("time_block")) h.time_block = read_time_block(m.get("time_block"), h);
   return solver;
 }
 
@@ -987,6 +1001,7 @@ void emit_heat(YAML::Emitter& out, const HeatSpec& h, const SolverInput& solver)
   else
     out << YAML::Key << "steps" << YAML::Value << h.steps;
   out << YAML::Key << "source" << YAML::Value << h.source.text;
+  if (h.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << h.time_block;
   if (h.implicit()) {  // resolved in full: the implicit schemes use it
     out << YAML::Key << "solver" << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "tolerance" << YAML::Value << num(h.solver_tolerance);

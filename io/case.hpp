@@ -58,6 +58,8 @@ struct HeatSpec {
   // ‖r‖₂/‖b‖₂ ≤ tolerance (raised to kFloat32ToleranceFloor in float32).
   double solver_tolerance = 1e-10;
   std::int64_t solver_max_iters = 1000;
+  // Explicit steps per pass over memory (temporal blocking): 0 = auto.
+  int time_block = 0;
   bool implicit() const { return scheme != "explicit"; }
   // θ of the θ-scheme: 1 backward Euler, 1/2 Crank–Nicolson (0: explicit).
   double theta() const { return scheme == "implicit" ? 1.0 : scheme == "crank-nicolson" ? 0.5 : 0.0; }
@@ -67,6 +69,9 @@ struct HeatSpec {
 // runs; a smaller tolerance is raised to this in float32 (and the resolved
 // case says so), rather than running to max_iters.
 inline constexpr double kFloat32ToleranceFloor = 1e-5;
+
+// The most explicit heat steps heat.time_block may ask for in one pass.
+inline constexpr int kMaxTimeBlock = 8;
 
 // ∇²u = f (workload laplace): the method, the right-hand side and the
 // convergence control, resolved.

@@ -31,7 +31,7 @@ inline constexpr std::string_view kBoundaryKeys[] = {"default", "x",  "y",  "z",
                                                      "x+",      "y-", "y+", "z-", "z+"};
 inline constexpr std::string_view kBcKeys[] = {"type", "value", "gradient"};
 inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "steps",
-                                                 "t_end", "source", "solver"};
+                                                 "t_end", "source", "solver", "time_block"};
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
 inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "check_every", "formats",
                                                    "checkpoint_every"};

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "grid/field.hpp"
 #include "kernels/ops/heat.hpp"
 #include "kernels/ops/laplace.hpp"
@@ -44,6 +45,24 @@ class Backend {
 
   // One explicit heat step: out = FTCS(in) at every point (Dirichlet points copied).
   virtual void heat_step(const HeatArgs<T>& args, const Field<T>& in, Field<T>& out) = 0;
+  // Temporal blocking: how many explicit heat steps this backend takes in
+  // one pass over memory for these args. asked = 0 is auto (the depth that
+  // measured fastest, 1 when blocking does not pay); asked = k forces k where
+  // the backend has such a pass, else 1. The CPU reference always says 1.
+  virtual int heat_time_block(const HeatArgs<T>& args, int asked) const {
+    (void)args;
+    (void)asked;
+    return 1;
+  }
+  // k = heat_time_block(args, ·) > 1 steps in one pass, in → out: bit for bit
+  // the result of k heat_step calls.
+  virtual void heat_steps(const HeatArgs<T>& args, int k, const Field<T>& in, Field<T>& out) {
+    (void)args;
+    (void)k;
+    (void)in;
+    (void)out;
+    throw DeviceError(name() + " has no temporally blocked heat pass");
+  }
   // The stencil's taps (at most kMaxStencilTaps), kept by the backend (in
   // constant memory on the GPU) for the apply_stencil calls that follow.
   virtual void set_stencil_taps(const std::vector<StencilTap<T>>& taps) = 0;

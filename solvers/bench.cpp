@@ -28,7 +28,9 @@ std::string dims_list(int dims, std::int64_t n) {
 }
 
 std::string workload_label(const BenchItem& it) {
-  return it.workload == "heat" ? it.workload : it.workload + "/" + it.method;
+  if (it.workload == "heat")
+    return it.time_block > 1 ? fmt::format("heat/tb{}", it.time_block) : it.workload;
+  return it.workload + "/" + it.method;
 }
 
 }  // namespace
@@ -49,8 +51,8 @@ Case bench_case(const BenchItem& it) {
   const std::int64_t n = it.size;
   std::string body;
   if (it.workload == "heat") {
-    body = fmt::format("heat: {{alpha: 1.0, scheme: {}, dt: auto, steps: {}}}\n", it.method,
-                       kUnlimitedSteps);
+    body = fmt::format("heat: {{alpha: 1.0, scheme: {}, dt: auto, steps: {}, time_block: {}}}\n",
+                       it.method, kUnlimitedSteps, it.time_block);
   } else if (it.workload == "stencil") {
     // coeff·Σ|w| ≤ 0.4 for every preset (Σ|w| ≤ 20/h²): a stable update.
     const double h = 1.0 / double(n - 1);
@@ -241,7 +243,7 @@ const std::vector<std::string>& bench_row_fields() {
       "precision",      "steps",           "repetitions",    "ms_per_step",
       "ms_per_step_min", "ms_per_step_max", "Gpts_per_s",     "points_per_s",
       "bytes_per_step", "effective_GBps",  "bandwidth_kind", "bandwidth_GBps",
-      "fraction_of_bandwidth", "speedup_vs_cpu"};
+      "fraction_of_bandwidth", "speedup_vs_cpu", "time_block"};
   return f;
 }
 
@@ -252,6 +254,7 @@ nlohmann::json bench_row_json(const BenchRow& r) {
   nlohmann::json j = {
       {"workload", r.item.workload},
       {"method", r.item.method},
+      {"time_block", r.item.time_block},
       {"dims", r.item.dims},
       {"size", r.item.size},
       {"grid", g.shape_str()},

@@ -22,6 +22,7 @@ struct BenchItem {
   int dims = 3;
   std::int64_t size = 64;         // points per axis
   Precision precision = Precision::Float32;
+  int time_block = 1;  // heat: explicit steps per pass (heat.time_block)
 };
 
 // The workloads bench knows and their method ("" for the stencil: the preset

@@ -8,3 +8,25 @@
 #else
 #define GF_HD inline
 #endif
+
+namespace gf {
+
+// a·b rounded on its own. nvcc contracts a product and a sum into one fused
+// multiply-add where it sees fit, differently in different kernels; a formula
+// whose products go through mul_rn rounds the same way in every kernel that
+// calls it (and as the CPU, which fuses nothing at -O2 on x86-64), so that
+// two executions of it, e.g. temporally blocked and one step at a time,
+// agree to the bit.
+template <class T>
+GF_HD T mul_rn(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 4)
+    return __fmul_rn(a, b);
+  else
+    return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+}  // namespace gf

@@ -21,15 +21,16 @@ struct HeatArgs {
 // The formula. m[a], p[a]: neighbours at −1 and +1 along axis a.
 template <int D, class T>
 GF_HD T ftcs_point(T u, const T* m, const T* p, const T* c, T s) {
-  T acc = c[0] * ((m[0] + p[0]) - (u + u));
-  if constexpr (D > 1) acc += c[1] * ((m[1] + p[1]) - (u + u));
-  if constexpr (D > 2) acc += c[2] * ((m[2] + p[2]) - (u + u));
+  // Products through mul_rn: no kernel fuses them into its sums (hd.hpp).
+  T acc = mul_rn(c[0], (m[0] + p[0]) - (u + u));
+  if constexpr (D > 1) acc += mul_rn(c[1], (m[1] + p[1]) - (u + u));
+  if constexpr (D > 2) acc += mul_rn(c[2], (m[2] + p[2]) - (u + u));
   return u + acc + s;
 }
 
 template <class T>
 GF_HD T heat_source(const HeatArgs<T>& a, std::int64_t idx) {
-  return a.dt * (a.source ? a.source[idx] : a.source_const);
+  return mul_rn(a.dt, a.source ? a.source[idx] : a.source_const);
 }
 
 // Update of point (i, j, k) with boundary rules on every axis: used by the CPU

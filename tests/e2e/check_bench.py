@@ -19,7 +19,7 @@ DEVICE = ("device", "name", "bandwidth_kind", "bandwidth_GBps", "bandwidth_array
 ROW = ("workload", "method", "dims", "size", "grid", "points", "device", "device_name",
        "precision", "steps", "repetitions", "ms_per_step", "ms_per_step_min", "ms_per_step_max",
        "Gpts_per_s", "points_per_s", "bytes_per_step", "effective_GBps", "bandwidth_kind",
-       "bandwidth_GBps", "fraction_of_bandwidth", "speedup_vs_cpu")
+       "bandwidth_GBps", "fraction_of_bandwidth", "speedup_vs_cpu", "time_block")
 
 
 def fail(msg):

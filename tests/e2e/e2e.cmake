@@ -132,6 +132,12 @@ gf_expect_error(bench_bad_sizes 2 "^error: --sizes: 'x64' is not a whole number 
   bench --sizes 32,x64 --devices cpu)
 gf_expect_error(bench_size_too_small 2 "^error: --sizes: 3 is too small; sizes are at least 5 points$"
   bench --sizes 3 --devices cpu)
+gf_expect_error(bench_bad_time_block 2 "^error: --time-block: 'x' is not a whole number of steps from 1 to 8$"
+  bench --time-block 1,x --devices cpu)
+gf_expect_error(time_block_not_heat 2 "^error: --time-block: temporal blocking is for heat cases; cases/stencil2d_star9.yaml is a stencil case$"
+  run cases/stencil2d_star9.yaml --time-block 2)
+gf_expect_error(time_block_bad_value 2 "^command line: heat.time_block: expected auto or a whole number of steps from 1 to 8, got 'zero'$"
+  run cases/heat3d_hotspot.yaml --time-block zero)
 gf_expect_error(bench_bad_precision 2 "^error: --precision: 'float16' is not float32 or float64$"
   bench --precision float16 --devices cpu)
 gf_expect_error(bench_stencil_wrong_dims 2 "^error: --stencil star7: star7 is a 3D stencil; the grid is 2D$"

@@ -381,3 +381,19 @@ TEST_CASE("an override value is YAML: expressions with ':' need quotes", "[case]
   CHECK(c.initial.expr.text == "x < 0.5 ? 1 : 0");
   CHECK(c.initial.expr.loc.str() == "command line");
 }
+
+TEST_CASE("heat.time_block: auto by default, a depth when given, kept in the resolved case", "[case]") {
+  const std::string text = R"Y(workload: heat
+grid: {dims: [9, 9, 9]}
+heat: {alpha: 1.0, steps: 10}
+)Y";
+  CHECK(load(text).heat.time_block == 0);
+  CHECK(load(text, {"heat.time_block=auto"}).heat.time_block == 0);
+  const gf::Case c = load(text, {"heat.time_block=3"});
+  CHECK(c.heat.time_block == 3);
+  CHECK_THAT(c.resolved_yaml, Contains("time_block: 3"));
+  CHECK(load(c.resolved_yaml).heat.time_block == 3);
+  CHECK_THROWS_AS(load(text, {"heat.time_block=0"}), gf::CaseError);
+  CHECK_THROWS_AS(load(text, {"heat.time_block=9"}), gf::CaseError);
+  CHECK_THROWS_AS(load(text, {"heat.time_block=2.5"}), gf::CaseError);
+}

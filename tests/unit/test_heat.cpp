@@ -194,3 +194,25 @@ TEST_CASE("output_steps: 0, every, ..., and the last step", "[heat]") {
   CHECK(output_steps(8, 4) == std::vector<std::int64_t>{0, 4, 8});
   CHECK(output_steps(10, 0) == std::vector<std::int64_t>{10});
 }
+
+TEST_CASE("heat.time_block changes nothing on the CPU, which takes one step per pass", "[heat]") {
+  const std::string text = R"Y(workload: heat
+precision: float32
+grid: {dims: [12, 10, 9]}
+initial: {expr: "sin(3*x)*cos(2*y)+z"}
+boundary: {default: {type: neumann, gradient: 0.5}, z: {type: periodic}}
+heat: {alpha: 1.0, t_end: 0.01, source: "x*y"}
+)Y";
+  auto field_after = [&](const char* tb) {
+    const gf::Case c = gf::load_case_text(text, "case.yaml", {std::string("heat.time_block=") + tb});
+    auto cpu = gf::make_cpu_backend<float>();
+    gf::HeatSolver<float> s(c, *cpu);
+    s.advance(c.heat.steps);
+    std::vector<float> u(static_cast<std::size_t>(c.grid.size()));
+    cpu->download(s.field(), u.data());
+    CHECK(s.step() == c.heat.steps);
+    CHECK(s.time() == c.heat.t_end);
+    return u;
+  };
+  CHECK(field_after("4") == field_after("1"));
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Temporal blocking of the 3D explicit heat step on the GPU machine: the
+# bit-for-bit tests, racecheck over them, a whole run blocked against one step
+# at a time, then bench rows for 1 to 4 steps per pass beside the peers'
+# heat3d (which measure the copy bandwidth in the same call). Run from the
+# repo root through .devicepack/run.sh:  bash tests/gpu/perf_time_block.sh OUT
+set -uo pipefail
+OUT=${1:-/tmp/gf_tb}
+mkdir -p "$OUT"
+fail=0
+check() { "$@" || { echo "FAILED: $*"; fail=1; }; }
+T="GPU temporally blocked heat*"  # (a comma would split the test spec)
+check gridforge_tests "$T" | tail -2
+check compute-sanitizer --tool racecheck --error-exitcode 9 gridforge_tests "$T" > "$OUT/racecheck.log" 2>&1
+echo "racecheck: $(tail -1 "$OUT/racecheck.log")"
+check compute-sanitizer --tool memcheck --error-exitcode 9 gridforge_tests "$T" > "$OUT/memcheck.log" 2>&1
+echo "memcheck: $(tail -1 "$OUT/memcheck.log")"
+# a whole run, periodic z and a source field: blocked = one step per pass
+for tb in 1 4; do
+  check gridforge run cases/heat3d_hotspot.yaml --device cuda --quiet --out "$OUT/run_tb$tb" --time-block $tb \
+    "grid.dims=[96,80,70]" 'heat={alpha: 1.0e-2, t_end: 0.3, source: "x*y"}' "boundary.z={type: periodic}" output.every=50 "output.formats=[hdf5]"
+done
+python3 - "$OUT" <<'PY'
+import h5py, numpy as np, sys
+a = h5py.File(sys.argv[1] + "/run_tb1/fields.h5"); b = h5py.File(sys.argv[1] + "/run_tb4/fields.h5")
+same = all(np.array_equal(a["steps"][s]["u"][...], b["steps"][s]["u"][...]) for s in a["steps"])
+print(f"run 96x80x70 to t_end 0.3 (a shortened last step), outputs {list(a['steps'])}: time_block 4 vs 1 bit for bit: {same}")
+sys.exit(0 if same else 1)
+PY
+[ $? = 0 ] || fail=1
+for p in float32 float64; do
+  python3 "$DEVICEPACK_EXTRA/shared/bench/peers.py" --problem heat3d --size 512 --precision $p --json "$OUT/peers_$p.json" 2>&1 | tail -8
+done
+check gridforge bench --workload heat --dims 3 --sizes 256,512 --precision float32,float64 --devices cuda \
+  --time-block 1,2,3,4 --out "$OUT/bench" 2>&1 | tail -10
+echo "overall: $([ $fail = 0 ] && echo PASS || echo FAIL)"
+exit $fail
