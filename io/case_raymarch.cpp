@@ -206,6 +206,11 @@ void read_camera(const Value& v, const Grid& g, RaySpec& s) {
     for (int a = 0; a < 3; ++a) s.look_at[a] = g.origin[a] + 0.5 * double(g.n[a] - 1) * g.h[a];
   else
     s.look_at = read_vec3(m.get("look_at"));
+  // Far enough for any grid gridforge holds, near enough that directions stay finite.
+  for (const auto& [key, v] : {std::pair{"position", s.position}, std::pair{"look_at", s.look_at}})
+    for (double x : v)
+      if (std::fabs(x) > 1e12)
+        m.get(key).fail(fmt::format("expected coordinates within ±1e12, got {:g}", x));
   Vec view{s.look_at[0] - s.position[0], s.look_at[1] - s.position[1],
            s.look_at[2] - s.position[2]};
   if (!(length(view) > 0))
@@ -263,7 +268,8 @@ void read_transfer(const Value& v, RaySpec& s) {
   if (m.has("density")) {
     const Value d = m.get("density");
     s.density = d.number();
-    if (s.density < 0) d.fail(fmt::format("expected a number ≥ 0, got {}", d.node().Scalar()));
+    if (s.density < 0 || s.density > 1e9)
+      d.fail(fmt::format("expected a number from 0 to 1e9, got {}", d.node().Scalar()));
   }
 }
 
@@ -272,7 +278,13 @@ void read_common(const Map& m, const Case& c, RaySpec& s) {
   if (m.has("mode")) s.mode = m.get("mode").choice(kModes);
   if (m.has("isovalue")) s.isovalue = m.get("isovalue").number();
   read_camera(m.require("camera"), c.grid, s);
-  if (m.has("step")) s.step = m.get("step").positive();
+  if (m.has("step")) {
+    const Value st = m.get("step");
+    s.step = st.positive();
+    // Steps per ray grow as 1/step: below 0.01 cell widths a ray costs more than it shows.
+    if (s.step < 0.01)
+      st.fail(fmt::format("expected at least 0.01 (cell widths), got {}", st.node().Scalar()));
+  }
   if (m.has("transfer")) read_transfer(m.get("transfer"), s);
   if (m.has("background")) {
     const Value b = m.get("background");

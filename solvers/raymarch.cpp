@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include <fmt/core.h>
-#include <spdlog/spdlog.h>
 
 #include "io/expression.hpp"
 #include "io/output.hpp"
@@ -293,9 +292,6 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
   if (c.output.hdf5) io::write_image_h5(opts.out_dir / "image.h5", img);
   const double output_s = seconds_since(t_out);
   const double rays = double(s.width) * double(s.height);
-  spdlog::info("raymarch: {}×{} {} of {} in {:.3f} ms ({:.3g} rays/s); {}", s.width, s.height,
-               s.mode, c.grid.shape_str(), ms, ms > 0 ? rays / (ms / 1e3) : 0.0,
-               (opts.out_dir / (c.name + ".png")).string());
   nlohmann::json timing = {
       {"case", c.name},
       {"workload", "raymarch"},

@@ -20,8 +20,8 @@ if [ "$PART" = ray ]; then
 : > "$OUT/summary.txt"
 say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
-step "[gpu][raymarch] tests"
-check gridforge_tests "[gpu][raymarch]" --durations yes
+step "[gpu][raymarch_gpu] tests"
+check gridforge_tests "[gpu][raymarch_gpu]" --durations yes
 
 step "validate the raymarch cases and the in-situ frames, float64 and float32"
 for c in raymarch_sdf_scene raymarch_cloud heat3d_movie; do
@@ -46,8 +46,8 @@ done
 step "compute-sanitizer over the raymarch tests and the in-situ path"
 for tool in memcheck racecheck initcheck synccheck; do
   extra=(); [ $tool = memcheck ] && extra=(--leak-check full)
-  check compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 gridforge_tests "[gpu][raymarch]" > "$OUT/ray_$tool.log" 2>&1
-  say "$tool [gpu][raymarch]: $(tail -1 "$OUT/ray_$tool.log")"
+  check compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 gridforge_tests "[gpu][raymarch_gpu]" > "$OUT/ray_$tool.log" 2>&1
+  say "$tool [gpu][raymarch_gpu]: $(tail -1 "$OUT/ray_$tool.log")"
 done
 check compute-sanitizer --tool memcheck --error-exitcode 9 gridforge run cases/heat3d_movie.yaml --device cuda --out "$OUT/san_movie" --quiet > "$OUT/ray_memcheck_movie.log" 2>&1
 say "memcheck run heat3d_movie (in-situ frames): $(tail -1 "$OUT/ray_memcheck_movie.log")"

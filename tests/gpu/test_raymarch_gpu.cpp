@@ -180,7 +180,7 @@ Grid grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz, double h) {
 }  // namespace
 
 TEST_CASE("GPU raymarch equals the CPU reference: random volumes, cameras and modes",
-          "[gpu][raymarch]") {
+          "[gpu][raymarch_gpu]") {
   std::uint64_t seed = 7000;
   const Scene blobs{grid_of(37, 29, 41, 1.0 / 36), false};
   const Scene noise{grid_of(23, 31, 19, 1.0 / 30), true};
@@ -197,7 +197,7 @@ TEST_CASE("GPU raymarch equals the CPU reference: random volumes, cameras and mo
   compare<double>(blobs, 83, 77, RayMode::Isosurface, true, ++seed);
 }
 
-TEST_CASE("GPU raymarch: a larger image over several blocks, both precisions", "[gpu][raymarch]") {
+TEST_CASE("GPU raymarch: a larger image over several blocks, both precisions", "[gpu][raymarch_gpu]") {
   const Scene blobs{grid_of(64, 48, 56, 1.0 / 60), false};
   compare<float>(blobs, 257, 129, RayMode::EmissionAbsorption, false, 9001);
   compare<double>(blobs, 257, 129, RayMode::Isosurface, false, 9002);

@@ -260,6 +260,17 @@ TEST_CASE("raymarch and render case errors", "[raymarch]") {
             .find("expected one of emission-absorption, mip, isosurface") != std::string::npos);
   CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  transfer: {range: [1, 0]}\n")) ==
         "case.yaml:7:21: raymarch.transfer.range: expected low < high, got [1, 0]");
+  CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  step: 0.001\n")) ==
+        "case.yaml:7:9: raymarch.step: expected at least 0.01 (cell widths), got 0.001");
+  CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  transfer: {density: -1}\n")) ==
+        "case.yaml:7:23: raymarch.transfer.density: expected a number from 0 to 1e9, got -1");
+  CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2], look_at: [0, 0, -1e20]}\n")) ==
+        "case.yaml:6:42: raymarch.camera.look_at: expected coordinates within ±1e12, got -1e+20");
+  CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2], fov_deg: 180}\n")) ==
+        "case.yaml:6:42: raymarch.camera.fov_deg: expected a vertical field of view in degrees, "
+        "0 < fov_deg < 180, got 180");
+  CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2], width: 16385}\n")) ==
+        "case.yaml:6:40: raymarch.camera.width: expected at most 16384 pixels, got 16385");
   CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\ninitial: {value: 1}\n")) ==
         "case.yaml:7:1: initial: does not apply to workload raymarch (the volume is "
         "raymarch.volume)");
