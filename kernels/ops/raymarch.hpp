@@ -179,6 +179,7 @@ GF_HD float march_emission(const RayArgs<T>& a, const T* v, const T dir[3], T t0
   for (std::int64_t k = 0; k < steps && A < kOpaque; ++k) {
     const T ta = t0 + T(k) * a.step;
     const T tb = ta + a.step < t1 ? ta + a.step : t1;
+    if (!(tb > ta)) break;  // the last step, rounded away
     T p[3];
     ray_point(a, dir, T(0.5) * (ta + tb), p);
     const float t = transfer_t(a, sample_volume(a, v, p));
