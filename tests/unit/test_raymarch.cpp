@@ -3,6 +3,7 @@
 // image files and the image comparison of validate.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "case_test_util.hpp"
 #include "io/image.hpp"
+#include "io/output.hpp"
 #include "solvers/raymarch.hpp"
 
 namespace gf {
@@ -281,6 +283,67 @@ TEST_CASE("raymarch and render case errors", "[raymarch]") {
                  "render: {every: 2, volume: {expr: x}, camera: {position: [2, 2, 2]}}\n") ==
         "case.yaml:4:20: render.volume: unknown key; expected one of every, mode, isovalue, "
         "camera, step, transfer, background");
+}
+
+TEST_CASE("a file volume is a field of a fields.h5 gridforge wrote", "[raymarch]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gf_test_raymarch_file";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string tail = "  mode: mip\n  camera: {position: [0.5, -1.5, 0.6], width: 64, height: 48}\n";
+  const Case from_expr = test::load(ray_case("  volume: {expr: \"x*x + 2*y - z\"}\n" + tail, 13));
+  const std::vector<double> u = raymarch_volume<double>(from_expr);
+  {
+    io::FieldSeriesWriter w(io::SeriesSpec{dir, "heat", from_expr.grid, Precision::Float64, false,
+                                           true, "test", std::nullopt});
+    w.write(7, 0.5, {{"u", u.data(), Precision::Float64}});
+  }
+  const Case from_file = test::load(ray_case(
+      "  volume: {file: {path: " + (dir / "fields.h5").string() + ", dataset: /steps/000007/u}}\n" + tail, 13));
+  CHECK(from_file.raymarch.volume.kind == RayVolumeSpec::Kind::File);
+  CHECK(raymarch_volume<double>(from_file) == u);
+  const io::Image a = render(from_expr), b = render(from_file);
+  CHECK(a.rgba == b.rgba);
+  CHECK(test::error_of(ray_case("  volume: {file: {path: " + (dir / "fields.h5").string() +
+                                ", dataset: /steps/000008/u}}\n" + tail, 13))
+            .find("no dataset '/steps/000008/u'") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("in-situ frames: every render.every steps, of the field as it is then", "[raymarch]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gf_test_raymarch_insitu";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const Case c = test::load(
+      "workload: heat\nprecision: float64\ngrid: {dims: [12, 12, 12]}\n"
+      "initial: {expr: \"exp(-((x-0.5)^2+(y-0.5)^2+(z-0.5)^2)/0.05)\"}\n"
+      "heat: {alpha: 0.01, steps: 10}\noutput: {every: 0, formats: [hdf5]}\n"
+      "render: {every: 4, camera: {position: [2, -1, 1.5], width: 40, height: 30}, "
+      "transfer: {colormap: grayscale, density: 30}}\n");
+  auto be = make_cpu_backend<double>();
+  RunOptions opts{dir, false, "test", nullptr};
+  const nlohmann::json timing = run_case<double>(c, *be, opts);
+  CHECK(timing["render"]["frames"] == 3);  // steps 0, 4 and 8
+  for (const char* f : {"frames/case_000000.png", "frames/case_000004.png", "frames/case_000008.png"})
+    CHECK(fs::exists(dir / f));
+  CHECK_FALSE(fs::exists(dir / "frames/case_000010.png"));
+  // Step 0's frame is the initial state rendered with its own min and max (range auto).
+  const std::vector<double> u0 = initial_state<double>(c);
+  Field<double> f = be->make_field(c.grid, "u");
+  be->upload(u0.data(), f);
+  FrameRenderer<double> r(c.render, c.grid, *be, false);
+  const io::Image want = r.render(f);
+  const io::Image got = io::read_png(dir / "frames/case_000000.png");
+  REQUIRE(got.width == 40);
+  double worst = 0;
+  for (std::size_t p = 0; p < got.rgba.size(); ++p)
+    if (p % 4 != 3) worst = std::max(worst, std::fabs(double(got.rgba[p]) - std::clamp(double(want.rgba[p]), 0.0, 1.0)));
+  CHECK(worst <= 0.5 / 255 + 1e-6);
+  // ... and the field has moved on by step 8: that frame differs.
+  const io::Image later = io::read_png(dir / "frames/case_000008.png");
+  CHECK(later.rgba != got.rgba);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("PNG rows run top to bottom, and image.h5 holds float RGBA", "[raymarch]") {
