@@ -1,10 +1,10 @@
 #include "app/validate_images.hpp"
 
-#include <cmath>
-#include <iostream>
-
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <iostream>
 
 #include "io/image.hpp"
 #include "solvers/raymarch.hpp"
@@ -29,12 +29,13 @@ void print_frame_rows(const nlohmann::json& rows) {
   std::cout << fmt::format("{:<6} {:>8} {:>10} {:>12} {:>10}  {}\n", "image", "step", "psnr_dB",
                            "off>2/255", "max_abs", "result");
   for (const auto& r : rows)
-    std::cout << fmt::format(
-        "{:<6} {:>8} {:>10} {:>12.3e} {:>10.4f}  {}\n", r["field"].get<std::string>(),
-        r["step"].get<std::int64_t>(),
-        r["psnr_db"].is_null() ? std::string("inf") : fmt::format("{:.2f}", r["psnr_db"].get<double>()),
-        r["off_fraction"].get<double>(), r["max_abs"].get<double>(),
-        r["pass"].get<bool>() ? "pass" : "FAIL");
+    std::cout << fmt::format("{:<6} {:>8} {:>10} {:>12.3e} {:>10.4f}  {}\n",
+                             r["field"].get<std::string>(), r["step"].get<std::int64_t>(),
+                             r["psnr_db"].is_null()
+                                 ? std::string("inf")
+                                 : fmt::format("{:.2f}", r["psnr_db"].get<double>()),
+                             r["off_fraction"].get<double>(), r["max_abs"].get<double>(),
+                             r["pass"].get<bool>() ? "pass" : "FAIL");
 }
 
 template <class T>
@@ -51,18 +52,23 @@ nlohmann::json validate_raymarch(const Case& c, Backend<T>& cpu, Backend<T>& gpu
   cpu.upload(host.data(), vc);
   gpu.upload(host.data(), vg);
   FrameRenderer<T> rc(s, c.grid, cpu, sdf), rg(s, c.grid, gpu, sdf);
-  spdlog::info("validate {}: {}×{} {} of {} {}, cpu vs {}; pass when PSNR >= {:g} dB and at most "
-               "{:g} % of the pixels are off by more than 2/255",
-               c.name, s.width, s.height, s.mode, c.grid.shape_str(), to_string(c.precision),
-               gpu.name(), io::kMinPsnrDb, 100 * io::kMaxOffFraction);
+  spdlog::info(
+      "validate {}: {}×{} {} of {} {}, cpu vs {}; pass when PSNR >= {:g} dB and at most "
+      "{:g} % of the pixels are off by more than 2/255",
+      c.name, s.width, s.height, s.mode, c.grid.shape_str(), to_string(c.precision), gpu.name(),
+      io::kMinPsnrDb, 100 * io::kMaxOffFraction);
   const io::Image& ic = rc.render(vc, vmin, vmax);
   const io::Image& ig = rg.render(vg, vmin, vmax);
   const io::ImageDiff d = io::compare_images(ig, ic);
   const nlohmann::json rows = nlohmann::json::array({row_of("image", 0, d)});
   print_frame_rows(rows);
-  return {{"case", c.name}, {"precision", to_string(c.precision)}, {"cpu", cpu.name()},
-          {"gpu", gpu.name()}, {"min_psnr_db", io::kMinPsnrDb},
-          {"max_off_fraction", io::kMaxOffFraction}, {"pass", d.pass},
+  return {{"case", c.name},
+          {"precision", to_string(c.precision)},
+          {"cpu", cpu.name()},
+          {"gpu", gpu.name()},
+          {"min_psnr_db", io::kMinPsnrDb},
+          {"max_off_fraction", io::kMaxOffFraction},
+          {"pass", d.pass},
           {"rows", rows}};
 }
 

@@ -3,7 +3,6 @@
 // compared by PSNR and the fraction of pixels off by more than 2/255.
 #pragma once
 #include <cstdint>
-
 #include <nlohmann/json.hpp>
 
 #include "io/case.hpp"

@@ -24,8 +24,8 @@ using schema::Value;
 
 constexpr std::string_view kRaymarchKeys[] = {"volume", "mode",     "isovalue",  "camera",
                                               "step",   "transfer", "background"};
-constexpr std::string_view kRenderKeys[] = {"every",    "mode",     "isovalue",  "camera",
-                                            "step",     "transfer", "background"};
+constexpr std::string_view kRenderKeys[] = {"every", "mode",     "isovalue",  "camera",
+                                            "step",  "transfer", "background"};
 constexpr std::string_view kVolumeKeys[] = {"expr", "sdf", "file"};
 constexpr std::string_view kFileKeys[] = {"path", "dataset"};
 constexpr std::string_view kCameraKeys[] = {"position", "look_at", "up",
@@ -33,9 +33,9 @@ constexpr std::string_view kCameraKeys[] = {"position", "look_at", "up",
 constexpr std::string_view kTransferKeys[] = {"colormap", "range", "density"};
 constexpr std::string_view kModes[] = {"emission-absorption", "mip", "isosurface"};
 constexpr std::string_view kColormaps[] = {"viridis", "inferno", "grayscale", "coolwarm"};
-constexpr std::string_view kSdfKinds[] = {"sphere", "box",          "torus",      "capsule",
-                                          "plane",  "union",        "intersection",
-                                          "difference", "smooth_union"};
+constexpr std::string_view kSdfKinds[] = {"sphere",       "box",        "torus",
+                                          "capsule",      "plane",      "union",
+                                          "intersection", "difference", "smooth_union"};
 constexpr std::string_view kSphereKeys[] = {"center", "radius"};
 constexpr std::string_view kBoxKeys[] = {"center", "half"};
 constexpr std::string_view kTorusKeys[] = {"center", "major", "minor", "axis"};
@@ -72,8 +72,10 @@ std::vector<SdfNode> read_sdf_list(const Value& v);
 
 SdfNode read_sdf_node(const Value& v) {
   if (!v.node().IsMap() || v.node().size() != 1)
-    v.fail("expected one primitive or combination, e.g. {sphere: {center: [0.5, 0.5, 0.5], "
-           "radius: 0.3}}, got " + v.describe());
+    v.fail(
+        "expected one primitive or combination, e.g. {sphere: {center: [0.5, 0.5, 0.5], "
+        "radius: 0.3}}, got " +
+        v.describe());
   const Map outer = v.map(kSdfKinds);
   const std::string kind = outer.keys()[0];
   const Value body = outer.get(kind);
@@ -140,8 +142,7 @@ std::string str_shape(const std::vector<std::int64_t>& v) {
 }
 
 // A 3D dataset with one value per grid point, [nz][ny][nx] as fields.h5 holds them.
-void read_volume_file(const Value& v, const fs::path& base_dir, const Grid& g,
-                      RayVolumeSpec& vol) {
+void read_volume_file(const Value& v, const fs::path& base_dir, const Grid& g, RayVolumeSpec& vol) {
   const Map m = v.map(kFileKeys);
   const Value path = m.require("path");
   const Value dataset = m.require("dataset");
@@ -154,7 +155,8 @@ void read_volume_file(const Value& v, const fs::path& base_dir, const Grid& g,
   if (p.is_relative()) p = base_dir / p;
   p = fs::absolute(p).lexically_normal();
   std::error_code ec;
-  if (fs::is_directory(p, ec)) path.fail(fmt::format("cannot read '{}': it is a folder", p.string()));
+  if (fs::is_directory(p, ec))
+    path.fail(fmt::format("cannot read '{}': it is a folder", p.string()));
   if (!std::ifstream(p, std::ios::binary))
     path.fail(fmt::format("cannot read '{}': {}", p.string(), std::strerror(errno)));
   vol.kind = RayVolumeSpec::Kind::File;
@@ -166,15 +168,16 @@ void read_volume_file(const Value& v, const fs::path& base_dir, const Grid& g,
     dataset.fail(e.what());
   }
   if (shape.size() != 3)
-    dataset.fail(fmt::format("dataset '{}' has shape {}: a volume needs a 3D dataset "
-                             "[nz][ny][nx]",
-                             vol.dataset, str_shape(shape)));
+    dataset.fail(
+        fmt::format("dataset '{}' has shape {}: a volume needs a 3D dataset "
+                    "[nz][ny][nx]",
+                    vol.dataset, str_shape(shape)));
   const std::vector<std::int64_t> want = {g.n[2], g.n[1], g.n[0]};
   if (shape != want)
-    dataset.fail(fmt::format("dataset '{}' has shape {}; the grid needs {} (slowest axis first): "
-                             "set grid.dims to [{}, {}, {}]",
-                             vol.dataset, str_shape(shape), str_shape(want), shape[2], shape[1],
-                             shape[0]));
+    dataset.fail(
+        fmt::format("dataset '{}' has shape {}; the grid needs {} (slowest axis first): "
+                    "set grid.dims to [{}, {}, {}]",
+                    vol.dataset, str_shape(shape), str_shape(want), shape[2], shape[1], shape[0]));
 }
 
 void read_volume(const Value& v, const Case& c, const fs::path& base_dir, RayVolumeSpec& vol) {
@@ -223,12 +226,14 @@ void read_camera(const Value& v, const Grid& g, RaySpec& s) {
   if (has_up) s.up = unit(m.get("up"));
   if (length(cross(view, s.up)) < 1e-6) {
     if (has_up)
-      m.get("up").fail(fmt::format("up [{:g}, {:g}, {:g}] is parallel to the view direction "
-                                   "(look_at − position): it cannot say which way is up; choose "
-                                   "another up",
-                                   written[0], written[1], written[2]));
-    m.self().fail("the default up [0, 0, 1] is parallel to the view direction (look_at − "
-                  "position); give camera.up");
+      m.get("up").fail(
+          fmt::format("up [{:g}, {:g}, {:g}] is parallel to the view direction "
+                      "(look_at − position): it cannot say which way is up; choose "
+                      "another up",
+                      written[0], written[1], written[2]));
+    m.self().fail(
+        "the default up [0, 0, 1] is parallel to the view direction (look_at − "
+        "position); give camera.up");
   }
   if (m.has("fov_deg")) {
     const Value f = m.get("fov_deg");
@@ -290,7 +295,8 @@ void read_common(const Map& m, const Case& c, RaySpec& s) {
     const Value b = m.get("background");
     s.background = read_vec3(b);
     for (double x : s.background)
-      if (!(x >= 0 && x <= 1)) b.fail(fmt::format("expected colour components in [0, 1], got {}", x));
+      if (!(x >= 0 && x <= 1))
+        b.fail(fmt::format("expected colour components in [0, 1], got {}", x));
   }
 }
 
@@ -303,14 +309,17 @@ std::string dims_entries(const Case& c) {
 void read_raymarch(const Map& top, const Case& c, const fs::path& base_dir, RaySpec& out) {
   for (const char* other : {"initial", "boundary"})
     if (top.has(other))
-      top.key_node(other).fail(fmt::format(
-          "does not apply to workload raymarch (the volume is raymarch.volume)"));
+      top.key_node(other).fail(
+          fmt::format("does not apply to workload raymarch (the volume is raymarch.volume)"));
   if (top.has("render"))
-    top.key_node("render").fail("applies to heat, stencil and laplace (a raymarch case renders "
-                                "its volume itself)");
+    top.key_node("render").fail(
+        "applies to heat, stencil and laplace (a raymarch case renders "
+        "its volume itself)");
   if (c.grid.ndim != 3)
-    top.require("grid").map(schema::kGridKeys).require("dims").fail(
-        fmt::format("a raymarch volume needs a 3D grid ({})", dims_entries(c)));
+    top.require("grid")
+        .map(schema::kGridKeys)
+        .require("dims")
+        .fail(fmt::format("a raymarch volume needs a 3D grid ({})", dims_entries(c)));
   const Map m = top.require("raymarch").map(kRaymarchKeys);
   out.enabled = true;
   read_volume(m.require("volume"), c, base_dir, out.volume);
@@ -387,7 +396,9 @@ void emit_sdf_node(YAML::Emitter& out, const SdfNode& n) {
       break;
     default:
       out << YAML::Key
-          << (n.kind == K::Union ? "union" : n.kind == K::Intersection ? "intersection" : "difference")
+          << (n.kind == K::Union          ? "union"
+              : n.kind == K::Intersection ? "intersection"
+                                          : "difference")
           << YAML::Value;
       emit_sdf_list(out, n.children);
   }

@@ -50,7 +50,8 @@ void write_png(const fs::path& path, const Image& img) {
     for (int x = 0; x < img.width; ++x) {
       const float* s = &img.rgba[4 * (std::size_t(img.height - 1 - y) * img.width + x)];
       unsigned char* d = px + 3 * (std::size_t(y) * img.width + x);
-      for (int c = 0; c < 3; ++c) d[c] = static_cast<unsigned char>(std::lround(clamp01(s[c]) * 255.0f));
+      for (int c = 0; c < 3; ++c)
+        d[c] = static_cast<unsigned char>(std::lround(clamp01(s[c]) * 255.0f));
     }
   const fs::path tmp = temp_of(path);
   vtkNew<vtkPNGWriter> writer;
@@ -61,10 +62,11 @@ void write_png(const fs::path& path, const Image& img) {
     std::error_code ec;
     fs::remove(tmp, ec);
     const unsigned long code = writer->GetErrorCode();
-    throw IoError(fmt::format("cannot write '{}': {}", path.string(),
-                              code == vtkErrorCode::OutOfDiskSpaceError
-                                  ? std::string("No space left on device")
-                                  : fmt::format("the PNG writer failed (VTK error code {})", code)));
+    throw IoError(
+        fmt::format("cannot write '{}': {}", path.string(),
+                    code == vtkErrorCode::OutOfDiskSpaceError
+                        ? std::string("No space left on device")
+                        : fmt::format("the PNG writer failed (VTK error code {})", code)));
   }
   commit(tmp, path);
 }
@@ -102,16 +104,17 @@ void write_image_h5(const fs::path& path, const Image& img) {
     H5Handle file = h5_own(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                            H5Fclose, "cannot create file");
     const std::vector<hsize_t> dims{hsize_t(img.height), hsize_t(img.width), 4};
-    H5Handle space = h5_own(H5Screate_simple(3, dims.data(), nullptr), H5Sclose,
-                            "cannot create dataspace");
-    H5Handle ds = h5_own(H5Dcreate2(file.get(), "image", H5T_NATIVE_FLOAT, space.get(),
-                                    H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+    H5Handle space =
+        h5_own(H5Screate_simple(3, dims.data(), nullptr), H5Sclose, "cannot create dataspace");
+    H5Handle ds = h5_own(H5Dcreate2(file.get(), "image", H5T_NATIVE_FLOAT, space.get(), H5P_DEFAULT,
+                                    H5P_DEFAULT, H5P_DEFAULT),
                          H5Dclose, "cannot create dataset '/image'");
     h5_ok(H5Dwrite(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, img.rgba.data()),
           "cannot write dataset '/image'");
     h5_attr(ds.get(), "width", std::int64_t(img.width));
     h5_attr(ds.get(), "height", std::int64_t(img.height));
-    h5_attr(ds.get(), "layout", std::string("RGBA, row 0 the top; RGB over the background, A the coverage"));
+    h5_attr(ds.get(), "layout",
+            std::string("RGBA, row 0 the top; RGB over the background, A the coverage"));
     ds.close();
     space.close();
     h5_ok(file.close(), "cannot close file");
@@ -138,7 +141,8 @@ ImageDiff compare_images(const Image& test, const Image& ref) {
     for (int c = 0; c < 3; ++c) {
       const float a = test.rgba[4 * p + c], b = ref.rgba[4 * p + c];
       // NaN counts as the largest error.
-      const double e = std::isnan(a) || std::isnan(b) ? 1.0 : std::fabs(double(clamp01(a)) - clamp01(b));
+      const double e =
+          std::isnan(a) || std::isnan(b) ? 1.0 : std::fabs(double(clamp01(a)) - clamp01(b));
       sum += e * e;
       d.max_abs = std::max(d.max_abs, e);
       is_off = is_off || e > kOffBy;

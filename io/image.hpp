@@ -26,10 +26,10 @@ void write_image_h5(const std::filesystem::path& path, const Image& img);
 // validate's image comparison (SPEC §2) over the RGB channels, clamped to [0, 1].
 struct ImageDiff {
   double mse = 0;
-  double psnr_db = 0;        // +inf when identical
-  double off_fraction = 0;   // pixels with a channel off by more than 2/255
+  double psnr_db = 0;       // +inf when identical
+  double off_fraction = 0;  // pixels with a channel off by more than 2/255
   double max_abs = 0;
-  bool pass = false;         // psnr ≥ kMinPsnrDb and off_fraction ≤ kMaxOffFraction
+  bool pass = false;  // psnr ≥ kMinPsnrDb and off_fraction ≤ kMaxOffFraction
 };
 inline constexpr double kMinPsnrDb = 45.0;
 inline constexpr double kOffBy = 2.0 / 255.0;

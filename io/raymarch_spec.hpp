@@ -13,7 +13,17 @@ namespace gf {
 // One node of a signed-distance scene: a primitive or a combination of its
 // children. Lengths in the grid's physical units.
 struct SdfNode {
-  enum class Kind { Sphere, Box, Torus, Capsule, Plane, Union, Intersection, Difference, SmoothUnion };
+  enum class Kind {
+    Sphere,
+    Box,
+    Torus,
+    Capsule,
+    Plane,
+    Union,
+    Intersection,
+    Difference,
+    SmoothUnion
+  };
   Kind kind = Kind::Sphere;
   std::array<double, 3> a{0, 0, 0};  // sphere/box/torus: center; capsule: a; plane: point
   std::array<double, 3> b{0, 0, 0};  // box: half; capsule: b; torus: axis; plane: normal (unit)
@@ -34,9 +44,9 @@ struct RayVolumeSpec {
 };
 
 struct RaySpec {
-  bool enabled = false;      // render: present (always true for raymarch:)
-  std::int64_t every = 0;    // render: steps (iterations) between frames
-  RayVolumeSpec volume;      // raymarch only
+  bool enabled = false;                      // render: present (always true for raymarch:)
+  std::int64_t every = 0;                    // render: steps (iterations) between frames
+  RayVolumeSpec volume;                      // raymarch only
   std::string mode = "emission-absorption";  // | mip | isosurface
   double isovalue = 0;
   // camera
@@ -44,11 +54,11 @@ struct RaySpec {
   bool look_at_auto = true;  // the centre of the grid
   double fov_deg = 40;       // vertical
   std::int64_t width = 640, height = 480;
-  double step = 0.5;         // in cell widths (the smallest spacing)
+  double step = 0.5;  // in cell widths (the smallest spacing)
   std::string colormap = "viridis";
-  bool range_auto = true;    // the volume's min and max (each frame's, for render)
+  bool range_auto = true;  // the volume's min and max (each frame's, for render)
   double range_lo = 0, range_hi = 1;
-  double density = 20;       // extinction per unit length at the top of the range
+  double density = 20;  // extinction per unit length at the top of the range
   std::array<double, 3> background{0, 0, 0};
 };
 

@@ -1,10 +1,10 @@
 #include "solvers/raymarch.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-
-#include <fmt/core.h>
 
 #include "io/expression.hpp"
 #include "io/output.hpp"
@@ -18,7 +18,9 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+double dot3(const double a[3], const double b[3]) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
 double len3(const double a[3]) { return std::sqrt(dot3(a, a)); }
 
 // Polynomial smooth minimum (Quílez): equal to min() where a and b differ by more than k.
@@ -231,8 +233,8 @@ InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
   std::error_code ec;
   std::filesystem::create_directories(out_dir / "frames", ec);
   if (ec)
-    throw IoError(fmt::format("cannot create folder '{}': {}", (out_dir / "frames").string(),
-                              ec.message()));
+    throw IoError(
+        fmt::format("cannot create folder '{}': {}", (out_dir / "frames").string(), ec.message()));
 }
 
 template <class T>
@@ -320,12 +322,12 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
   return timing;
 }
 
-#define GF_INSTANTIATE(T)                                                                      \
-  template std::vector<T> raymarch_volume<T>(const Case&);                                     \
-  template RayArgs<T> ray_args<T>(const RaySpec&, const Grid&, double, double, bool);          \
-  template class FrameRenderer<T>;                                                             \
-  template class InSituFrames<T>;                                                              \
-  template MemoryNeed raymarch_memory_needed<T>(const Case&);                                  \
+#define GF_INSTANTIATE(T)                                                             \
+  template std::vector<T> raymarch_volume<T>(const Case&);                            \
+  template RayArgs<T> ray_args<T>(const RaySpec&, const Grid&, double, double, bool); \
+  template class FrameRenderer<T>;                                                    \
+  template class InSituFrames<T>;                                                     \
+  template MemoryNeed raymarch_memory_needed<T>(const Case&);                         \
   template nlohmann::json run_raymarch<T>(const Case&, Backend<T>&, const RunOptions&);
 GF_INSTANTIATE(float)
 GF_INSTANTIATE(double)

@@ -5,9 +5,8 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "io/case.hpp"
 #include "io/image.hpp"

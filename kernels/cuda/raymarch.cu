@@ -26,13 +26,13 @@ __global__ void raymarch_kernel(const RayArgs<T> a, const T* __restrict__ volume
 template <class T>
 void launch_raymarch(const RayArgs<T>& a, const T* volume, float* img, cudaStream_t stream) {
   const dim3 block(kTile, kTile);
-  const dim3 grid(unsigned((a.width + kTile - 1) / kTile), unsigned((a.height + kTile - 1) / kTile));
+  const dim3 grid(unsigned((a.width + kTile - 1) / kTile),
+                  unsigned((a.height + kTile - 1) / kTile));
   raymarch_kernel<T><<<grid, block, 0, stream>>>(a, volume, img);
   GF_CUDA_CHECK_LAUNCH();
 }
 
 template void launch_raymarch<float>(const RayArgs<float>&, const float*, float*, cudaStream_t);
-template void launch_raymarch<double>(const RayArgs<double>&, const double*, float*,
-                                      cudaStream_t);
+template void launch_raymarch<double>(const RayArgs<double>&, const double*, float*, cudaStream_t);
 
 }  // namespace gf

@@ -29,10 +29,10 @@ struct RayArgs {
   int width = 1, height = 1;
   RayMode mode = RayMode::EmissionAbsorption;
   Colormap colormap = Colormap::Viridis;
-  T lo = 0, hi = 1;     // value range of the transfer function
-  T density = 1;        // extinction per unit length at the top of the range
+  T lo = 0, hi = 1;  // value range of the transfer function
+  T density = 1;     // extinction per unit length at the top of the range
   T isovalue = 0;
-  T step = 1;           // march step (physical length)
+  T step = 1;                 // march step (physical length)
   bool sphere_trace = false;  // isosurface of a distance field: step by the distance
   T light[3] = {0, 0, 1};     // unit direction towards the light
   float background[3] = {0, 0, 0};

@@ -3,7 +3,6 @@
 // tracing, both precisions, image sizes that are not multiples of the 8×8
 // block, and images poisoned with NaN first so that every pixel must be written.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <limits>
 #include <random>
@@ -33,7 +32,8 @@ std::vector<T> random_volume(const Grid& g, bool noise, std::mt19937_64& rng) {
   // A few Gaussian blobs: smooth, with isosurfaces to find.
   double c[4][3], w[4], a[4];
   for (int b = 0; b < 4; ++b) {
-    for (int k = 0; k < 3; ++k) c[b][k] = g.origin[k] + (0.2 + 0.6 * u(rng)) * (g.n[k] - 1) * g.h[k];
+    for (int k = 0; k < 3; ++k)
+      c[b][k] = g.origin[k] + (0.2 + 0.6 * u(rng)) * (g.n[k] - 1) * g.h[k];
     w[b] = 0.05 + 0.1 * u(rng);
     a[b] = 0.5 + u(rng);
   }
@@ -112,8 +112,8 @@ RayArgs<T> random_args(const Grid& g, int width, int height, RayMode mode, std::
 }
 
 template <class T>
-io::Image render_on(Backend<T>& be, Backend<float>& poisoner, const RayArgs<T>& a,
-                    const Grid& g, const std::vector<T>& host) {
+io::Image render_on(Backend<T>& be, Backend<float>& poisoner, const RayArgs<T>& a, const Grid& g,
+                    const std::vector<T>& host) {
   Field<T> vol = be.make_field(g, "volume");
   be.upload(host.data(), vol);
   Field<float> img = be.make_image(a);
@@ -156,11 +156,11 @@ void compare(const Scene& s, int width, int height, RayMode mode, bool sphere_tr
     hit += c.rgba[4 * p + 3] > 0;
   }
   const io::ImageDiff d = io::compare_images(gg, c);
-  INFO("mode " << int(mode) << (sphere_trace ? " sphere-traced" : "") << (s.noise ? " noise" : " blobs")
-               << " " << s.grid.n[0] << "x" << s.grid.n[1] << "x" << s.grid.n[2] << " image "
-               << width << "x" << height << " float" << 8 * sizeof(T) << " seed " << seed
-               << ": psnr " << d.psnr_db << " dB, off " << d.off_fraction << ", pixels differing "
-               << differ << " of " << pixels << ", hit " << hit);
+  INFO("mode " << int(mode) << (sphere_trace ? " sphere-traced" : "")
+               << (s.noise ? " noise" : " blobs") << " " << s.grid.n[0] << "x" << s.grid.n[1] << "x"
+               << s.grid.n[2] << " image " << width << "x" << height << " float" << 8 * sizeof(T)
+               << " seed " << seed << ": psnr " << d.psnr_db << " dB, off " << d.off_fraction
+               << ", pixels differing " << differ << " of " << pixels << ", hit " << hit);
   CHECK(unwritten == 0);
   CHECK(d.pass);
   // The same formulas, rounded alike (raymarch.cu has no FMA contraction):
@@ -197,7 +197,8 @@ TEST_CASE("GPU raymarch equals the CPU reference: random volumes, cameras and mo
   compare<double>(blobs, 83, 77, RayMode::Isosurface, true, ++seed);
 }
 
-TEST_CASE("GPU raymarch: a larger image over several blocks, both precisions", "[gpu][raymarch_gpu]") {
+TEST_CASE("GPU raymarch: a larger image over several blocks, both precisions",
+          "[gpu][raymarch_gpu]") {
   const Scene blobs{grid_of(64, 48, 56, 1.0 / 60), false};
   compare<float>(blobs, 257, 129, RayMode::EmissionAbsorption, false, 9001);
   compare<double>(blobs, 257, 129, RayMode::Isosurface, false, 9002);

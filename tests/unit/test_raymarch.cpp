@@ -1,14 +1,13 @@
 // The raymarch workload on the CPU reference: what an image must show
 // (coverage, orientation, mip and transparency), the SDF primitives, the
 // image files and the image comparison of validate.
-#include <catch2/catch.hpp>
+#include <hdf5.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <string>
-
-#include <hdf5.h>
 
 #include "case_test_util.hpp"
 #include "io/image.hpp"
@@ -34,8 +33,7 @@ io::Image render(const Case& c) {
   for (T v : host) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
   Field<T> vol = be->make_field(c.grid, "volume");
   be->upload(host.data(), vol);
-  FrameRenderer<T> r(c.raymarch, c.grid, *be,
-                     c.raymarch.volume.kind == RayVolumeSpec::Kind::Sdf);
+  FrameRenderer<T> r(c.raymarch, c.grid, *be, c.raymarch.volume.kind == RayVolumeSpec::Kind::Sdf);
   return r.render(vol, lo, hi);
 }
 
@@ -70,16 +68,22 @@ TEST_CASE("an isosurface of a sphere covers the pixels its projection predicts",
   const double R = std::tan(std::asin(r / d)) / std::tan(fov / 2) * 301 / 2;
   const double predicted = kPi * R * R;
   SECTION("an expression volume, fixed steps") {
-    const Case c = test::load(ray_case(std::string("  volume: {expr: \"sqrt((x-0.5)^2+(y-0.5)^2+(z-0.5)^2)\"}\n"
-                                                   "  mode: isosurface\n  isovalue: 0.3\n") + kCamera, 96));
+    const Case c = test::load(
+        ray_case(std::string("  volume: {expr: \"sqrt((x-0.5)^2+(y-0.5)^2+(z-0.5)^2)\"}\n"
+                             "  mode: isosurface\n  isovalue: 0.3\n") +
+                     kCamera,
+                 96));
     const Coverage cov = coverage(render(c));
     CHECK(std::abs(double(cov.pixels) - predicted) < 0.01 * predicted);
     CHECK(cov.cx == Approx(200.5).margin(0.5));
     CHECK(cov.cy == Approx(150.5).margin(0.5));
   }
   SECTION("a distance field, sphere tracing, in float32") {
-    const Case c = test::load(ray_case(std::string("  volume: {sdf: [{sphere: {center: [0.5, 0.5, 0.5], radius: 0.3}}]}\n"
-                                                   "  mode: isosurface\n") + kCamera, 96));
+    const Case c = test::load(
+        ray_case(std::string("  volume: {sdf: [{sphere: {center: [0.5, 0.5, 0.5], radius: 0.3}}]}\n"
+                             "  mode: isosurface\n") +
+                     kCamera,
+                 96));
     const Coverage cov = coverage(render<float>(c));
     CHECK(std::abs(double(cov.pixels) - predicted) < 0.01 * predicted);
   }
@@ -109,7 +113,8 @@ TEST_CASE("what is right of and above the look-at point appears right and up in 
   CHECK(f.cy > 301 / 2.0 + 20);
 }
 
-TEST_CASE("mip of a constant field is that constant wherever the ray meets the grid", "[raymarch]") {
+TEST_CASE("mip of a constant field is that constant wherever the ray meets the grid",
+          "[raymarch]") {
   // The camera sees the cube and the background beside it.
   const Case c = test::load(ray_case(
       "  volume: {expr: \"0.3\"}\n  mode: mip\n"
@@ -136,7 +141,9 @@ TEST_CASE("mip of a constant field is that constant wherever the ray meets the g
 TEST_CASE("a transparent transfer function gives the background", "[raymarch]") {
   const Case c = test::load(ray_case(std::string("  volume: {expr: \"x*y+z\"}\n"
                                                  "  transfer: {colormap: viridis, density: 0}\n"
-                                                 "  background: [0.2, 0.4, 0.6]\n") + kCamera, 20));
+                                                 "  background: [0.2, 0.4, 0.6]\n") +
+                                         kCamera,
+                                     20));
   const io::Image img = render(c);
   for (std::size_t p = 0; p < img.rgba.size() / 4; ++p) {
     REQUIRE(img.rgba[4 * p + 0] == 0.2f);
@@ -148,8 +155,10 @@ TEST_CASE("a transparent transfer function gives the background", "[raymarch]") 
 
 TEST_CASE("emission-absorption: denser is more opaque, and opacity never passes 1", "[raymarch]") {
   auto alpha_at_centre = [](const char* density) {
-    const Case c = test::load(ray_case(std::string("  volume: {expr: \"1\"}\n  transfer: {range: [0, 1], density: ") +
-                                       density + "}\n" + kCamera, 9));
+    const Case c = test::load(
+        ray_case(std::string("  volume: {expr: \"1\"}\n  transfer: {range: [0, 1], density: ") +
+                     density + "}\n" + kCamera,
+                 9));
     const io::Image img = render(c);
     return img.rgba[4 * (150 * 401 + 200) + 3];
   };
@@ -178,22 +187,25 @@ TEST_CASE("colormaps match matplotlib at their ends and middles", "[raymarch]") 
 }
 
 TEST_CASE("signed distances of the primitives and their combinations", "[raymarch]") {
-  const Case c = test::load(ray_case(
-      "  volume:\n    sdf:\n"
-      "      - box: {center: [0, 0, 0], half: [1, 2, 3]}\n"
-      "      - torus: {center: [0, 0, 0], major: 2, minor: 0.5, axis: [0, 0, 2]}\n"
-      "      - capsule: {a: [0, 0, 0], b: [0, 0, 2], radius: 0.5}\n"
-      "      - plane: {point: [0, 0, 1], normal: [0, 0, -3]}\n"
-      "      - difference: [{sphere: {center: [0, 0, 0], radius: 1}}, {sphere: {center: [1, 0, 0], radius: 1}}]\n"
-      "      - smooth_union: {k: 0.5, of: [{sphere: {center: [0, 0, 0], radius: 1}}, {sphere: {center: [3, 0, 0], radius: 1}}]}\n"
-      "      - intersection: [{sphere: {center: [0, 0, 0], radius: 1}}, {sphere: {center: [1, 0, 0], radius: 1}}]\n"
-      "  camera: {position: [3, 3, 3]}\n"));
+  const Case c = test::load(
+      ray_case("  volume:\n    sdf:\n"
+               "      - box: {center: [0, 0, 0], half: [1, 2, 3]}\n"
+               "      - torus: {center: [0, 0, 0], major: 2, minor: 0.5, axis: [0, 0, 2]}\n"
+               "      - capsule: {a: [0, 0, 0], b: [0, 0, 2], radius: 0.5}\n"
+               "      - plane: {point: [0, 0, 1], normal: [0, 0, -3]}\n"
+               "      - difference: [{sphere: {center: [0, 0, 0], radius: 1}}, {sphere: {center: "
+               "[1, 0, 0], radius: 1}}]\n"
+               "      - smooth_union: {k: 0.5, of: [{sphere: {center: [0, 0, 0], radius: 1}}, "
+               "{sphere: {center: [3, 0, 0], radius: 1}}]}\n"
+               "      - intersection: [{sphere: {center: [0, 0, 0], radius: 1}}, {sphere: {center: "
+               "[1, 0, 0], radius: 1}}]\n"
+               "  camera: {position: [3, 3, 3]}\n"));
   const auto& s = c.raymarch.volume.sdf;
   REQUIRE(s.size() == 7);
   const double p1[3] = {2, 0, 0}, p2[3] = {3, 3, 0}, p3[3] = {0, 0, 0};
-  CHECK(sdf_distance(s[0], p1) == Approx(1));                              // outside a face
-  CHECK(sdf_distance(s[0], p2) == Approx(std::sqrt(4.0 + 1.0)));           // beyond an edge
-  CHECK(sdf_distance(s[0], p3) == Approx(-1));                             // inside: nearest face
+  CHECK(sdf_distance(s[0], p1) == Approx(1));                     // outside a face
+  CHECK(sdf_distance(s[0], p2) == Approx(std::sqrt(4.0 + 1.0)));  // beyond an edge
+  CHECK(sdf_distance(s[0], p3) == Approx(-1));                    // inside: nearest face
   const double t1[3] = {2, 0, 0}, t2[3] = {0, 2.0, 0.5};
   CHECK(sdf_distance(s[1], t1) == Approx(-0.5));
   CHECK(sdf_distance(s[1], t2) == Approx(0).margin(1e-12));
@@ -206,7 +218,7 @@ TEST_CASE("signed distances of the primitives and their combinations", "[raymarc
   CHECK(sdf_distance(s[4], d1) == Approx(-0.5));
   CHECK(sdf_distance(s[4], d2) == Approx(0.5));  // in the bite
   const double u1[3] = {1.5, 0, 0}, u2[3] = {-1, 0, 0};
-  CHECK(sdf_distance(s[5], u1) < 0.5);            // the blend fills the gap a little
+  CHECK(sdf_distance(s[5], u1) < 0.5);                       // the blend fills the gap a little
   CHECK(sdf_distance(s[5], u2) == Approx(0).margin(1e-12));  // far from the blend: a plain union
   CHECK(sdf_distance(s[6], d2) == Approx(-0.5));
   CHECK(sdf_distance(s[6], d1) == Approx(0.5));
@@ -214,11 +226,12 @@ TEST_CASE("signed distances of the primitives and their combinations", "[raymarc
 
 TEST_CASE("a raymarch case reads with its defaults and its resolved form reads back the same",
           "[raymarch]") {
-  const Case c = test::load(ray_case(
-      "  volume: {sdf: [{torus: {center: [0.5, 0.5, 0.5], major: 0.3, minor: 0.1}}, "
-      "{smooth_union: {k: 0.1, of: [{sphere: {center: [0.5, 0.5, 0.5], radius: 0.2}}, "
-      "{capsule: {a: [0, 0, 0], b: [1, 1, 1], radius: 0.05}}]}}]}\n"
-      "  mode: isosurface\n  camera: {position: [2, 2, 2]}\n", 11));
+  const Case c = test::load(
+      ray_case("  volume: {sdf: [{torus: {center: [0.5, 0.5, 0.5], major: 0.3, minor: 0.1}}, "
+               "{smooth_union: {k: 0.1, of: [{sphere: {center: [0.5, 0.5, 0.5], radius: 0.2}}, "
+               "{capsule: {a: [0, 0, 0], b: [1, 1, 1], radius: 0.05}}]}}]}\n"
+               "  mode: isosurface\n  camera: {position: [2, 2, 2]}\n",
+               11));
   CHECK(c.raymarch.look_at_auto);
   CHECK(c.raymarch.look_at == std::array<double, 3>{0.5, 0.5, 0.5});
   CHECK(c.raymarch.width == 640);
@@ -247,21 +260,24 @@ TEST_CASE("raymarch and render case errors", "[raymarch]") {
   CHECK(error_of(ray_case(vol + "  camera: {position: [0.5, 0.5, 0.5]}\n")) ==
         "case.yaml:6:22: raymarch.camera.position: the camera's position and look_at are the same "
         "point: no view direction");
-  CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  transfer: {colormap: jet}\n")) ==
-        "case.yaml:7:24: raymarch.transfer.colormap: expected one of viridis, inferno, grayscale, "
-        "coolwarm, got 'jet'");
+  CHECK(
+      error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  transfer: {colormap: jet}\n")) ==
+      "case.yaml:7:24: raymarch.transfer.colormap: expected one of viridis, inferno, grayscale, "
+      "coolwarm, got 'jet'");
   CHECK(error_of(ray_case("  volume: {sdf: [{capsule: {a: [0, 0, 0], b: [1, 1, 1], radius: -1}}]}\n"
                           "  camera: {position: [2, 2, 2]}\n")) ==
         "case.yaml:5:65: raymarch.volume.sdf[0].capsule.radius: expected a number > 0, got -1");
-  CHECK(error_of(ray_case("  volume: {sdf: [{cone: {radius: 1}}]}\n  camera: {position: [2, 2, 2]}\n"))
+  CHECK(error_of(
+            ray_case("  volume: {sdf: [{cone: {radius: 1}}]}\n  camera: {position: [2, 2, 2]}\n"))
             .find("raymarch.volume.sdf[0].cone: unknown key; expected one of sphere, box, torus") !=
         std::string::npos);
   CHECK(error_of(ray_case("  volume: {expr: \"x + q\"}\n  camera: {position: [2, 2, 2]}\n"))
             .find("raymarch.volume.expr") != std::string::npos);
   CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  mode: surface\n"))
             .find("expected one of emission-absorption, mip, isosurface") != std::string::npos);
-  CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  transfer: {range: [1, 0]}\n")) ==
-        "case.yaml:7:21: raymarch.transfer.range: expected low < high, got [1, 0]");
+  CHECK(
+      error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  transfer: {range: [1, 0]}\n")) ==
+      "case.yaml:7:21: raymarch.transfer.range: expected low < high, got [1, 0]");
   CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  step: 0.001\n")) ==
         "case.yaml:7:9: raymarch.step: expected at least 0.01 (cell widths), got 0.001");
   CHECK(error_of(ray_case(vol + "  camera: {position: [2, 2, 2]}\n  transfer: {density: -1}\n")) ==
@@ -290,7 +306,8 @@ TEST_CASE("a file volume is a field of a fields.h5 gridforge wrote", "[raymarch]
   const fs::path dir = fs::temp_directory_path() / "gf_test_raymarch_file";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string tail = "  mode: mip\n  camera: {position: [0.5, -1.5, 0.6], width: 64, height: 48}\n";
+  const std::string tail =
+      "  mode: mip\n  camera: {position: [0.5, -1.5, 0.6], width: 64, height: 48}\n";
   const Case from_expr = test::load(ray_case("  volume: {expr: \"x*x + 2*y - z\"}\n" + tail, 13));
   const std::vector<double> u = raymarch_volume<double>(from_expr);
   {
@@ -298,14 +315,17 @@ TEST_CASE("a file volume is a field of a fields.h5 gridforge wrote", "[raymarch]
                                            true, "test", std::nullopt});
     w.write(7, 0.5, {{"u", u.data(), Precision::Float64}});
   }
-  const Case from_file = test::load(ray_case(
-      "  volume: {file: {path: " + (dir / "fields.h5").string() + ", dataset: /steps/000007/u}}\n" + tail, 13));
+  const Case from_file =
+      test::load(ray_case("  volume: {file: {path: " + (dir / "fields.h5").string() +
+                              ", dataset: /steps/000007/u}}\n" + tail,
+                          13));
   CHECK(from_file.raymarch.volume.kind == RayVolumeSpec::Kind::File);
   CHECK(raymarch_volume<double>(from_file) == u);
   const io::Image a = render(from_expr), b = render(from_file);
   CHECK(a.rgba == b.rgba);
   CHECK(test::error_of(ray_case("  volume: {file: {path: " + (dir / "fields.h5").string() +
-                                ", dataset: /steps/000008/u}}\n" + tail, 13))
+                                    ", dataset: /steps/000008/u}}\n" + tail,
+                                13))
             .find("no dataset '/steps/000008/u'") != std::string::npos);
   fs::remove_all(dir);
 }
@@ -325,7 +345,8 @@ TEST_CASE("in-situ frames: every render.every steps, of the field as it is then"
   RunOptions opts{dir, false, "test", nullptr};
   const nlohmann::json timing = run_case<double>(c, *be, opts);
   CHECK(timing["render"]["frames"] == 3);  // steps 0, 4 and 8
-  for (const char* f : {"frames/case_000000.png", "frames/case_000004.png", "frames/case_000008.png"})
+  for (const char* f :
+       {"frames/case_000000.png", "frames/case_000004.png", "frames/case_000008.png"})
     CHECK(fs::exists(dir / f));
   CHECK_FALSE(fs::exists(dir / "frames/case_000010.png"));
   // Step 0's frame is the initial state rendered with its own min and max (range auto).
@@ -338,7 +359,9 @@ TEST_CASE("in-situ frames: every render.every steps, of the field as it is then"
   REQUIRE(got.width == 40);
   double worst = 0;
   for (std::size_t p = 0; p < got.rgba.size(); ++p)
-    if (p % 4 != 3) worst = std::max(worst, std::fabs(double(got.rgba[p]) - std::clamp(double(want.rgba[p]), 0.0, 1.0)));
+    if (p % 4 != 3)
+      worst = std::max(worst,
+                       std::fabs(double(got.rgba[p]) - std::clamp(double(want.rgba[p]), 0.0, 1.0)));
   CHECK(worst <= 0.5 / 255 + 1e-6);
   // ... and the field has moved on by step 8: that frame differs.
   const io::Image later = io::read_png(dir / "frames/case_000008.png");
@@ -355,8 +378,8 @@ TEST_CASE("PNG rows run top to bottom, and image.h5 holds float RGBA", "[raymarc
   img.height = 3;
   img.rgba.assign(5 * 3 * 4, 0.0f);
   for (int x = 0; x < 5; ++x) {
-    img.rgba[4 * x + 0] = 1.0f;                // the top row red
-    img.rgba[4 * (2 * 5 + x) + 2] = 0.5f;      // the bottom row half blue
+    img.rgba[4 * x + 0] = 1.0f;            // the top row red
+    img.rgba[4 * (2 * 5 + x) + 2] = 0.5f;  // the bottom row half blue
   }
   io::write_png(dir / "a.png", img);
   const io::Image back = io::read_png(dir / "a.png");
@@ -386,7 +409,8 @@ TEST_CASE("PNG rows run top to bottom, and image.h5 holds float RGBA", "[raymarc
   fs::remove_all(dir);
 }
 
-TEST_CASE("image comparison: PSNR and the fraction of pixels off by more than 2/255", "[raymarch]") {
+TEST_CASE("image comparison: PSNR and the fraction of pixels off by more than 2/255",
+          "[raymarch]") {
   io::Image a;
   a.width = 100;
   a.height = 10;
