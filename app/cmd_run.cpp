@@ -185,6 +185,11 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
                  c.laplace.method, timing["reason"].get<std::string>(),
                  timing["iterations"].get<std::int64_t>(), double(timing["residual"]),
                  c.laplace.tolerance, compute, double(timing["phases_s"]["total"]), out.string());
+  else if (c.workload == Workload::Raymarch)
+    spdlog::info("done: {}×{} {} in {:.3f} ms ({:.3g} rays/s), {:.3f} s total; output in {}",
+                 c.raymarch.width, c.raymarch.height, c.raymarch.mode,
+                 double(timing["ms_per_frame"]), double(timing["rays_per_s"]),
+                 double(timing["phases_s"]["total"]), out.string());
   else
     spdlog::info("done: {} steps in {:.3f} s compute ({:.3g} Gpts/s, {:.4g} GB/s effective), "
                "{:.3f} s total; output in {}",

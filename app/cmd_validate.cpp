@@ -1,5 +1,6 @@
 // gridforge validate: the same resolved case on the CPU and on the GPU, in
 // lockstep, every field compared at every output step (SPEC §2).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +11,7 @@
 
 #include "app/commands.hpp"
 #include "app/common.hpp"
+#include "app/validate_images.hpp"
 #include "core/interrupt.hpp"
 #include "io/output.hpp"
 #include "kernels/device.hpp"
@@ -148,6 +150,12 @@ int validate_laplace(const Case& c, const ValidateArgs& a, const DeviceChoice& d
 template <class T>
 int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) {
   if (c.workload == Workload::Laplace) return validate_laplace<T>(c, a, d);
+  if (c.workload == Workload::Raymarch) {
+    auto cpu_be = make_cpu_backend<T>();
+    auto gpu_be = make_backend<T>(d);
+    write_validation(c, validate_raymarch<T>(c, *cpu_be, *gpu_be));
+    return kExitOk;
+  }
   const double rtol = a.rtol.value_or(default_rtol(c));
   const double atol = a.atol.value_or(0.0);
   auto cpu_be = make_cpu_backend<T>();
@@ -164,10 +172,23 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
   bool all_pass = true;
   std::cout << fmt::format("{:<6} {:>8} {:>12} {:>12} {:>12}  {}\n", "field", "step", "time",
                            "max_abs", "rel_l2", "result");
-  for (std::int64_t s : output_steps(cpu.total_steps(), c.output.every)) {
+  // The output steps, and the in-situ frames' steps when the case renders.
+  const std::vector<std::int64_t> outs = output_steps(cpu.total_steps(), c.output.every);
+  std::vector<std::int64_t> steps = outs;
+  for (std::int64_t s = 0; c.render.enabled && s <= cpu.total_steps(); s += c.render.every)
+    steps.push_back(s);
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  nlohmann::json frame_rows = nlohmann::json::array();
+  for (std::int64_t s : steps) {
     cpu.advance(s - cpu.step());
     gpu.advance(s - gpu.step());
     if (interrupt_requested()) throw InterruptedError("validate interrupted; nothing written");
+    if (c.render.enabled && s % c.render.every == 0) {
+      frame_rows.push_back(validate_frame<T>(c, s, *cpu_be, cpu.field(), *gpu_be, gpu.field()));
+      all_pass = all_pass && frame_rows.back()["pass"].get<bool>();
+    }
+    if (!std::binary_search(outs.begin(), outs.end(), s)) continue;
     hc.resize(cpu.field().size());
     hg.resize(gpu.field().size());
     cpu_be->download(cpu.field(), hc.data());
@@ -180,6 +201,8 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
     rows.push_back({{"field", "u"}, {"step", s}, {"time", cpu.time()}, {"max_abs", df.max_abs},
                     {"rel_l2", df.rel_l2}, {"pass", pass}});
   }
+  if (!frame_rows.empty()) print_frame_rows(frame_rows);
+  for (auto& r : frame_rows) rows.push_back(r);
   write_validation(c, {{"case", c.name}, {"precision", to_string(c.precision)},
                        {"cpu", cpu_be->name()}, {"gpu", gpu_be->name()}, {"rtol", rtol},
                        {"atol", atol}, {"pass", all_pass}, {"rows", rows}});

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/case_raymarch.hpp"
 #include "io/case_schema.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
@@ -282,9 +283,10 @@ Workload read_workload(const Map& top) {
   if (std::find(std::begin(ok), std::end(ok), w) == std::end(ok))
     v.fail(fmt::format("workload '{}' is not available in this version of gridforge ({} only)", w,
                        and_list(ok)));
-  return w == "stencil"   ? Workload::Stencil
-         : w == "laplace" ? Workload::Laplace
-                          : Workload::Heat;
+  return w == "stencil"    ? Workload::Stencil
+         : w == "laplace"  ? Workload::Laplace
+         : w == "raymarch" ? Workload::Raymarch
+                           : Workload::Heat;
 }
 
 // Each workload's section (named after it) belongs to that workload alone.
@@ -294,8 +296,6 @@ void check_sections(const Map& top, Workload w) {
       top.key_node(s).fail(
           fmt::format("section '{}' does not apply to workload {}", s, to_string(w)));
   }
-  if (top.has("render"))
-    top.key_node("render").fail("in-situ rendering is not available in this version of gridforge");
 }
 
 std::string read_device(const Map& top) {
@@ -1080,14 +1080,19 @@ std::string emit_resolved(const Case& c, const GridInput& grid, const SolverInpu
     out << YAML::EndMap;
   }
   emit_grid(out, c.grid, grid);
-  emit_initial(out, c.initial);
-  emit_boundary(out, c);
+  if (c.workload != Workload::Raymarch) {
+    emit_initial(out, c.initial);
+    emit_boundary(out, c);
+  }
   if (c.workload == Workload::Stencil)
     emit_stencil(out, c.stencil);
   else if (c.workload == Workload::Laplace)
     emit_laplace(out, c.laplace);
+  else if (c.workload == Workload::Raymarch)
+    raymarch_case::emit(out, "raymarch", c.raymarch, false);
   else
     emit_heat(out, c.heat, solver);
+  if (c.render.enabled) raymarch_case::emit(out, "render", c.render, true);
   emit_output(out, c.output);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
@@ -1111,14 +1116,18 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
   const GridInput grid = read_grid(top, c.grid);
   c.boundary = read_boundary(top, c.parameters, c.grid);
   set_spacing(c.grid, grid);
-  read_initial(top, c.parameters, base_dir, c.grid, c.initial);
   SolverInput solver;
+  if (c.workload == Workload::Raymarch)
+    raymarch_case::read_raymarch(top, c, base_dir, c.raymarch);
+  else
+    read_initial(top, c.parameters, base_dir, c.grid, c.initial);
   if (c.workload == Workload::Stencil)
     read_stencil(top, c.grid, c.stencil);
   else if (c.workload == Workload::Laplace)
     read_laplace(top, c, c.laplace);
-  else
+  else if (c.workload == Workload::Heat)
     solver = read_heat(top, c.parameters, c.grid, c.precision, c.heat);
+  if (c.workload != Workload::Raymarch) raymarch_case::read_render(top, c, c.render);
   read_output(top, c.name, c.output);
   c.resolved_yaml = emit_resolved(c, grid, solver);
   return c;

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/precision.hpp"
 #include "grid/grid.hpp"
+#include "io/raymarch_spec.hpp"
 
 namespace gf {
 
@@ -135,6 +136,8 @@ struct Case {
   HeatSpec heat;        // workload heat
   StencilSpec stencil;  // workload stencil
   LaplaceSpec laplace;  // workload laplace
+  RaySpec raymarch;     // workload raymarch
+  RaySpec render;       // heat, stencil, laplace: in-situ frames (render.enabled)
   OutputSpec output;
   std::string resolved_yaml;  // the resolved case (defaults filled) as YAML text
 };

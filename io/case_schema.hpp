@@ -43,7 +43,7 @@ inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tol
 // Each workload has a section of the same name, which no other workload takes.
 inline constexpr std::string_view kWorkloads[] = {"heat", "laplace", "stencil", "raymarch"};
 // The workloads this version runs; the others are known names that fail kindly.
-inline constexpr std::string_view kAvailableWorkloads[] = {"heat", "laplace", "stencil"};
+inline constexpr std::string_view kAvailableWorkloads[] = {"heat", "laplace", "stencil", "raymarch"};
 inline constexpr std::string_view kLaplaceMethods[] = {"jacobi", "sor", "cg", "fft"};
 inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};
 inline constexpr std::string_view kSchemes[] = {"explicit", "implicit", "crank-nicolson"};

@@ -11,6 +11,7 @@
 #include "grid/field.hpp"
 #include "kernels/ops/heat.hpp"
 #include "kernels/ops/laplace.hpp"
+#include "kernels/ops/raymarch.hpp"
 #include "kernels/ops/stencil.hpp"
 #include "kernels/ops/stream.hpp"
 
@@ -105,6 +106,19 @@ class Backend {
   virtual void copy(const Field<T>& src, Field<T>& dst) = 0;
   // STREAM's triad a = b + s·c (ops/stream.hpp), same sizes. Moves 3 × bytes.
   virtual void triad(Field<T>& a, const Field<T>& b, T s, const Field<T>& c) = 0;
+
+  // ---- Raymarch (ops/raymarch.hpp) ----
+  // An image of a.width × a.height RGBA floats (row 0 the top), in this backend's memory.
+  Field<float> make_image(const RayArgs<T>& a) {
+    Grid g;
+    g.ndim = 2;
+    g.n = {4 * std::int64_t(a.width), std::int64_t(a.height), 1};
+    return Field<float>(g, memory(), "the image");
+  }
+  // Renders the volume (a 3D field of a.n points, where the backend keeps it:
+  // nothing is downloaded) into img, render_pixel at every pixel.
+  virtual void raymarch(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img) = 0;
+  virtual void download_image(const Field<float>& img, float* host) = 0;
 };
 
 template <class T>

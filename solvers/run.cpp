@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include <fmt/core.h>
@@ -10,6 +11,7 @@
 #include "core/progress.hpp"
 #include "io/output.hpp"
 #include "solvers/laplace.hpp"
+#include "solvers/raymarch.hpp"
 #include "solvers/run.hpp"
 #include "solvers/stepper.hpp"
 
@@ -127,6 +129,12 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   auto timer = backend.make_timer();
   Progress progress(c.name, spec.method == "fft" ? 1 : spec.max_iters, opts.progress);
   std::int64_t last_written = -1;
+  std::optional<InSituFrames<T>> frames;
+  if (c.render.enabled) frames.emplace(c, backend, opts.out_dir);
+  auto frame = [&] {
+    if (frames && frames->due(solver.iterations()))
+      ph.output_s += frames->write(solver.iterations(), solver.field());
+  };
 
   auto write = [&] {
     timer->start();
@@ -152,6 +160,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   if (!opts.restart) {
     log.row({0.0, solver.residual()});
     if (every > 0) write();
+    frame();
   } else if (every > 0 && solver.iterations() % every == 0 && !solver.finished()) {
     write();  // as the run that wrote the checkpoint did at this iteration
   }
@@ -163,6 +172,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
     std::int64_t chunk = spec.check_every - solver.iterations() % spec.check_every;
     if (every > 0) chunk = std::min(chunk, every - solver.iterations() % every);
     if (ck_every > 0) chunk = std::min(chunk, ck_every - solver.iterations() % ck_every);
+    if (frames) chunk = std::min(chunk, frames->every() - solver.iterations() % frames->every());
     const std::int64_t before = solver.iterations();
     timer->start();
     solver.iterate(chunk);
@@ -173,6 +183,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
     progress.update(solver.iterations(), fmt::format("residual {:.3g}", solver.residual()));
     if (every > 0 && solver.iterations() % every == 0 && !solver.finished()) write();
     if (ck_every > 0 && solver.iterations() % ck_every == 0 && !solver.finished()) checkpoint();
+    if (!solver.finished()) frame();
   }
   // The state before finish() (which may shift u by its mean): a restart
   // continues the iteration from here.
@@ -181,6 +192,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   solver.finish();
   compute_ms += timer->stop_ms();
   if (last_written != solver.iterations()) write();
+  frame();
   progress.finish();
   series.finish();
   log.flush();
@@ -197,6 +209,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   timing["tolerance"] = spec.tolerance;
   timing["reason"] = interrupted ? "interrupted" : to_string(solver.status());
   if (spec.singular) timing["mean_removed"] = solver.mean_removed();
+  if (frames) timing["render"] = frames->summary();
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at iteration {} (residual {:.3g}); the "
@@ -216,6 +229,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
 template <class T>
 nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& opts) {
   if (c.workload == Workload::Laplace) return run_laplace(c, backend, opts);
+  if (c.workload == Workload::Raymarch) return run_raymarch(c, backend, opts);
   const auto t_start = Clock::now();
   const std::unique_ptr<Stepper<T>> stepper = make_stepper<T>(c, backend);
   Stepper<T>& solver = *stepper;
@@ -258,6 +272,9 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     io::write_checkpoint(opts.out_dir / kCheckpointFile, ck);
     output_s += seconds_since(t_out);
   };
+  // In-situ frames, rendered from the field where it lives (after its NaN check).
+  std::optional<InSituFrames<T>> frames;
+  if (c.render.enabled) frames.emplace(c, backend, opts.out_dir);
 
   auto observe = [&](bool is_output, bool log_row) {
     const FieldStats st = backend.stats(solver.field());
@@ -298,12 +315,16 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     // A checkpoint is written after the NaN/Inf check of its step: never a diverged one.
     const bool ck_step = ck_every > 0 && ((step > start && step % ck_every == 0) ||
                                           step >= total || interrupted);
-    if (log_row || step % check_every == 0 || ck_step) observe(is_output || interrupted, log_row);
+    const bool frame_step = frames && frames->due(step) && !interrupted;
+    if (log_row || step % check_every == 0 || ck_step || frame_step)
+      observe(is_output || interrupted, log_row);
     if (ck_step) checkpoint();
+    if (frame_step) output_s += frames->write(step, solver.field());
     if (step >= total || interrupted) break;
     std::int64_t stop = std::min({total, next_multiple(step, log_every),
                                   next_multiple(step, check_every)});
     if (ck_every > 0) stop = std::min(stop, next_multiple(step, ck_every));
+    if (frames) stop = std::min(stop, next_multiple(step, frames->every()));
     if (next_out < outs.size()) stop = std::min(stop, outs[next_out]);
     timer->start();
     solver.advance(stop - step);
@@ -323,6 +344,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   if (opts.restart) timing["restarted_at_step"] = start;
   if (c.heat.implicit() && c.workload == Workload::Heat)
     timing["solver_iterations"] = solver.solver_iterations();
+  if (frames) timing["render"] = frames->summary();
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at step {} of {} (t = {:.6g}); the state "

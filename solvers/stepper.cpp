@@ -9,6 +9,7 @@
 #include "io/output.hpp"
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
+#include "solvers/raymarch.hpp"
 #include "solvers/stencil.hpp"
 
 namespace gf {
@@ -124,9 +125,13 @@ std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend) {
 
 template <class T>
 MemoryNeed stepper_memory_needed(const Case& c) {
-  if (c.workload == Workload::Stencil) return StencilSolver<T>::memory_needed(c);
-  if (c.workload == Workload::Laplace) return LaplaceSolver<T>::memory_needed(c);
-  return HeatSolver<T>::memory_needed(c);
+  if (c.workload == Workload::Raymarch) return raymarch_memory_needed<T>(c);
+  MemoryNeed need = c.workload == Workload::Stencil   ? StencilSolver<T>::memory_needed(c)
+                    : c.workload == Workload::Laplace ? LaplaceSolver<T>::memory_needed(c)
+                                                      : HeatSolver<T>::memory_needed(c);
+  if (c.render.enabled)  // the in-situ frame, RGBA floats
+    need.bytes += std::size_t(c.render.width) * std::size_t(c.render.height) * 16;
+  return need;
 }
 
 template std::vector<float> initial_state<float>(const Case&);

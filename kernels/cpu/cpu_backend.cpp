@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/cpu/raymarch_cpu.hpp"
 #include "kernels/device.hpp"
 
 namespace gf {
@@ -198,6 +199,13 @@ class CpuBackend final : public Backend<T> {
   }
   void download(const Field<T>& f, T* host) override {
     std::memcpy(host, f.data(), f.bytes());
+  }
+
+  void raymarch(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img) override {
+    raymarch_cpu(a, volume.data(), img.data());
+  }
+  void download_image(const Field<float>& img, float* host) override {
+    std::memcpy(host, img.data(), img.bytes());
   }
 
   void heat_step(const HeatArgs<T>& a, const Field<T>& in, Field<T>& out) override {

@@ -17,6 +17,7 @@
 #include "kernels/cuda/heat_kernels.cuh"
 #include "kernels/cuda/heat_tb_kernels.cuh"
 #include "kernels/cuda/laplace_kernels.cuh"
+#include "kernels/cuda/raymarch_kernels.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
 #include "kernels/cuda/stream_kernels.cuh"
 #include "kernels/device.hpp"
@@ -367,6 +368,14 @@ class CudaBackend final : public Backend<T> {
     const std::int64_t n = std::int64_t(a.size());
     triad_kernel<T><<<flat_blocks(n), 256, 0, stream_>>>(a.data(), b.data(), s, c.data(), n);
     GF_CUDA_CHECK_LAUNCH();
+  }
+
+  void raymarch(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img) override {
+    launch_raymarch(a, volume.data(), img.data(), stream_);
+  }
+  void download_image(const Field<float>& img, float* host) override {
+    GF_CUDA_CHECK(cudaMemcpyAsync(host, img.data(), img.bytes(), cudaMemcpyDeviceToHost, stream_));
+    synchronize();
   }
 
   // cuFFT: f̂ = FFT(f); û = spectral_factor·f̂; u = IFFT(û); then FFT(u) for

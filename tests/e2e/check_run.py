@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Checks the files a `gridforge run` wrote (SPEC §4) against each other:
-run.json, timing.json, log.csv, <name>.pvd + vtk/*.vti, fields.h5 + fields.xdmf.
+run.json, timing.json, log.csv, <name>.pvd + vtk/*.vti, fields.h5 + fields.xdmf;
+for raymarch <name>.png and image.h5; with render: the frames/ PNGs.
 Usage: check_run.py OUT_DIR CASE.yaml"""
 import csv
 import json
 import os
+import struct
 import sys
 import xml.etree.ElementTree as ET
 
@@ -15,6 +17,66 @@ import numpy as np
 def fail(msg):
     print("check_run: FAIL: " + msg)
     sys.exit(1)
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        fail(f"{path} is not a PNG file")
+    return struct.unpack(">II", head[16:24])
+
+
+def png_pixels(path):
+    try:
+        import matplotlib.image as mpimg
+    except ImportError:
+        return None
+    return mpimg.imread(path)
+
+
+def check_raymarch(out, t):
+    """<name>.png of the image's size, image.h5 the same image in float RGBA."""
+    name = t["case"]
+    for k in ("image", "ms_per_frame", "rays_per_s", "mode"):
+        if k not in t:
+            fail(f"timing.json lacks {k}")
+    w, h = t["image"]
+    png = os.path.join(out, name + ".png")
+    if png_size(png) != (w, h):
+        fail(f"{png} is {png_size(png)}, expected {(w, h)}")
+    if not t["rays_per_s"] > 0:
+        fail("timing.json rays_per_s is not positive")
+    h5 = os.path.join(out, "image.h5")
+    if os.path.exists(h5):
+        with h5py.File(h5, "r") as f:
+            img = f["image"][...]
+        if img.shape != (h, w, 4) or img.dtype != np.float32:
+            fail(f"image.h5 /image is {img.shape} {img.dtype}, expected ({h}, {w}, 4) float32")
+        if not np.isfinite(img).all() or img.min() < 0 or img[..., 3].max() > 1:
+            fail("image.h5 holds values outside [0, 1] or non-finite ones")
+        px = png_pixels(png)
+        if px is not None:
+            # As the writer rounds: float32 c·255, halves away from zero.
+            want = np.floor(np.clip(img[..., :3], 0, 1) * np.float32(255) + 0.5)
+            if np.abs(px[..., :3] * 255 - want).max() > 0.5:
+                fail("the PNG is not image.h5's RGB rounded to 8 bits (row 0 the top)")
+    print(f"check_run: ok: {name}: {w}x{h} {t['mode']}, {t['ms_per_frame']:.3g} ms per frame")
+
+
+def check_frames(out, t, steps):
+    """frames/<name>_<step6>.png at every multiple of render.every."""
+    r = t["render"]
+    want = [s for s in range(0, steps + 1, r["every"])]
+    names = sorted(os.listdir(os.path.join(out, "frames")))
+    expect = [f"{t['case']}_{s:06d}.png" for s in want]
+    if names != expect:
+        fail(f"frames/ holds {names}, expected {expect}")
+    if r["frames"] != len(want):
+        fail(f"timing.json render.frames is {r['frames']}, expected {len(want)}")
+    for n in names:
+        if png_size(os.path.join(out, "frames", n)) != tuple(r["image"]):
+            fail(f"frames/{n} is not {r['image']}")
 
 
 def main():
@@ -36,6 +98,11 @@ def main():
         if t["phases_s"].get(k, -1) < 0:
             fail(f"timing.json phases_s.{k} missing or negative")
     name, steps = t["case"], t["steps"]
+    if t["workload"] == "raymarch":
+        check_raymarch(out, t)
+        return
+    if "render" in t:
+        check_frames(out, t, t.get("iterations", steps))
 
     laplace = t["workload"] == "laplace"
     rows = list(csv.DictReader(open(os.path.join(out, "log.csv"))))

@@ -7,7 +7,7 @@ set -uo pipefail
 OUT=${1:-/tmp/gf_gpu}
 # Parts, comma-separated (a device call is 10 minutes at most; on an H100 the
 # checks take about that long, so split them over two calls there):
-#   tests validate memcheck sanitize failures restart timings
+#   tests validate memcheck sanitize failures restart timings ray
 #   checks = every part but timings; all = every part
 PART=${2:-all}
 case ",$PART," in *,all,*) PART="$PART,checks,timings";; esac
@@ -20,6 +20,75 @@ check() { "$@" || { echo "FAILED: $*"; fail=1; }; }
 
 step info
 check gridforge info
+
+if want ray; then
+# The raymarch workload and in-situ frames (issue 7), on their own: about 3
+# minutes on an H100/H200. Its summary lines go to $OUT/summary.txt as well.
+: > "$OUT/summary.txt"
+say() { echo "$*" | tee -a "$OUT/summary.txt"; }
+
+step "[gpu][raymarch_gpu] tests"
+check gridforge_tests "[gpu][raymarch_gpu]" --durations yes
+
+step "validate the raymarch cases and the in-situ frames, float64 and float32"
+for c in raymarch_sdf_scene raymarch_cloud heat3d_movie; do
+  for p in float64 float32; do
+    v=$OUT/validate_ray/${c}_$p
+    check gridforge validate cases/$c.yaml precision=$p output.dir=$v
+    python3 - "$v/validation.json" "$c $p" <<'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"validate {sys.argv[2]}: no validation.json ({e})"); sys.exit()
+imgs = [r for r in j["rows"] if "psnr_db" in r]
+worst = min((r["psnr_db"] if r["psnr_db"] is not None else float("inf")) for r in imgs) if imgs else None
+off = max((r["off_fraction"] for r in imgs), default=0)
+print(f"validate {sys.argv[2]}: {'pass' if j['pass'] else 'FAIL'}; {len(imgs)} image(s), lowest PSNR "
+      f"{worst if worst is None or worst == float('inf') else round(worst, 2)} dB, most pixels off {100*off:.3f} %")
+PY
+  done
+done
+
+step "compute-sanitizer over the raymarch tests and the in-situ path"
+for tool in memcheck racecheck initcheck synccheck; do
+  extra=(); [ $tool = memcheck ] && extra=(--leak-check full)
+  check compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 9 gridforge_tests "[gpu][raymarch_gpu]" > "$OUT/ray_$tool.log" 2>&1
+  say "$tool [gpu][raymarch_gpu]: $(tail -1 "$OUT/ray_$tool.log")"
+done
+check compute-sanitizer --tool memcheck --error-exitcode 9 gridforge run cases/heat3d_movie.yaml --device cuda --out "$OUT/san_movie" --quiet > "$OUT/ray_memcheck_movie.log" 2>&1
+say "memcheck run heat3d_movie (in-situ frames): $(tail -1 "$OUT/ray_memcheck_movie.log")"
+check compute-sanitizer --tool initcheck --error-exitcode 9 gridforge run cases/raymarch_sdf_scene.yaml --device cuda --out "$OUT/san_sdf" --quiet > "$OUT/ray_initcheck_sdf.log" 2>&1
+say "initcheck run raymarch_sdf_scene: $(tail -1 "$OUT/ray_initcheck_sdf.log")"
+
+step "timings: 1920x1080 frames of a 512^3 expression volume (the cloud), float32"
+big=("grid.dims=[512,512,512]" raymarch.camera.width=1920 raymarch.camera.height=1080 "output.formats=[hdf5]")
+for mode in emission-absorption isosurface; do
+  check gridforge run cases/raymarch_cloud.yaml --device cuda --out "/tmp/gf_t/ray512_$mode" --quiet \
+    "${big[@]}" raymarch.mode=$mode raymarch.isovalue=0.3
+  python3 -c "import json; t=json.load(open('/tmp/gf_t/ray512_$mode/timing.json')); print('gridforge raymarch 512^3 float32 1920x1080 $mode: %.2f ms per frame, %.3g rays/s (step 0.5 cell; volume upload %.3f s, setup %.2f s)' % (t['ms_per_frame'], t['rays_per_s'], t['phases_s']['upload'], t['phases_s']['setup']))" | tee -a "$OUT/summary.txt"
+done
+cp /tmp/gf_t/ray512_emission-absorption/raymarch_cloud.png "$OUT/cloud512_ea.png" 2>/dev/null
+cp /tmp/gf_t/ray512_isosurface/raymarch_cloud.png "$OUT/cloud512_iso.png" 2>/dev/null
+
+step "timings: what an in-situ frame adds to a heat run (256^3 float32, 400 steps, a 1280x720 frame every 50)"
+sed '/^render:/,/^$/d' cases/heat3d_movie.yaml > "$OUT/heat3d_norender.yaml"
+heat=("grid.dims=[256,256,256]" heat.steps=400 output.every=0 "output.formats=[hdf5]")
+check gridforge run "$OUT/heat3d_norender.yaml" --device cuda --out /tmp/gf_t/movie_off --quiet "${heat[@]}"
+check gridforge run cases/heat3d_movie.yaml --device cuda --out /tmp/gf_t/movie_on --quiet "${heat[@]}" \
+  render.every=50 render.camera.width=1280 render.camera.height=720
+python3 - <<'PY' | tee -a "$OUT/summary.txt"
+import json
+off = json.load(open("/tmp/gf_t/movie_off/timing.json"))
+on = json.load(open("/tmp/gf_t/movie_on/timing.json"))
+r = on["render"]
+print(f"gridforge heat 256^3 float32 400 steps: compute {off['phases_s']['compute']:.3f} s, total {off['phases_s']['total']:.3f} s without frames; "
+      f"with {r['frames']} in-situ 1280x720 frames: {r['ms_per_frame']:.2f} ms render per frame, {r['total_s']:.3f} s for the frames "
+      f"(render + PNG), total {on['phases_s']['total']:.3f} s (+{100*(on['phases_s']['total']/off['phases_s']['total']-1):.0f} %)")
+PY
+cp /tmp/gf_t/movie_on/frames/heat3d_movie_000200.png "$OUT/movie256_step200.png" 2>/dev/null
+
+fi
 
 if want tests; then
 step "[gpu] tests"

@@ -146,14 +146,11 @@ TEST_CASE("names from a fixed set are checked against it", "[case]") {
         "got 'a/b'");
 }
 
-TEST_CASE("what this version does not do yet is said plainly", "[case]") {
-  CHECK(error_of("workload: raymarch\n") ==
-        "case.yaml:1:11: workload: workload 'raymarch' is not available in this version of "
-        "gridforge (heat, laplace and stencil only)");
+TEST_CASE("sections of other workloads, and render on a grid it cannot draw", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "laplace: {method: jacobi}\n")) ==
         "case.yaml:7:1: laplace: section 'laplace' does not apply to workload heat");
   CHECK(error_of(with(kDims, kHeat, "render: {every: 10}\n")) ==
-        "case.yaml:7:1: render: in-situ rendering is not available in this version of gridforge");
+        "case.yaml:7:1: render: in-situ frames need a 3D grid (grid.dims has 2 entries)");
 }
 
 TEST_CASE("out-of-range values", "[case]") {

@@ -287,9 +287,6 @@ TEST_CASE("heat and stencil sections belong to their own workload", "[stencil-ca
   CHECK(error_of("workload: heat\ngrid: {dims: [9]}\nheat: {alpha: 1, steps: 1}\n"
                  "stencil: {preset: star7, steps: 1}\n") ==
         "case.yaml:4:1: stencil: section 'stencil' does not apply to workload heat");
-  CHECK(error_of("workload: raymarch\n") ==
-        "case.yaml:1:11: workload: workload 'raymarch' is not available in this version of "
-        "gridforge (heat, laplace and stencil only)");
 }
 
 TEST_CASE("boundary, initial and output of a stencil case read as for heat", "[stencil-case]") {

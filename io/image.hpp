@@ -1,0 +1,39 @@
+// Raymarch images (SPEC §4): <name>.png through VTK's PNG writer, image.h5
+// (float RGBA [height][width][4]), and the image comparison of validate.
+// Images are RGBA floats, row 0 the top, RGB already composited over the
+// background and A the volume's coverage.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gf::io {
+
+struct Image {
+  int width = 0, height = 0;
+  std::vector<float> rgba;  // width·height·4
+};
+
+// 8-bit RGB PNG (each channel clamped to [0, 1], rounded to the nearest of
+// 255 levels); written whole or not at all. Throws IoError.
+void write_png(const std::filesystem::path& path, const Image& img);
+// Reads a PNG back as RGBA floats (A = 1 when the file has no alpha). Throws IoError.
+Image read_png(const std::filesystem::path& path);
+// /image float32 [height][width][4], attributes width and height. Throws IoError.
+void write_image_h5(const std::filesystem::path& path, const Image& img);
+
+// validate's image comparison (SPEC §2) over the RGB channels, clamped to [0, 1].
+struct ImageDiff {
+  double mse = 0;
+  double psnr_db = 0;       // +inf when identical
+  double off_fraction = 0;  // pixels with a channel off by more than 2/255
+  double max_abs = 0;
+  bool pass = false;  // psnr ≥ kMinPsnrDb and off_fraction ≤ kMaxOffFraction
+};
+inline constexpr double kMinPsnrDb = 45.0;
+inline constexpr double kOffBy = 2.0 / 255.0;
+inline constexpr double kMaxOffFraction = 0.01;
+ImageDiff compare_images(const Image& test, const Image& reference);
+
+}  // namespace gf::io

@@ -1,0 +1,336 @@
+#include "solvers/raymarch.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "io/expression.hpp"
+#include "io/output.hpp"
+
+namespace gf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double dot3(const double a[3], const double b[3]) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+double len3(const double a[3]) { return std::sqrt(dot3(a, a)); }
+
+// Polynomial smooth minimum (Quílez): equal to min() where a and b differ by more than k.
+double smooth_min(double a, double b, double k) {
+  const double h = std::clamp(0.5 + 0.5 * (b - a) / k, 0.0, 1.0);
+  return b + h * (a - b) - k * h * (1 - h);
+}
+
+}  // namespace
+
+double sdf_distance(const SdfNode& n, const double p[3]) {
+  using K = SdfNode::Kind;
+  double d[3];
+  for (int c = 0; c < 3; ++c) d[c] = p[c] - n.a[c];
+  switch (n.kind) {
+    case K::Sphere:
+      return len3(d) - n.r;
+    case K::Box: {
+      double q[3], outside[3];
+      for (int c = 0; c < 3; ++c) {
+        q[c] = std::fabs(d[c]) - n.b[c];
+        outside[c] = std::max(q[c], 0.0);
+      }
+      return len3(outside) + std::min(std::max({q[0], q[1], q[2]}), 0.0);
+    }
+    case K::Torus: {
+      const double along = dot3(d, n.b.data());
+      double radial[3];
+      for (int c = 0; c < 3; ++c) radial[c] = d[c] - along * n.b[c];
+      const double ring = len3(radial) - n.r;
+      return std::sqrt(ring * ring + along * along) - n.r2;
+    }
+    case K::Capsule: {
+      double ba[3];
+      for (int c = 0; c < 3; ++c) ba[c] = n.b[c] - n.a[c];
+      const double bb = dot3(ba, ba);
+      const double t = bb > 0 ? std::clamp(dot3(d, ba) / bb, 0.0, 1.0) : 0.0;
+      double e[3];
+      for (int c = 0; c < 3; ++c) e[c] = d[c] - t * ba[c];
+      return len3(e) - n.r;
+    }
+    case K::Plane:
+      return dot3(d, n.b.data());
+    case K::Union:
+      return sdf_scene(n.children, p);
+    case K::Intersection: {
+      double v = -INFINITY;
+      for (const SdfNode& ch : n.children) v = std::max(v, sdf_distance(ch, p));
+      return v;
+    }
+    case K::Difference: {
+      double v = sdf_distance(n.children[0], p);
+      for (std::size_t i = 1; i < n.children.size(); ++i)
+        v = std::max(v, -sdf_distance(n.children[i], p));
+      return v;
+    }
+    case K::SmoothUnion: {
+      double v = sdf_distance(n.children[0], p);
+      for (std::size_t i = 1; i < n.children.size(); ++i)
+        v = smooth_min(v, sdf_distance(n.children[i], p), n.k);
+      return v;
+    }
+  }
+  return INFINITY;
+}
+
+double sdf_scene(const std::vector<SdfNode>& scene, const double p[3]) {
+  double v = INFINITY;
+  for (const SdfNode& n : scene) v = std::min(v, sdf_distance(n, p));
+  return v;
+}
+
+template <class T>
+std::vector<T> raymarch_volume(const Case& c) {
+  const Grid& g = c.grid;
+  const RayVolumeSpec& vol = c.raymarch.volume;
+  std::vector<T> v(static_cast<std::size_t>(g.size()));
+  switch (vol.kind) {
+    case RayVolumeSpec::Kind::Expr:
+      sample_expression<T>(Expr{vol.expr, vol.expr_loc, "raymarch.volume.expr"}, c.parameters, g,
+                           v.data());
+      break;
+    case RayVolumeSpec::Kind::Sdf: {
+#pragma omp parallel for collapse(2) schedule(static)
+      for (std::int64_t k = 0; k < g.n[2]; ++k)
+        for (std::int64_t j = 0; j < g.n[1]; ++j)
+          for (std::int64_t i = 0; i < g.n[0]; ++i) {
+            const double p[3] = {g.coord(0, i), g.coord(1, j), g.coord(2, k)};
+            v[g.index(i, j, k)] = static_cast<T>(sdf_scene(vol.sdf, p));
+          }
+      break;
+    }
+    case RayVolumeSpec::Kind::File: {
+      const std::vector<double> d = io::h5_read_dataset(vol.path, vol.dataset);
+      if (d.size() != v.size())
+        throw CaseError(SourceLoc{c.file}, "raymarch.volume.file.dataset",
+                        fmt::format("dataset '{}' in '{}' has {} values; the grid has {}",
+                                    vol.dataset, vol.path, d.size(), v.size()));
+      std::transform(d.begin(), d.end(), v.begin(), [](double x) { return static_cast<T>(x); });
+      break;
+    }
+  }
+  return v;
+}
+
+template <class T>
+RayArgs<T> ray_args(const RaySpec& s, const Grid& g, double vmin, double vmax, bool sphere_trace) {
+  RayArgs<T> a;
+  for (int c = 0; c < 3; ++c) {
+    a.n[c] = g.n[c];
+    a.origin[c] = T(g.origin[c]);
+    a.h[c] = T(g.h[c]);
+  }
+  double fwd[3], up[3], right[3];
+  for (int c = 0; c < 3; ++c) fwd[c] = s.look_at[c] - s.position[c];
+  const double fl = len3(fwd);
+  for (double& x : fwd) x /= fl;
+  // right = fwd × up, then up = right × fwd: orthonormal, right-handed.
+  right[0] = fwd[1] * s.up[2] - fwd[2] * s.up[1];
+  right[1] = fwd[2] * s.up[0] - fwd[0] * s.up[2];
+  right[2] = fwd[0] * s.up[1] - fwd[1] * s.up[0];
+  const double rl = len3(right);
+  for (double& x : right) x /= rl;
+  up[0] = right[1] * fwd[2] - right[2] * fwd[1];
+  up[1] = right[2] * fwd[0] - right[0] * fwd[2];
+  up[2] = right[0] * fwd[1] - right[1] * fwd[0];
+  // One light, over the viewer's left shoulder.
+  double light[3];
+  for (int c = 0; c < 3; ++c) light[c] = -fwd[c] + 0.6 * up[c] - 0.4 * right[c];
+  const double ll = len3(light);
+  for (int c = 0; c < 3; ++c) {
+    a.eye[c] = T(s.position[c]);
+    a.fwd[c] = T(fwd[c]);
+    a.right[c] = T(right[c]);
+    a.up[c] = T(up[c]);
+    a.light[c] = T(light[c] / ll);
+    a.background[c] = float(s.background[c]);
+  }
+  a.tan_half = T(std::tan(s.fov_deg * 3.14159265358979323846 / 360.0));
+  a.width = int(s.width);
+  a.height = int(s.height);
+  a.mode = s.mode == "mip"          ? RayMode::Mip
+           : s.mode == "isosurface" ? RayMode::Isosurface
+                                    : RayMode::EmissionAbsorption;
+  a.colormap = s.colormap == "inferno"     ? Colormap::Inferno
+               : s.colormap == "grayscale" ? Colormap::Grayscale
+               : s.colormap == "coolwarm"  ? Colormap::Coolwarm
+                                           : Colormap::Viridis;
+  double lo = s.range_auto ? vmin : s.range_lo, hi = s.range_auto ? vmax : s.range_hi;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) {  // a constant (or empty) volume
+    lo = std::isfinite(lo) ? lo : 0.0;
+    hi = lo + 1;
+  }
+  a.lo = T(lo);
+  a.hi = T(hi);
+  a.density = T(s.density);
+  a.isovalue = T(s.isovalue);
+  a.step = T(s.step * g.min_h());
+  a.sphere_trace = sphere_trace && a.mode == RayMode::Isosurface;
+  return a;
+}
+
+// ---- FrameRenderer ------------------------------------------------------------------
+
+template <class T>
+FrameRenderer<T>::FrameRenderer(const RaySpec& s, const Grid& g, Backend<T>& backend,
+                                bool sphere_trace)
+    : spec_(s),
+      grid_(g),
+      be_(backend),
+      sphere_trace_(sphere_trace),
+      args_(ray_args<T>(s, g, 0.0, 1.0, sphere_trace)),
+      img_(backend.make_image(args_)),
+      timer_(backend.make_timer()) {
+  host_.width = args_.width;
+  host_.height = args_.height;
+  host_.rgba.resize(std::size_t(args_.width) * args_.height * 4);
+}
+
+template <class T>
+const io::Image& FrameRenderer<T>::render(const Field<T>& f, double vmin, double vmax) {
+  args_ = ray_args<T>(spec_, grid_, vmin, vmax, sphere_trace_);
+  timer_->start();
+  be_.raymarch(args_, f, img_);
+  render_ms_ = timer_->stop_ms();
+  timer_->start();
+  be_.download_image(img_, host_.rgba.data());
+  download_ms_ = timer_->stop_ms();
+  return host_;
+}
+
+template <class T>
+const io::Image& FrameRenderer<T>::render(const Field<T>& f) {
+  if (!spec_.range_auto) return render(f, spec_.range_lo, spec_.range_hi);
+  const FieldStats st = be_.stats(f);
+  return render(f, st.min, st.max);
+}
+
+// ---- in-situ frames ----------------------------------------------------------------
+
+std::filesystem::path frame_path(const std::filesystem::path& out_dir, const std::string& name,
+                                 std::int64_t step) {
+  return out_dir / "frames" / fmt::format("{}_{:06d}.png", name, step);
+}
+
+template <class T>
+InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
+                              const std::filesystem::path& out_dir)
+    : c_(c), dir_(out_dir), every_(c.render.every), renderer_(c.render, c.grid, backend, false) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir / "frames", ec);
+  if (ec)
+    throw IoError(
+        fmt::format("cannot create folder '{}': {}", (out_dir / "frames").string(), ec.message()));
+}
+
+template <class T>
+double InSituFrames<T>::write(std::int64_t step, const Field<T>& f) {
+  const auto t0 = Clock::now();
+  const io::Image& img = renderer_.render(f);
+  render_ms_ += renderer_.last_render_ms();
+  io::write_png(frame_path(dir_, c_.name, step), img);
+  ++frames_;
+  const double s = seconds_since(t0);
+  total_s_ += s;
+  return s;
+}
+
+template <class T>
+nlohmann::json InSituFrames<T>::summary() const {
+  return {{"frames", frames_},
+          {"every", every_},
+          {"image", {renderer_.args().width, renderer_.args().height}},
+          {"mode", c_.render.mode},
+          {"ms_per_frame", frames_ ? render_ms_ / double(frames_) : 0.0},
+          {"total_s", total_s_}};
+}
+
+// ---- the raymarch run -----------------------------------------------------------------
+
+template <class T>
+MemoryNeed raymarch_memory_needed(const Case& c) {
+  const std::size_t image = std::size_t(c.raymarch.width) * std::size_t(c.raymarch.height) * 16;
+  return {1, std::size_t(c.grid.size()) * sizeof(T) + image + (1 << 20)};
+}
+
+template <class T>
+nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions& opts) {
+  const auto t_start = Clock::now();
+  const RaySpec& s = c.raymarch;
+  std::vector<T> host = raymarch_volume<T>(c);
+  double vmin = INFINITY, vmax = -INFINITY;
+  for (T x : host) {
+    vmin = std::min(vmin, double(x));
+    vmax = std::max(vmax, double(x));
+  }
+  Field<T> volume = backend.make_field(c.grid, "the volume");
+  FrameRenderer<T> renderer(s, c.grid, backend, s.volume.kind == RayVolumeSpec::Kind::Sdf);
+  const double setup_s = seconds_since(t_start);
+  auto timer = backend.make_timer();
+  timer->start();
+  backend.upload(host.data(), volume);
+  const double upload_ms = timer->stop_ms();
+  host = {};
+  // On the GPU a first frame loads the kernel and warms the caches; the one timed is the second.
+  if (backend.is_gpu()) renderer.render(volume, vmin, vmax);
+  const io::Image& img = renderer.render(volume, vmin, vmax);
+  const double ms = renderer.last_render_ms();
+  const auto t_out = Clock::now();
+  io::write_png(opts.out_dir / (c.name + ".png"), img);
+  if (c.output.hdf5) io::write_image_h5(opts.out_dir / "image.h5", img);
+  const double output_s = seconds_since(t_out);
+  const double rays = double(s.width) * double(s.height);
+  nlohmann::json timing = {
+      {"case", c.name},
+      {"workload", "raymarch"},
+      {"device", backend.name()},
+      {"precision", to_string(c.precision)},
+      {"grid", {c.grid.n[0], c.grid.n[1], c.grid.n[2]}},
+      {"steps", 1},
+      {"phases_s",
+       {{"setup", setup_s},
+        {"upload", upload_ms / 1e3},
+        {"compute", ms / 1e3},
+        {"download", renderer.last_download_ms() / 1e3},
+        {"output", output_s},
+        {"total", seconds_since(t_start)}}},
+      {"per_step_ms", {{"min", ms}, {"median", ms}, {"max", ms}}},
+      {"image", {s.width, s.height}},
+      {"mode", s.mode},
+      {"frames", 1},
+      {"ms_per_frame", ms},
+      {"rays_per_s", ms > 0 ? rays / (ms / 1e3) : 0.0},
+      {"points_per_s", 0.0},
+      {"effective_GBps", 0.0},
+      {"device_memory_peak_bytes", backend.memory().peak_bytes()},
+  };
+  io::write_json_atomic(opts.out_dir / "timing.json", timing);
+  return timing;
+}
+
+#define GF_INSTANTIATE(T)                                                             \
+  template std::vector<T> raymarch_volume<T>(const Case&);                            \
+  template RayArgs<T> ray_args<T>(const RaySpec&, const Grid&, double, double, bool); \
+  template class FrameRenderer<T>;                                                    \
+  template class InSituFrames<T>;                                                     \
+  template MemoryNeed raymarch_memory_needed<T>(const Case&);                         \
+  template nlohmann::json run_raymarch<T>(const Case&, Backend<T>&, const RunOptions&);
+GF_INSTANTIATE(float)
+GF_INSTANTIATE(double)
+#undef GF_INSTANTIATE
+
+}  // namespace gf

@@ -1,0 +1,91 @@
+// The raymarch workload and in-situ frames (SPEC §1, §3): the volume on the
+// host (expr, sdf, file), the RayArgs of a render spec, rendering a field in
+// the backend that holds it, and the raymarch run itself. Written against
+// Backend<T>; knows nothing of CUDA.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "io/case.hpp"
+#include "io/image.hpp"
+#include "kernels/backend.hpp"
+#include "solvers/run.hpp"
+#include "solvers/stepper.hpp"
+
+namespace gf {
+
+// The signed distance of a scene node at point p (in double, on the host).
+double sdf_distance(const SdfNode& n, const double p[3]);
+// The scene (a union of its shapes).
+double sdf_scene(const std::vector<SdfNode>& scene, const double p[3]);
+
+// The raymarch case's volume at every grid point (x-fastest).
+template <class T>
+std::vector<T> raymarch_volume(const Case& c);
+
+// The RayArgs of spec `s` for a volume on grid g whose values span [vmin, vmax]
+// (used when the range is auto); sphere tracing for distance fields.
+template <class T>
+RayArgs<T> ray_args(const RaySpec& s, const Grid& g, double vmin, double vmax, bool sphere_trace);
+
+// Renders fields of one grid with one spec, on the backend that holds them.
+template <class T>
+class FrameRenderer {
+ public:
+  FrameRenderer(const RaySpec& s, const Grid& g, Backend<T>& backend, bool sphere_trace);
+  // Renders f with the range [vmin, vmax] (auto) and brings the image to the host.
+  const io::Image& render(const Field<T>& f, double vmin, double vmax);
+  // Same, with the range of f itself when the spec's range is auto (a reduction where f lives).
+  const io::Image& render(const Field<T>& f);
+  double last_render_ms() const { return render_ms_; }
+  double last_download_ms() const { return download_ms_; }
+  const RayArgs<T>& args() const { return args_; }
+
+ private:
+  const RaySpec& spec_;
+  Grid grid_;
+  Backend<T>& be_;
+  bool sphere_trace_;
+  RayArgs<T> args_;
+  Field<float> img_;
+  io::Image host_;
+  std::unique_ptr<Timer> timer_;
+  double render_ms_ = 0, download_ms_ = 0;
+};
+
+// In-situ frames of a heat, stencil or laplace run: frames/<name>_<step6>.png
+// at every multiple of render.every.
+template <class T>
+class InSituFrames {
+ public:
+  InSituFrames(const Case& c, Backend<T>& backend, const std::filesystem::path& out_dir);
+  bool due(std::int64_t step) const { return step % every_ == 0; }
+  std::int64_t every() const { return every_; }
+  // Renders the field and writes its frame; returns seconds spent (render + write).
+  double write(std::int64_t step, const Field<T>& f);
+  nlohmann::json summary() const;
+
+ private:
+  const Case& c_;
+  std::filesystem::path dir_;
+  std::int64_t every_;
+  FrameRenderer<T> renderer_;
+  std::int64_t frames_ = 0;
+  double render_ms_ = 0, total_s_ = 0;
+};
+
+// The frame file of a step: frames/<name>_<step6>.png.
+std::filesystem::path frame_path(const std::filesystem::path& out_dir, const std::string& name,
+                                 std::int64_t step);
+
+// Device memory of a raymarch case: the volume and the image.
+template <class T>
+MemoryNeed raymarch_memory_needed(const Case& c);
+
+// A raymarch run: <name>.png, image.h5 (output.formats has hdf5), timing.json.
+template <class T>
+nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions& opts);
+
+}  // namespace gf
