@@ -15,9 +15,13 @@
 
 namespace gf {
 
+// Over the points the field's rank owns (all of them on one rank: the halo
+// of a rank-local grid, grid.hpp, is never counted).
 struct FieldStats {
   double min = 0, max = 0, mean = 0;
   std::int64_t nonfinite = 0;  // NaN and ±Inf values
+  double sum = 0;              // of the finite values (ranks add these up)
+  std::int64_t count = 0;      // finite values
 };
 
 // Times a region of device work (CUDA events on the GPU, a steady clock on the CPU).
@@ -50,7 +54,9 @@ class Backend {
   // One stencil step: out = stencil(in) at every point (Dirichlet points copied).
   virtual void apply_stencil(const StencilArgs<T>& args, const Field<T>& in, Field<T>& out) = 0;
 
-  // min, max, mean and count of non-finite values, in one pass.
+  // min, max, mean and count of non-finite values, in one pass. Like every
+  // sum below (residual, dot, cg_update), over the points the field's rank
+  // owns: the halo of a rank-local grid is not counted.
   virtual FieldStats stats(const Field<T>& f) = 0;
 
   // ---- Laplace / Poisson and the implicit heat solves (ops/laplace.hpp) ----
@@ -79,6 +85,14 @@ class Backend {
   // Plans the transforms and takes the spectra's memory for fft_poisson on
   // this grid, so that the solve's time is the solve's (setup, not compute).
   virtual void prepare_fft(const LaplaceArgs<T>& a) { (void)a; }
+
+  // ---- Halo exchange (grid/halo.hpp) ----
+  // buf[...] = f over the box [lo, lo + count) (x fastest), and back. buf is
+  // a one-dimensional field of this backend of at least the box's size.
+  virtual void pack(const Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
+                    Field<T>& buf) = 0;
+  virtual void unpack(Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
+                      const Field<T>& buf) = 0;
 
   // ---- Reference loads for `gridforge bench`'s bandwidth ceilings ----
   // dst = src, same size: a device-to-device copy on the GPU (cudaMemcpyAsync),

@@ -1,0 +1,38 @@
+// Halo exchange over MPI and the backend that runs a solver on one rank's
+// block of a decomposed grid (grid/decomp.hpp).
+//
+// The exchange goes axis by axis (x, then y, then z): along each split axis
+// a rank posts non-blocking receives for its two halo slabs, packs its two
+// boundary slabs of owned points (on the backend: a kernel on the GPU) and
+// sends them; the slabs span the whole padded block along the other axes,
+// halos included, so that the halos received along earlier axes travel on
+// and fill the edges and corners that box stencils read (the classic
+// trick: 2·ndim messages instead of 26).
+//
+// On the GPU the slabs go from device memory straight to MPI when the MPI
+// library is CUDA-aware (MPIX_Query_cuda_support at run time; the
+// environment variable GRIDFORGE_CUDA_AWARE=0/1 overrides it) and through
+// host buffers otherwise.
+#pragma once
+#include <memory>
+
+#include "grid/decomp.hpp"
+#include "kernels/backend.hpp"
+
+namespace gf {
+
+// True when the MPI library passes device pointers (see above).
+bool mpi_cuda_aware();
+
+// Wraps the backend of one rank: every operation runs on the rank's padded
+// block; operations that read neighbours (heat_step, apply_stencil,
+// jacobi_sweep, sor_sweep, spmv, residual's r, upload) refresh the halo of
+// the field they write, so every field's halo always holds the neighbours'
+// values; sums (stats, dot, residual, cg_update) cover the owned points and
+// are added up over the ranks (MPI_Allreduce). SOR colours by the parity of
+// global indices. With d.nranks == 1 returns `inner` itself.
+template <class T>
+std::unique_ptr<Backend<T>> make_distributed_backend(std::unique_ptr<Backend<T>> inner,
+                                                     const Decomp& d);
+
+}  // namespace gf
