@@ -118,7 +118,15 @@ template <class T>
 int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   const std::vector<MemoryCheck> mem = check_memory<T>(c, d);
   std::optional<io::Checkpoint> restart;
-  if (a.restart) restart = load_restart(c, *a.restart);
+  if (a.restart) {
+    // Checked against the whole case; each rank then keeps its block of the
+    // checkpoint's global fields (any number of ranks may have written it).
+    Case whole = c;
+    if (c.decomp) whole.grid = c.decomp->global;
+    restart = load_restart(whole, *a.restart);
+    if (c.decomp)
+      for (auto& [name, bytes] : restart->fields) bytes = local_block(*c.decomp, bytes, sizeof(T));
+  }
   if (a.dry_run) {
     if (mpi::rank() != 0) {  // rank 0 prints for all
       require_memory(c, mem);
@@ -226,8 +234,6 @@ int cmd_run(const RunArgs& a) {
   // Over several MPI ranks each rank runs its block of the grid (grid/decomp.hpp).
   const int nranks = mpi::size();
   const Case c = local_case(whole, decompose(whole, nranks, mpi::rank()));
-  if (nranks > 1 && a.restart)
-    throw UsageError("--restart runs on one rank only for now (checkpoints are single-rank)");
   DeviceChoice d = choose_device(a.device.value_or(c.device));
   // A GPU per rank: the rank's place on its node modulo the node's GPUs,
   // unless a GPU was named (cuda:N).

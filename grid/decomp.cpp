@@ -65,11 +65,6 @@ Decomp decompose(const Case& c, int nranks, int rank) {
     throw CaseError(file, "boundary",
                     fmt::format("a laplace case without a Dirichlet face runs on one rank only "
                                 "for now; {} ranks were started", nranks));
-  if (c.output.checkpoint_every > 0)
-    throw CaseError(file, "output.checkpoint_every",
-                    fmt::format("checkpoints are written on one rank only for now; {} ranks were "
-                                "started: set output.checkpoint_every=0 or run without mpirun",
-                                nranks));
   if (!c.ranks.empty()) {
     std::int64_t prod = 1;
     for (int a = 0; a < g.ndim; ++a) {

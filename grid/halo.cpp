@@ -1,5 +1,6 @@
 #include "grid/halo.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -248,6 +249,76 @@ std::unique_ptr<Backend<T>> make_distributed_backend(std::unique_ptr<Backend<T>>
 }
 
 #endif
+
+namespace {
+
+// Copies box [lo, lo + cnt) between an array of dims n and a packed buffer.
+void copy_block(unsigned char* arr, const std::array<std::int64_t, 3>& n,
+                const std::array<std::int64_t, 3>& lo, const std::array<std::int64_t, 3>& cnt,
+                unsigned char* buf, std::size_t elem, bool to_buf) {
+  const std::size_t row = std::size_t(cnt[0]) * elem;
+  for (std::int64_t k = 0; k < cnt[2]; ++k)
+    for (std::int64_t j = 0; j < cnt[1]; ++j) {
+      unsigned char* a = arr + std::size_t(lo[0] + n[0] * ((lo[1] + j) + n[1] * (lo[2] + k))) * elem;
+      unsigned char* b = buf + std::size_t(j + cnt[1] * k) * row;
+      if (to_buf)
+        std::memcpy(b, a, row);
+      else
+        std::memcpy(a, b, row);
+    }
+}
+
+}  // namespace
+
+std::vector<unsigned char> gather_global(const Decomp& d, const std::vector<unsigned char>& local,
+                                         std::size_t elem) {
+  if (d.nranks == 1) return local;
+#if defined(GRIDFORGE_HAVE_MPI)
+  const Grid lg = d.local_grid();
+  const auto cnt = d.count_of(d.rank);
+  std::vector<unsigned char> mine(std::size_t(cnt[0] * cnt[1] * cnt[2]) * elem);
+  copy_block(const_cast<unsigned char*>(local.data()), lg.n, lg.halo_lo, cnt, mine.data(), elem,
+             true);
+  std::vector<int> counts(d.nranks), displs(d.nranks);
+  std::int64_t at = 0;
+  for (int r = 0; r < d.nranks; ++r) {
+    const auto c = d.count_of(r);
+    counts[r] = int(std::int64_t(elem) * c[0] * c[1] * c[2]);
+    displs[r] = int(at);
+    at += counts[r];
+  }
+  std::vector<unsigned char> packed(d.rank == 0 ? std::size_t(at) : 0);
+  MPI_Gatherv(mine.data(), int(mine.size()), MPI_BYTE, packed.data(), counts.data(),
+              displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (d.rank != 0) return {};
+  std::vector<unsigned char> global(std::size_t(d.global.size()) * elem);
+  for (int r = 0; r < d.nranks; ++r)
+    copy_block(global.data(), d.global.n, d.start_of(r), d.count_of(r), packed.data() + displs[r],
+               elem, false);
+  return global;
+#else
+  (void)elem;
+  throw std::logic_error("several ranks in a build without MPI");
+#endif
+}
+
+std::vector<unsigned char> local_block(const Decomp& d, const std::vector<unsigned char>& global,
+                                       std::size_t elem) {
+  if (d.nranks == 1) return global;
+  const Grid lg = d.local_grid();
+  const Grid& gg = d.global;
+  std::vector<unsigned char> out(std::size_t(lg.size()) * elem);
+  auto wrap = [&](int a, std::int64_t i) {
+    return ((i + lg.offset[a]) % gg.n[a] + gg.n[a]) % gg.n[a];
+  };
+  for (std::int64_t k = 0; k < lg.n[2]; ++k)
+    for (std::int64_t j = 0; j < lg.n[1]; ++j)
+      for (std::int64_t i = 0; i < lg.n[0]; ++i)
+        std::memcpy(out.data() + std::size_t(lg.index(i, j, k)) * elem,
+                    global.data() + std::size_t(gg.index(wrap(0, i), wrap(1, j), wrap(2, k))) * elem,
+                    elem);
+  return out;
+}
 
 template std::unique_ptr<Backend<float>> make_distributed_backend<float>(
     std::unique_ptr<Backend<float>>, const Decomp&);

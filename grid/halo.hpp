@@ -14,7 +14,9 @@
 // environment variable GRIDFORGE_CUDA_AWARE=0/1 overrides it) and through
 // host buffers otherwise.
 #pragma once
+#include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "grid/decomp.hpp"
 #include "kernels/backend.hpp"
@@ -34,5 +36,15 @@ bool mpi_cuda_aware();
 template <class T>
 std::unique_ptr<Backend<T>> make_distributed_backend(std::unique_ptr<Backend<T>> inner,
                                                      const Decomp& d);
+
+// Checkpoints over ranks hold global arrays (the same file as one rank
+// writes, so a restart may use another number of ranks): a field's owned
+// blocks gathered into the global array on rank 0 (empty on the others)
+// from each rank's padded block of `elem`-byte values, and a rank's padded
+// block cut out of a global array (halo indices wrap around periodic axes).
+std::vector<unsigned char> gather_global(const Decomp& d, const std::vector<unsigned char>& local,
+                                         std::size_t elem);
+std::vector<unsigned char> local_block(const Decomp& d, const std::vector<unsigned char>& global,
+                                       std::size_t elem);
 
 }  // namespace gf

@@ -166,7 +166,7 @@ bool may_differ(const std::string& key) {
                                      "output",        "heat.steps",        "heat.t_end",
                                      "stencil.steps",
                                      "laplace.max_iters", "laplace.tolerance",
-                                     "laplace.check_every"};
+                                     "laplace.check_every", "grid.ranks"};
   for (const char* k : keys)
     if (key == k) return true;
   return false;

@@ -226,12 +226,26 @@ class H5Series {
       : spec_(spec), final_(spec.dir / "fields.h5"), partial_(spec.dir / ".fields.h5.partial") {
     H5Quiet quiet;
     if (spec.resume_before && !spec.decomp && resume(*spec.resume_before)) return;
+    // Parallel restart: rank 0 trims the earlier file alone, then every rank
+    // opens it for collective writes.
+    if (spec.resume_before && spec.decomp) {
+      std::int64_t resumed = 0;
+      if (mpi::rank() == 0 && resume(*spec.resume_before)) {
+        resumed = 1;
+        file_.close();
+      }
+      if (mpi::broadcast(resumed)) {
+        try {
+          file_ = h5_own(H5Fopen(partial_.c_str(), H5F_ACC_RDWR, parallel_access().get()),
+                         H5Fclose, "cannot open it");
+        } catch (const H5Failure& e) {
+          throw IoError(fmt::format("cannot continue '{}': {}", partial_.string(), e.what()));
+        }
+        return;
+      }
+    }
     try {
-      H5Handle fapl = h5_own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create file access");
-#if defined(GRIDFORGE_HAVE_MPI) && defined(H5_HAVE_PARALLEL)
-      if (spec.decomp)
-        h5_ok(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL), "cannot set MPI-IO");
-#endif
+      H5Handle fapl = parallel_access();
       file_ = h5_own(H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
                      "cannot create file");
       write_root_attributes(file_.get(), spec_);
@@ -245,6 +259,16 @@ class H5Series {
   }
   H5Series(const H5Series&) = delete;
   H5Series& operator=(const H5Series&) = delete;
+
+  // File access: MPI-IO over every rank when the series is parallel.
+  H5Handle parallel_access() const {
+    H5Handle fapl = h5_own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create file access");
+#if defined(GRIDFORGE_HAVE_MPI) && defined(H5_HAVE_PARALLEL)
+    if (spec_.decomp)
+      h5_ok(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL), "cannot set MPI-IO");
+#endif
+    return fapl;
+  }
 
   void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
     if (!file_)
@@ -520,7 +544,8 @@ class VtkSeries {
     if (ec)
       throw IoError(
           fmt::format("cannot create folder '{}': {}", (spec.dir / "vtk").string(), ec.message()));
-    if (spec.resume_before && !spec.decomp) resume(*spec.resume_before);
+    // Parallel: the .pvd is rank 0's.
+    if (spec.resume_before && (!spec.decomp || mpi::rank() == 0)) resume(*spec.resume_before);
   }
 
   void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
@@ -633,15 +658,20 @@ class VtkSeries {
         throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
       const double time = std::strtod(text.c_str() + t + ts.size(), nullptr);
       std::string file = xml_unescape(text.substr(q + fl.size(), qe - q - fl.size()));
-      // vtk/<name>_<step6>.vti
-      const std::size_t us = file.rfind('_'), dot = file.rfind(".vti");
+      // vtk/<name>_<step6>.vti, or .pvti with its pieces in vtk/<name>_<step6>/
+      const std::size_t us = file.rfind('_'), dot = file.rfind('.');
       if (us == std::string::npos || dot == std::string::npos || dot < us)
         throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
       const std::int64_t step = std::strtoll(file.c_str() + us + 1, nullptr, 10);
-      if (step < before)
+      if (step < before) {
         datasets_.emplace_back(time, file);
-      else
+      } else {
         remove_quietly(spec_.dir / file);
+        if (file.ends_with(".pvti")) {
+          std::error_code ignored;
+          fs::remove_all(spec_.dir / file.substr(0, dot), ignored);
+        }
+      }
     }
     write_text_atomic(pvd, pvd_text(datasets_));
   }

@@ -9,6 +9,7 @@
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
 #include "core/progress.hpp"
+#include "grid/halo.hpp"
 #include "io/output.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/run.hpp"
@@ -83,18 +84,28 @@ nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t st
 
 // A checkpoint of this case, its solver state still to be filled in.
 io::Checkpoint checkpoint_of(const Case& c, const std::string& version) {
+  const Grid& g = c.decomp ? c.decomp->global : c.grid;
   io::Checkpoint ck;
   ck.version = version;
   ck.workload = to_string(c.workload);
   ck.precision = c.precision;
-  ck.ndim = c.grid.ndim;
+  ck.ndim = g.ndim;
   for (int a = 0; a < 3; ++a) {
-    ck.dims[a] = a < c.grid.ndim ? c.grid.n[a] : 1;
-    ck.spacing[a] = a < c.grid.ndim ? c.grid.h[a] : 0;
-    ck.origin[a] = a < c.grid.ndim ? c.grid.origin[a] : 0;
+    ck.dims[a] = a < g.ndim ? g.n[a] : 1;
+    ck.spacing[a] = a < g.ndim ? g.h[a] : 0;
+    ck.origin[a] = a < g.ndim ? g.origin[a] : 0;
   }
   ck.case_yaml = c.resolved_yaml;
   return ck;
+}
+
+// Over several ranks: the fields gathered into global arrays, written by
+// rank 0 (the file one rank writes: a restart may use another rank count).
+template <class T>
+void write_checkpoint_of(const Case& c, io::Checkpoint& ck, const std::filesystem::path& path) {
+  if (c.decomp)
+    for (auto& [name, bytes] : ck.fields) bytes = gather_global(*c.decomp, bytes, sizeof(T));
+  if (mpi::rank() == 0) io::write_checkpoint(path, ck);
 }
 
 // What an interrupted run's message adds when it wrote a checkpoint.
@@ -157,7 +168,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
     const auto t_out = Clock::now();
     io::Checkpoint ck = checkpoint_of(c, opts.version);
     solver.save(ck);
-    io::write_checkpoint(opts.out_dir / kCheckpointFile, ck);
+    write_checkpoint_of<T>(c, ck, opts.out_dir / kCheckpointFile);
     ph.output_s += seconds_since(t_out);
   };
 
@@ -267,7 +278,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     const auto t_out = Clock::now();
     io::Checkpoint ck = checkpoint_of(c, opts.version);
     solver.save(ck);
-    io::write_checkpoint(opts.out_dir / kCheckpointFile, ck);
+    write_checkpoint_of<T>(c, ck, opts.out_dir / kCheckpointFile);
     output_s += seconds_since(t_out);
   };
 
