@@ -38,8 +38,11 @@ import h5py
 import numpy as np
 
 GF, MODE, BASE = sys.argv[1], sys.argv[2], sys.argv[3]
-MPIRUN = os.environ.get("GF_MPIRUN", "mpirun")
+MPIRUN = os.environ.get("GF_MPIRUN", "mpirun").split()  # may carry options (-x VAR)
 DEVICE = os.environ.get("GF_MPI_DEVICE", "cpu")
+# GF_MPI_RTOL (the GPU part of tests/gpu/run_on_gpu.sh): a field that is not
+# bit for bit is reported and passes within this relative L2 difference.
+GPU_RTOL = float(os.environ.get("GF_MPI_RTOL", "0")) or None
 # One thread a rank: ranks share the machine's cores (CI has 2).
 ENV = dict(os.environ, OMP_NUM_THREADS="1")
 # The ASan build (make test-asan): Open MPI keeps allocations to its exit.
@@ -54,7 +57,7 @@ def fail(msg):
 
 
 def mpirun(np_):
-    return [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
+    return MPIRUN + ["--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
 
 
 def run(case, out, *args, np_=1, rc=0):
@@ -79,6 +82,15 @@ def compare(ref, got, label, rtol=None):
         x, y = a[s], b[s]
         if x.shape != y.shape:
             fail(f"{label}: step {s}: shape {y.shape}, one rank {x.shape}")
+        if rtol is None and GPU_RTOL and not np.array_equal(x, y):
+            # The GPU's kernels take other paths on other block shapes (tiles,
+            # vector rows): reported, and held to a tolerance instead.
+            err = np.linalg.norm((x - y).ravel().astype(float)) / max(
+                np.linalg.norm(x.ravel().astype(float)), 1e-300)
+            print(f"mpi {MODE}: {label}: step {s}: NOT bit for bit on {DEVICE}: relative L2 {err:.3g}")
+            if not err <= GPU_RTOL:
+                fail(f"{label}: step {s}: relative L2 difference {err:.3g} > {GPU_RTOL:.3g}")
+            continue
         if rtol is None:
             if not np.array_equal(x, y):
                 d = np.abs(x.astype(float) - y.astype(float))
