@@ -162,11 +162,9 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     const Decomp& dc = *c.decomp;
     std::string dims;
     for (int a = 0; a < whole.ndim; ++a) dims += (a ? " x " : "") + std::to_string(dc.dims[a]);
-    spdlog::info("mpi: {} ranks as {} ({}), halo {} point{}{}", dc.nranks, dims,
+    spdlog::info("mpi: {} ranks as {} ({}), halo {} point{}, exchanged by {}", dc.nranks, dims,
                  c.ranks.empty() ? "chosen" : "grid.ranks", dc.halo, dc.halo == 1 ? "" : "s",
-                 backend->is_gpu() ? (mpi_cuda_aware() ? ", CUDA-aware MPI"
-                                                       : ", halos staged through the host")
-                                   : "");
+                 halo_transport(backend->is_gpu()));
   }
   if (c.workload == Workload::Heat) spdlog::info("{}", stability_line(c));
 

@@ -30,9 +30,35 @@ bool mpi_cuda_aware() {
 #endif
 }
 
+std::string halo_transport(bool gpu) {
+  if (!gpu) return "MPI";
+  const char* e = std::getenv("GRIDFORGE_HALO");
+  if (e && std::string(e) == "nccl") return "NCCL between the GPUs";
+  return mpi_cuda_aware() ? "CUDA-aware MPI" : "MPI, staged through the host";
+}
+
 #if defined(GRIDFORGE_HAVE_MPI)
 
 namespace {
+
+// How slabs travel: MPI on host memory (the CPU), MPI on device memory
+// (CUDA-aware), MPI through host copies (staged), or NCCL between the GPUs.
+enum class HaloMode { Host, CudaAware, Staged, Nccl };
+
+// GRIDFORGE_HALO=nccl asks for NCCL on the GPU path; otherwise MPI.
+template <class T>
+HaloMode halo_mode(Backend<T>& be) {
+  if (!be.is_gpu()) return HaloMode::Host;
+  const char* e = std::getenv("GRIDFORGE_HALO");
+  const std::string want = e ? e : "mpi";
+  if (want == "nccl") {
+    const std::string why = be.peer_unavailable();
+    if (!why.empty()) throw DeviceError("GRIDFORGE_HALO=nccl: " + why);
+    return HaloMode::Nccl;
+  }
+  if (want != "mpi") throw UsageError("GRIDFORGE_HALO: '" + want + "' is not mpi or nccl");
+  return mpi_cuda_aware() ? HaloMode::CudaAware : HaloMode::Staged;
+}
 
 // The halo exchange of the fields of one rank-local grid.
 template <class T>
@@ -46,10 +72,19 @@ class HaloExchange {
     b.ndim = 1;
     b.n = {most, 1, 1};
     for (auto& f : bufs_) f = be.make_field(b, "a halo buffer");
-    staged_ = be.is_gpu() && !mpi_cuda_aware();
+    mode_ = halo_mode(be);
+    if (mode_ == HaloMode::Nccl) {  // one communicator over the ranks' GPUs
+      unsigned char id[kPeerIdBytes] = {};
+      if (d.rank == 0) be.peer_id(id);
+      MPI_Bcast(id, kPeerIdBytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+      be.peer_connect(id, d.nranks, d.rank);
+    }
+    staged_ = mode_ == HaloMode::Staged;
     if (staged_)
       for (auto& h : host_) h.resize(static_cast<std::size_t>(most));
   }
+
+  HaloMode mode() const { return mode_; }
 
   void exchange(Field<T>& f) {
     for (int a = 0; a < g_.ndim; ++a)
@@ -76,13 +111,21 @@ class HaloExchange {
     slab(a, 0, rlo[0], rcnt[0]);
     slab(a, n - w, rlo[1], rcnt[1]);
     const std::int64_t count = cnt[0][0] * cnt[0][1] * cnt[0][2];
+    const int peer[2] = {lo_rank, hi_rank};
+    if (mode_ == HaloMode::Nccl) {  // all on the device's stream, no host wait
+      for (int s = 0; s < 2; ++s)
+        if (peer[s] >= 0) be_.pack(f, lo[s], cnt[s], bufs_[s]);
+      be_.peer_exchange(&bufs_[0], &bufs_[2], peer, count);
+      for (int s = 0; s < 2; ++s)
+        if (peer[s] >= 0) be_.unpack(f, rlo[s], rcnt[s], bufs_[2 + s]);
+      return;
+    }
     const int bytes = int(count * std::int64_t(sizeof(T)));
     // Tags by direction of travel: with two ranks on a periodic axis both
     // neighbours are the same rank.
     const int tag_minus = 2 * a, tag_plus = 2 * a + 1;
     MPI_Request req[4];
     int nreq = 0;
-    const int peer[2] = {lo_rank, hi_rank};
     for (int s = 0; s < 2; ++s)
       if (peer[s] >= 0)
         MPI_Irecv(recv_ptr(s), bytes, MPI_BYTE, peer[s], s == 0 ? tag_plus : tag_minus,
@@ -120,6 +163,7 @@ class HaloExchange {
   Grid g_;
   Field<T> bufs_[4];  // send −, send +, receive −, receive +
   std::vector<T> host_[4];
+  HaloMode mode_ = HaloMode::Host;
   bool staged_ = false;
 };
 

@@ -16,6 +16,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "grid/decomp.hpp"
@@ -25,6 +26,12 @@ namespace gf {
 
 // True when the MPI library passes device pointers (see above).
 bool mpi_cuda_aware();
+// How halos travel, in words: "MPI" on the CPU; on the GPU "CUDA-aware MPI",
+// "MPI, staged through the host", or "NCCL between the GPUs" when the
+// environment variable GRIDFORGE_HALO=nccl asks for it (libnccl.so.2 loaded
+// at run time; one group of ncclSend/ncclRecv on the compute stream per
+// axis, no host synchronisation).
+std::string halo_transport(bool gpu);
 
 // Wraps the backend of one rank: every operation runs on the rank's padded
 // block; operations that read neighbours (heat_step, apply_stencil,

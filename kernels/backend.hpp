@@ -15,6 +15,8 @@
 
 namespace gf {
 
+constexpr int kPeerIdBytes = 128;  // ncclUniqueId
+
 // Over the points the field's rank owns (all of them on one rank: the halo
 // of a rank-local grid, grid.hpp, is never counted).
 struct FieldStats {
@@ -93,6 +95,25 @@ class Backend {
                     Field<T>& buf) = 0;
   virtual void unpack(Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
                       const Field<T>& buf) = 0;
+
+  // ---- Device-to-device halo exchange (NCCL on the GPU; grid/halo.hpp) ----
+  // Whether the backend can exchange slabs with the other ranks' devices
+  // itself (the GPU, when libnccl.so.2 loads); "" when it can, else why not.
+  virtual std::string peer_unavailable() { return "not a GPU"; }
+  // A communicator over every rank's device: rank 0 makes the id
+  // (kPeerIdBytes bytes), every rank connects with it (collective).
+  virtual void peer_id(unsigned char* id) { (void)id; }
+  virtual void peer_connect(const unsigned char* id, int nranks, int rank) {
+    (void)id, (void)nranks, (void)rank;
+  }
+  // One group, ordered on the backend's stream (no host synchronisation):
+  // count values of send[s] to peer[s] and of recv[s] from peer[s], s = 0, 1
+  // (peer −1: none). Messages between two ranks match in the order posted:
+  // sends go toward peer[1] first, receives come from peer[0] first.
+  virtual void peer_exchange(const Field<T>* send, Field<T>* recv, const int* peer,
+                             std::int64_t count) {
+    (void)send, (void)recv, (void)peer, (void)count;
+  }
 
   // ---- Reference loads for `gridforge bench`'s bandwidth ceilings ----
   // dst = src, same size: a device-to-device copy on the GPU (cudaMemcpyAsync),

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -16,6 +17,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/halo_kernels.cuh"
+#include "kernels/cuda/nccl_peer.cuh"
 #include "kernels/cuda/heat_kernels.cuh"
 #include "kernels/cuda/laplace_kernels.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
@@ -143,6 +145,7 @@ class CudaBackend final : public Backend<T> {
     GF_CUDA_CHECK(cudaMallocHost(&sum_host_, sizeof(double)));
   }
   ~CudaBackend() override {
+    if (peer_) NcclApi::get().comm_destroy(peer_);
     release_operator();
     if (sparse_) cusparseDestroy(sparse_);
     release_fft_plans();
@@ -238,6 +241,36 @@ class CudaBackend final : public Backend<T> {
               const Field<T>& buf) override {
     box_copy<false>(f.data(), f.grid(), lo, c, const_cast<T*>(buf.data()));
   }
+  std::string peer_unavailable() override { return NcclApi::get().why(); }
+  void peer_id(unsigned char* id) override {
+    static_assert(sizeof(ncclUniqueId) == kPeerIdBytes);
+    ncclUniqueId u;
+    NcclApi::get().check(NcclApi::get().get_unique_id(&u), "ncclGetUniqueId");
+    std::memcpy(id, &u, sizeof u);
+  }
+  void peer_connect(const unsigned char* id, int nranks, int rank) override {
+    const NcclApi& nc = NcclApi::get();
+    if (!nc.why().empty()) throw DeviceError("GRIDFORGE_HALO=nccl: " + nc.why());
+    ncclUniqueId u;
+    std::memcpy(&u, id, sizeof u);
+    nc.check(nc.comm_init_rank(&peer_, nranks, u, rank), "ncclCommInitRank");
+  }
+  void peer_exchange(const Field<T>* send, Field<T>* recv, const int* peer,
+                     std::int64_t count) override {
+    const NcclApi& nc = NcclApi::get();
+    const ncclDataType_t type = sizeof(T) == 4 ? ncclFloat32 : ncclFloat64;
+    nc.check(nc.group_start(), "ncclGroupStart");
+    for (int s = 1; s >= 0; --s)  // toward peer[1] first (see backend.hpp)
+      if (peer[s] >= 0)
+        nc.check(nc.send(send[s].data(), std::size_t(count), type, peer[s], peer_, stream_),
+                 "ncclSend");
+    for (int s = 0; s < 2; ++s)
+      if (peer[s] >= 0)
+        nc.check(nc.recv(recv[s].data(), std::size_t(count), type, peer[s], peer_, stream_),
+                 "ncclRecv");
+    nc.check(nc.group_end(), "ncclGroupEnd");
+  }
+
   template <bool ToBuf>
   void box_copy(T* u, const Grid& g, const std::int64_t* lo, const std::int64_t* c, T* buf) {
     const std::int64_t total = c[0] * c[1] * c[2];
@@ -528,6 +561,7 @@ class CudaBackend final : public Backend<T> {
   cudaStream_t stream_{};
   StatsAcc* stats_host_ = nullptr;
   double* sum_host_ = nullptr;
+  ncclComm_t peer_ = nullptr;  // NCCL over the ranks' GPUs (GRIDFORGE_HALO=nccl)
   void* scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
   int tile_radius_ = 1;  // the radius the stencil kernels' tile offsets were made for

@@ -68,7 +68,7 @@ per_step() {
 }
 scale_run() {  # workload np nz out [extra env...]
   local w=$1 np=$2 nz=$3 out=$4; shift 4
-  local launch=(); [ "$np" -gt 1 ] && launch=("${MPIRUN[@]}" -np "$np")
+  local launch=(); [ "$np" -gt 1 ] && launch=("${MPIRUN[@]}" -x GRIDFORGE_HALO -x GRIDFORGE_CUDA_AWARE -np "$np")
   rm -rf "$out"
   if [ "$w" = heat ]; then
     env "$@" "${launch[@]}" "$GF_BIN" run cases/heat3d_hotspot.yaml --device cuda --out "$out" \
@@ -105,3 +105,32 @@ done
 scale_run heat 2 1024 /tmp/gf_mpi/heat_strong_2_staged GRIDFORGE_CUDA_AWARE=0
 echo "mpi heat 1024^3 float32 strong 2 GPUs, halos staged through the host: $(per_step /tmp/gf_mpi/heat_strong_2_staged) ms/step" | tee -a "$OUT/summary.txt"
 grep -h "^mpi:" /tmp/gf_mpi/heat_strong_2.log | head -1 | tee -a "$OUT/summary.txt"
+
+step "MPI with NCCL halos (GRIDFORGE_HALO=nccl): correctness, then the strong runs again"
+nccl_lib=$( (ls /usr/local/cuda*/lib*/libnccl.so.2 /usr/lib/x86_64-linux-gnu/libnccl.so.2 2>/dev/null
+  python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null) | head -1)
+if [ -n "$nccl_lib" ] && [ -f "$nccl_lib" ]; then
+  echo "libnccl: $nccl_lib"
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$nccl_lib")"
+  for mode in heat3d_periodic stencil_radius2 jacobi; do
+    env GRIDFORGE_HALO=nccl GF_MPI_DEVICE=cuda GF_MPI_RTOL=1e-6 \
+      "GF_MPIRUN=mpirun -x LD_LIBRARY_PATH -x PATH -x GRIDFORGE_HALO" \
+      python3 tests/e2e/mpi.py "$GF_BIN" $mode "$OUT/mpi_nccl/$mode" > "$OUT/mpi_nccl_$mode.log" 2>&1
+    rc=$?
+    tail -3 "$OUT/mpi_nccl_$mode.log"
+    [ $rc = 0 ] || { echo "FAILED: mpi.py $mode with NCCL halos"; fail=1; }
+    echo "mpi.py $mode on the GPU, NCCL halos: $([ $rc = 0 ] && echo pass || echo FAIL)" >> "$OUT/summary.txt"
+  done
+  for w in heat jacobi; do
+    t1=$(per_step /tmp/gf_mpi/${w}_1)
+    for n in "${ns[@]}"; do
+      [ "$n" = 1 ] && continue
+      scale_run $w "$n" 1024 /tmp/gf_mpi/${w}_strong_${n}_nccl GRIDFORGE_HALO=nccl
+      ts=$(per_step /tmp/gf_mpi/${w}_strong_${n}_nccl)
+      python3 -c "import sys; t1, ts, n = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]); print(f'mpi {sys.argv[4]} 1024^3 float32 strong {n} GPUs, NCCL halos: TN {ts:.4f} ms/step, efficiency T1/(N*TN) = {t1 / (n * ts):.3f}')" "$t1" "${ts:-nan}" "$n" "$w" | tee -a "$OUT/summary.txt"
+    done
+  done
+  grep -h "^mpi:" /tmp/gf_mpi/heat_strong_2_nccl.log | head -1 | tee -a "$OUT/summary.txt"
+else
+  echo "no libnccl.so.2 on this machine: NCCL halos not measured" | tee -a "$OUT/summary.txt"
+fi
