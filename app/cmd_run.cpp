@@ -175,6 +175,10 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
 
   const std::string start = now_iso8601();
   nlohmann::json info = run_info(c, a, backend->name(), start);
+  if (c.decomp) {  // rank 0's device is named; every rank has its own
+    info["ranks"] = c.decomp->nranks;
+    info["rank_dims"] = std::vector<int>(c.decomp->dims.begin(), c.decomp->dims.begin() + whole.ndim);
+  }
   if (restart) {
     info["restart"] = {{"checkpoint", *a.restart}, {"step", restart->step},
                        {"checkpoint_version", restart->version}};

@@ -322,11 +322,10 @@ class CpuBackend final : public Backend<T> {
     const Grid& g = in.grid();
     if (g.has_halo()) {  // r everywhere, Σ r² over the owned points
       by_dim(a.ndim, [&](auto d) {
-        for_each_point(a.n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
-          const T v = residual_point<decltype(d)::value>(a, u, i, j, k);
-          if (out) out[idx] = v;
-        });
         if (out) {
+          for_each_point(a.n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+            out[idx] = residual_point<decltype(d)::value>(a, u, i, j, k);
+          });
           s = sum_owned(g, [&](std::int64_t idx) { return double(out[idx]) * double(out[idx]); });
           return;
         }

@@ -113,7 +113,7 @@ if [ -n "$nccl_lib" ] && [ -f "$nccl_lib" ]; then
   echo "libnccl: $nccl_lib"
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$nccl_lib")"
   for mode in heat3d_periodic stencil_radius2 jacobi; do
-    env GRIDFORGE_HALO=nccl GF_MPI_DEVICE=cuda GF_MPI_RTOL=1e-6 \
+    env GRIDFORGE_HALO=nccl GF_MPI_DEVICE=cuda GF_MPI_RTOL=1e-6 GF_MPI_MAXNP="$ngpu" \
       "GF_MPIRUN=mpirun -x LD_LIBRARY_PATH -x PATH -x GRIDFORGE_HALO" \
       python3 tests/e2e/mpi.py "$GF_BIN" $mode "$OUT/mpi_nccl/$mode" > "$OUT/mpi_nccl_$mode.log" 2>&1
     rc=$?
