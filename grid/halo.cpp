@@ -81,8 +81,17 @@ class HaloExchange {
     }
     staged_ = mode_ == HaloMode::Staged;
     if (staged_)
-      for (auto& h : host_) h.resize(static_cast<std::size_t>(most));
+      for (auto& h : host_) {
+        h.resize(static_cast<std::size_t>(most));
+        be.pin_host(h.data(), h.size() * sizeof(T));
+      }
   }
+  ~HaloExchange() {
+    if (staged_)
+      for (auto& h : host_) be_.unpin_host(h.data());
+  }
+  HaloExchange(const HaloExchange&) = delete;
+  HaloExchange& operator=(const HaloExchange&) = delete;
 
   HaloMode mode() const { return mode_; }
 

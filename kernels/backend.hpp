@@ -96,6 +96,12 @@ class Backend {
   virtual void unpack(Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
                       const Field<T>& buf) = 0;
 
+  // Page-locks host memory that upload/download use again and again (the
+  // staged halo buffers), so that the copies run at full speed; best effort
+  // (nothing on the CPU, nothing when the driver refuses).
+  virtual void pin_host(void* p, std::size_t bytes) { (void)p, (void)bytes; }
+  virtual void unpin_host(void* p) { (void)p; }
+
   // ---- Device-to-device halo exchange (NCCL on the GPU; grid/halo.hpp) ----
   // Whether the backend can exchange slabs with the other ranks' devices
   // itself (the GPU, when libnccl.so.2 loads); "" when it can, else why not.

@@ -241,6 +241,14 @@ class CudaBackend final : public Backend<T> {
               const Field<T>& buf) override {
     box_copy<false>(f.data(), f.grid(), lo, c, const_cast<T*>(buf.data()));
   }
+  void pin_host(void* p, std::size_t bytes) override {
+    if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess)
+      cudaGetLastError();  // pageable copies still work, only slower
+  }
+  void unpin_host(void* p) override {
+    if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+  }
+
   std::string peer_unavailable() override { return NcclApi::get().why(); }
   void peer_id(unsigned char* id) override {
     static_assert(sizeof(ncclUniqueId) == kPeerIdBytes);
