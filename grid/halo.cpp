@@ -306,7 +306,7 @@ std::unique_ptr<Backend<T>> make_distributed_backend(std::unique_ptr<Backend<T>>
 namespace {
 
 // Copies box [lo, lo + cnt) between an array of dims n and a packed buffer.
-void copy_block(unsigned char* arr, const std::array<std::int64_t, 3>& n,
+[[maybe_unused]] void copy_block(unsigned char* arr, const std::array<std::int64_t, 3>& n,
                 const std::array<std::int64_t, 3>& lo, const std::array<std::int64_t, 3>& cnt,
                 unsigned char* buf, std::size_t elem, bool to_buf) {
   const std::size_t row = std::size_t(cnt[0]) * elem;
@@ -350,7 +350,7 @@ std::vector<unsigned char> gather_global(const Decomp& d, const std::vector<unsi
                elem, false);
   return global;
 #else
-  (void)elem;
+  (void)local, (void)elem;
   throw std::logic_error("several ranks in a build without MPI");
 #endif
 }
