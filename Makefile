@@ -67,7 +67,7 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:$(ASAN_OPTIONS) \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS) \
-	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -E '^(paraview_check|gpu)$$'
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -E '^(paraview_check|paraview_check_mpi|gpu)$$'
 
 fuzz: deps
 	@missing=$$(for p in $(FUZZ_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \

@@ -12,6 +12,9 @@
 
 #include "app/commands.hpp"
 #include "app/common.hpp"
+#include "core/mpi.hpp"
+#include "grid/decomp.hpp"
+#include "grid/halo.hpp"
 #include "gf_version.hpp"
 #include "io/checkpoint.hpp"
 #include "io/output.hpp"
@@ -115,8 +118,20 @@ template <class T>
 int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   const std::vector<MemoryCheck> mem = check_memory<T>(c, d);
   std::optional<io::Checkpoint> restart;
-  if (a.restart) restart = load_restart(c, *a.restart);
+  if (a.restart) {
+    // Checked against the whole case; each rank then keeps its block of the
+    // checkpoint's global fields (any number of ranks may have written it).
+    Case whole = c;
+    if (c.decomp) whole.grid = c.decomp->global;
+    restart = load_restart(whole, *a.restart);
+    if (c.decomp)
+      for (auto& [name, bytes] : restart->fields) bytes = local_block(*c.decomp, bytes, sizeof(T));
+  }
   if (a.dry_run) {
+    if (mpi::rank() != 0) {  // rank 0 prints for all
+      require_memory(c, mem);
+      return kExitOk;
+    }
     std::cout << c.resolved_yaml << (c.resolved_yaml.ends_with('\n') ? "" : "\n");
     std::cout << fmt::format("# device: {} ({})\n", d.gpu < 0 ? "cpu" : mem[0].where, d.why);
     for (const MemoryCheck& m : mem) std::cout << "# memory: " << memory_line(c, m) << "\n";
@@ -137,10 +152,20 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     return kExitOk;
   }
   require_memory(c, mem);
-  auto backend = make_backend<T>(d);
+  std::unique_ptr<Backend<T>> backend = make_backend<T>(d);
+  if (c.decomp) backend = make_distributed_backend<T>(std::move(backend), *c.decomp);
+  const Grid& whole = c.decomp ? c.decomp->global : c.grid;
   spdlog::info("gridforge {}: case {} ({}, {} {}), device {} [{}]", GF_VERSION, c.name,
-               to_string(c.workload), c.grid.shape_str(), to_string(c.precision),
+               to_string(c.workload), whole.shape_str(), to_string(c.precision),
                backend->name(), d.why);
+  if (c.decomp) {
+    const Decomp& dc = *c.decomp;
+    std::string dims;
+    for (int a = 0; a < whole.ndim; ++a) dims += (a ? " x " : "") + std::to_string(dc.dims[a]);
+    spdlog::info("mpi: {} ranks as {} ({}), halo {} point{}, exchanged by {}", dc.nranks, dims,
+                 c.ranks.empty() ? "chosen" : "grid.ranks", dc.halo, dc.halo == 1 ? "" : "s",
+                 halo_transport(backend->is_gpu()));
+  }
   if (c.workload == Workload::Heat) spdlog::info("{}", stability_line(c));
 
   const fs::path out = c.output.dir;
@@ -150,6 +175,10 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
 
   const std::string start = now_iso8601();
   nlohmann::json info = run_info(c, a, backend->name(), start);
+  if (c.decomp) {  // rank 0's device is named; every rank has its own
+    info["ranks"] = c.decomp->nranks;
+    info["rank_dims"] = std::vector<int>(c.decomp->dims.begin(), c.decomp->dims.begin() + whole.ndim);
+  }
   if (restart) {
     info["restart"] = {{"checkpoint", *a.restart}, {"step", restart->step},
                        {"checkpoint_version", restart->version}};
@@ -196,7 +225,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
                timing["steps"].get<std::int64_t>(), compute, double(timing["points_per_s"]) / 1e9,
                double(timing["effective_GBps"]), double(timing["phases_s"]["total"]),
                out.string());
-  if (a.json) {
+  if (a.json && mpi::rank() == 0) {
     nlohmann::json summary = {{"status", "completed"}, {"output_dir", out.string()},
                               {"timing", timing}};
     std::cout << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
@@ -207,9 +236,20 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
 }  // namespace
 
 int cmd_run(const RunArgs& a) {
-  Case c = load_case_with(a.case_path, a.overrides, a.time_block);
-  if (a.out) c.output.dir = *a.out;
-  const DeviceChoice d = choose_device(a.device.value_or(c.device));
+  Case whole = load_case_with(a.case_path, a.overrides, a.time_block);
+  if (a.out) whole.output.dir = *a.out;
+  // Over several MPI ranks each rank runs its block of the grid (grid/decomp.hpp).
+  const int nranks = mpi::size();
+  const Case c = local_case(whole, decompose(whole, nranks, mpi::rank()));
+  DeviceChoice d = choose_device(a.device.value_or(c.device));
+  // A GPU per rank: the rank's place on its node modulo the node's GPUs,
+  // unless a GPU was named (cuda:N).
+  const std::string asked = a.device.value_or(c.device);
+  if (nranks > 1 && d.gpu >= 0 && (asked == "auto" || asked == "cuda")) {
+    const int count = int(cuda_status().gpus.size());
+    d.gpu = mpi::local_rank() % std::max(count, 1);
+    d.why += fmt::format("; rank {} on GPU {} (local rank mod {} GPUs)", mpi::rank(), d.gpu, count);
+  }
   return c.precision == Precision::Float32 ? run_typed<float>(c, a, d) : run_typed<double>(c, a, d);
 }
 

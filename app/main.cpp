@@ -11,9 +11,30 @@
 #include "app/common.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/mpi.hpp"
 #include "gf_version.hpp"
 
 namespace {
+
+// Over several MPI ranks: errors every rank meets alike (a bad case, a run
+// that diverged or did not converge: found from global values) end each rank
+// normally; any other ends them all at once (MPI_Abort), since the others may
+// be waiting in a collective call for this one. Only rank 0 logs, so another
+// rank that aborts prints its own message.
+int leave(int code, bool all_alike, const char* message = nullptr) {
+  if (gf::mpi::size() > 1 && !all_alike) {
+    if (gf::mpi::rank() > 0 && message)
+      std::cerr << "rank " << gf::mpi::rank() << ": error: " << message << std::endl;
+    gf::mpi::abort(code);
+  }
+  gf::mpi::finalize();
+  return code;
+}
+
+bool alike_on_every_rank(const gf::Error& e) {
+  return dynamic_cast<const gf::CaseError*>(&e) || dynamic_cast<const gf::UsageError*>(&e) ||
+         dynamic_cast<const gf::SolverError*>(&e);
+}
 
 int report(const gf::Error& e) {
   // Case errors already read "file:line:col: key: message" (SPEC §3).
@@ -87,11 +108,17 @@ int main(int argc, char** argv) {
   const bool quiet =
       (r->parsed() && run.quiet) || (v->parsed() && val.quiet) || (b->parsed() && bench.quiet);
   setup_logging(quiet);
+  // Under mpirun: MPI for `run`; ranks other than 0 log nothing.
+  gf::mpi::init(&argc, &argv);
+  if (gf::mpi::rank() > 0) spdlog::set_level(spdlog::level::off);
   gf::install_interrupt_handlers();
   try {
+    if (gf::mpi::size() > 1 && !r->parsed())
+      throw gf::UsageError("only `gridforge run` runs over several MPI ranks; start the other "
+                           "subcommands without mpirun");
     if (r->parsed()) {
       run.command_line = joined_command_line(argc, argv);
-      return cmd_run(run);
+      return leave(cmd_run(run), true);
     }
     if (v->parsed()) return cmd_validate(val);
     if (b->parsed()) {
@@ -100,13 +127,13 @@ int main(int argc, char** argv) {
     }
     if (inf->parsed()) return cmd_info(info_json);
   } catch (const gf::Error& e) {
-    return report(e);
+    return leave(report(e), alike_on_every_rank(e), e.what());
   } catch (const std::bad_alloc&) {
     spdlog::error("error: out of host memory; use a smaller grid or float32");
-    return gf::kExitDevice;
+    return leave(gf::kExitDevice, false, "out of host memory");
   } catch (const std::exception& e) {
     spdlog::error("error: {}", e.what());
-    return gf::kExitRunFailed;
+    return leave(gf::kExitRunFailed, false, e.what());
   }
-  return gf::kExitBadInput;
+  return leave(gf::kExitBadInput, true);
 }

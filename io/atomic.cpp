@@ -17,6 +17,8 @@
 
 #include "core/error.hpp"
 #include "io/output.hpp"
+#include "core/mpi.hpp"
+
 
 namespace gf::io {
 
@@ -72,7 +74,11 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
+// On several MPI ranks the run's small files (run.json, timing.json,
+// log.csv, the .pvd, .pvti and .xdmf) are rank 0's to write: every rank
+// calls, rank 0 writes, the others return.
 void write_text_atomic(const fs::path& path, const std::string& text) {
+  if (mpi::rank() != 0) return;
   const fs::path tmp = temp_sibling(path);
   write_temp(tmp, path, text);
   std::error_code ec;

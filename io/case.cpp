@@ -375,6 +375,25 @@ GridInput read_grid(const Map& top, Grid& g) {
   return in;
 }
 
+// grid.ranks: MPI ranks per axis (checked against the ranks of the run and
+// the grid by grid/decomp.cpp, where both are known).
+void read_grid_ranks(const Map& top, Case& c) {
+  const Map m = top.require("grid").map(schema::kGridKeys);
+  if (!m.has("ranks")) return;
+  const Value v = m.get("ranks");
+  const std::string expected = fmt::format("expected a list of {} (ranks per axis of grid.dims)",
+                                           count_of(c.grid.ndim, "integer", "integers"));
+  if (!v.node().IsSequence()) v.fail(expected + ", got " + v.describe());
+  if (v.node().size() != std::size_t(c.grid.ndim))
+    v.fail(fmt::format("{}, got {}", expected, count_of(v.node().size(), "entry", "entries")));
+  for (const Value& item : v.list()) {
+    const std::int64_t r = item.integer(1);
+    if (r > 1 << 20) item.fail(fmt::format("{} ranks on an axis is more than gridforge runs", r));
+    c.ranks.push_back(int(r));
+  }
+  c.ranks_loc = v.loc();
+}
+
 // Node-centred (SPEC §1): a walled axis stores both end points, a periodic one
 // does not store the point that would repeat point 0.
 void set_spacing(Grid& g, const GridInput& in) {
@@ -933,7 +952,7 @@ void emit_numbers(YAML::Emitter& out, const char* key, const double* v, int n) {
   out << YAML::EndSeq;
 }
 
-void emit_grid(YAML::Emitter& out, const Grid& g, const GridInput& in) {
+void emit_grid(YAML::Emitter& out, const Grid& g, const GridInput& in, const std::vector<int>& ranks) {
   out << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "dims" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   for (int a = 0; a < g.ndim; ++a) out << g.n[a];
@@ -945,6 +964,11 @@ void emit_grid(YAML::Emitter& out, const Grid& g, const GridInput& in) {
     out << YAML::Comment("spacing: [" + h + "]");
   }
   emit_numbers(out, "origin", g.origin.data(), g.ndim);
+  if (!ranks.empty()) {
+    out << YAML::Key << "ranks" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (int r : ranks) out << r;
+    out << YAML::EndSeq;
+  }
   out << YAML::EndMap;
 }
 
@@ -1079,7 +1103,7 @@ std::string emit_resolved(const Case& c, const GridInput& grid, const SolverInpu
       out << YAML::Key << name << YAML::Value << num(value);
     out << YAML::EndMap;
   }
-  emit_grid(out, c.grid, grid);
+  emit_grid(out, c.grid, grid, c.ranks);
   if (c.workload != Workload::Raymarch) {
     emit_initial(out, c.initial);
     emit_boundary(out, c);
@@ -1114,6 +1138,7 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
   c.device = read_device(top);
   c.parameters = read_parameters(top);
   const GridInput grid = read_grid(top, c.grid);
+  read_grid_ranks(top, c);
   c.boundary = read_boundary(top, c.parameters, c.grid);
   set_spacing(c.grid, grid);
   SolverInput solver;

@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "io/raymarch_spec.hpp"
 
 namespace gf {
+
+struct Decomp;  // grid/decomp.hpp
 
 enum class Workload { Heat, Laplace, Stencil, Raymarch };
 const char* to_string(Workload w);
@@ -130,7 +133,13 @@ struct Case {
   Precision precision = Precision::Float64;
   std::string device = "auto";
   Params parameters;
-  Grid grid;
+  Grid grid;  // on an MPI rank: the rank's padded block (grid/decomp.hpp)
+  // grid.ranks: ranks per axis for MPI runs (empty: chosen by the run).
+  std::vector<int> ranks;
+  SourceLoc ranks_loc;
+  // Set on the rank-local case of a run over several MPI ranks: the split,
+  // with the global grid. Null on one rank.
+  std::shared_ptr<const Decomp> decomp;
   std::array<FaceBc, kFaces> boundary;  // x- x+ y- y+ z- z+ (only 2·ndim used)
   InitialSpec initial;
   HeatSpec heat;        // workload heat

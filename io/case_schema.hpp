@@ -24,7 +24,7 @@ using Keys = std::span<const std::string_view>;
 inline constexpr std::string_view kTopKeys[] = {
     "name",     "workload", "precision", "device",  "parameters", "grid",     "initial",
     "boundary", "heat",     "output",    "laplace", "stencil",    "raymarch", "render"};
-inline constexpr std::string_view kGridKeys[] = {"dims", "extent", "spacing", "origin"};
+inline constexpr std::string_view kGridKeys[] = {"dims", "extent", "spacing", "origin", "ranks"};
 inline constexpr std::string_view kInitialKeys[] = {"value", "expr", "file"};
 inline constexpr std::string_view kInitialFileKeys[] = {"path", "dataset"};
 inline constexpr std::string_view kBoundaryKeys[] = {"default", "x",  "y",  "z",  "x-",

@@ -166,7 +166,8 @@ bool may_differ(const std::string& key) {
                                      "output",        "heat.steps",        "heat.t_end",        "heat.time_block",
                                      "stencil.steps",
                                      "laplace.max_iters", "laplace.tolerance",
-                                     "laplace.check_every", "render"};
+                                     "laplace.check_every", "render",
+                                     "grid.ranks"};
   for (const char* k : keys)
     if (key == k) return true;
   return false;

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/mpi.hpp"
 #include "io/h5.hpp"
 
 namespace gf::io {
@@ -224,9 +225,28 @@ class H5Series {
   explicit H5Series(const SeriesSpec& spec)
       : spec_(spec), final_(spec.dir / "fields.h5"), partial_(spec.dir / ".fields.h5.partial") {
     H5Quiet quiet;
-    if (spec.resume_before && resume(*spec.resume_before)) return;
+    if (spec.resume_before && !spec.decomp && resume(*spec.resume_before)) return;
+    // Parallel restart: rank 0 trims the earlier file alone, then every rank
+    // opens it for collective writes.
+    if (spec.resume_before && spec.decomp) {
+      std::int64_t resumed = 0;
+      if (mpi::rank() == 0 && resume(*spec.resume_before)) {
+        resumed = 1;
+        file_.close();
+      }
+      if (mpi::broadcast(resumed)) {
+        try {
+          file_ = h5_own(H5Fopen(partial_.c_str(), H5F_ACC_RDWR, parallel_access().get()),
+                         H5Fclose, "cannot open it");
+        } catch (const H5Failure& e) {
+          throw IoError(fmt::format("cannot continue '{}': {}", partial_.string(), e.what()));
+        }
+        return;
+      }
+    }
     try {
-      file_ = h5_own(H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+      H5Handle fapl = parallel_access();
+      file_ = h5_own(H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
                      "cannot create file");
       write_root_attributes(file_.get(), spec_);
       h5_own(H5Gcreate2(file_.get(), "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
@@ -239,6 +259,16 @@ class H5Series {
   }
   H5Series(const H5Series&) = delete;
   H5Series& operator=(const H5Series&) = delete;
+
+  // File access: MPI-IO over every rank when the series is parallel.
+  H5Handle parallel_access() const {
+    H5Handle fapl = h5_own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create file access");
+#if defined(GRIDFORGE_HAVE_MPI) && defined(H5_HAVE_PARALLEL)
+    if (spec_.decomp)
+      h5_ok(H5Pset_fapl_mpio(fapl.get(), MPI_COMM_WORLD, MPI_INFO_NULL), "cannot set MPI-IO");
+#endif
+    return fapl;
+  }
 
   void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
     if (!file_)
@@ -266,10 +296,12 @@ class H5Series {
     H5Quiet quiet;
     if (file_.close() < 0) {
       const std::string reason = h5_reason();
-      remove_quietly(partial_);
+      if (mpi::rank() == 0) remove_quietly(partial_);
       throw IoError(fmt::format("cannot write '{}': {}", final_.string(), reason));
     }
-    commit_temp(partial_, final_);
+    // Parallel: every rank has closed the file before rank 0 renames it.
+    if (spec_.decomp) mpi::barrier();
+    if (mpi::rank() == 0) commit_temp(partial_, final_);
   }
 
  private:
@@ -360,14 +392,46 @@ class H5Series {
     const auto dims = h5_shape(spec_.grid);
     H5Handle space = h5_own(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose,
                             "cannot create dataspace");
+    // Parallel: this rank's owned block, a hyperslab of the file's dataset
+    // and of its padded block in memory, written collectively.
+    H5Handle mem, file_sel, dxpl;
+    if (spec_.decomp) {
+      const Decomp& d = *spec_.decomp;
+      const Grid lg = d.local_grid();
+      const auto start = d.start_of(d.rank), count = d.count_of(d.rank);
+      std::vector<hsize_t> mdims, mstart, fstart, cnt;
+      for (int a = lg.ndim - 1; a >= 0; --a) {
+        mdims.push_back(hsize_t(lg.n[a]));
+        mstart.push_back(hsize_t(lg.halo_lo[a]));
+        fstart.push_back(hsize_t(start[a]));
+        cnt.push_back(hsize_t(count[a]));
+      }
+      mem = h5_own(H5Screate_simple(int(mdims.size()), mdims.data(), nullptr), H5Sclose,
+                   "cannot create dataspace");
+      h5_ok(H5Sselect_hyperslab(mem.get(), H5S_SELECT_SET, mstart.data(), nullptr, cnt.data(),
+                                nullptr),
+            "cannot select the block in memory");
+      file_sel = h5_own(H5Scopy(space.get()), H5Sclose, "cannot copy dataspace");
+      h5_ok(H5Sselect_hyperslab(file_sel.get(), H5S_SELECT_SET, fstart.data(), nullptr,
+                                cnt.data(), nullptr),
+            "cannot select the block in the file");
+      dxpl = h5_own(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "cannot create transfer list");
+#if defined(GRIDFORGE_HAVE_MPI) && defined(H5_HAVE_PARALLEL)
+      h5_ok(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "cannot set collective I/O");
+#endif
+    }
     for (const auto& f : fields) {
       const hid_t type = h5_native(f.precision);
       const std::string what = fmt::format("dataset '{}/{}'", path, f.name);
       H5Handle ds = h5_own(H5Dcreate2(group.get(), f.name.c_str(), type, space.get(), H5P_DEFAULT,
                                       H5P_DEFAULT, H5P_DEFAULT),
                            H5Dclose, "cannot create " + what);
-      h5_ok(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data),
-            "cannot write " + what);
+      if (spec_.decomp)
+        h5_ok(H5Dwrite(ds.get(), type, mem.get(), file_sel.get(), dxpl.get(), f.data),
+              "cannot write " + what);
+      else
+        h5_ok(H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data),
+              "cannot write " + what);
       h5_attr(ds.get(), "time", time);
       h5_attr(ds.get(), "step", step);
     }
@@ -375,7 +439,7 @@ class H5Series {
 
   void abandon() {
     file_.close();
-    remove_quietly(partial_);
+    if (mpi::rank() == 0) remove_quietly(partial_);
   }
 
   const SeriesSpec& spec_;
@@ -431,9 +495,12 @@ vtkSmartPointer<vtkDataArray> borrow_array(const FieldView& f, vtkIdType n) {
   return a;
 }
 
+// g.offset places a piece of a parallel series in the global extent.
 vtkSmartPointer<vtkImageData> make_image(const Grid& g, const std::vector<FieldView>& fields) {
   auto image = vtkSmartPointer<vtkImageData>::New();
-  image->SetExtent(0, int(g.n[0] - 1), 0, int(g.n[1] - 1), 0, int(g.n[2] - 1));
+  const auto& o = g.offset;
+  image->SetExtent(int(o[0]), int(o[0] + g.n[0] - 1), int(o[1]), int(o[1] + g.n[1] - 1),
+                   int(o[2]), int(o[2] + g.n[2] - 1));
   image->SetOrigin(g.origin.data());
   image->SetSpacing(g.h.data());
   for (std::size_t i = 0; i < fields.size(); ++i) {
@@ -477,15 +544,97 @@ class VtkSeries {
     if (ec)
       throw IoError(
           fmt::format("cannot create folder '{}': {}", (spec.dir / "vtk").string(), ec.message()));
-    if (spec.resume_before) resume(*spec.resume_before);
+    // Parallel: the .pvd is rank 0's.
+    if (spec.resume_before && (!spec.decomp || mpi::rank() == 0)) resume(*spec.resume_before);
   }
 
   void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
+    if (spec_.decomp) return write_pieces(step, time, fields);
     const std::string rel = fmt::format("vtk/{}_{}.vti", spec_.name, step6(step));
     write_vti(spec_.dir / rel, spec_.grid, fields);
     datasets_.emplace_back(time, rel);
     write_text_atomic(spec_.dir / (spec_.name + ".pvd"), pvd_text(datasets_));
   }
+
+ private:
+  // Parallel: vtk/<name>_<step6>/<name>_<step6>_<rank>.vti, each rank's
+  // owned block and one more layer toward each higher neighbour (so that the
+  // cells between blocks exist; not across a periodic wrap), then rank 0's
+  // vtk/<name>_<step6>.pvti over the pieces, listed in the .pvd.
+  void write_pieces(std::int64_t step, double time, const std::vector<FieldView>& fields) {
+    const Decomp& d = *spec_.decomp;
+    const std::string base = fmt::format("{}_{}", spec_.name, step6(step));
+    const fs::path folder = spec_.dir / "vtk" / base;
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec)
+      throw IoError(fmt::format("cannot create folder '{}': {}", folder.string(), ec.message()));
+    const auto piece = [&](int r) {  // the piece's grid: offset = first global index
+      Grid p = d.global;
+      const auto s = d.start_of(r), c = d.count_of(r);
+      const auto rc = d.coords_of(r);
+      for (int a = 0; a < 3; ++a) {
+        p.halo_lo[a] = p.halo_hi[a] = 0;
+        p.offset[a] = s[a];
+        p.n[a] = c[a] + (rc[a] + 1 < d.dims[a] ? 1 : 0);
+      }
+      return p;
+    };
+    const Grid mine = piece(d.rank), lg = d.local_grid();
+    std::vector<std::vector<unsigned char>> copies;
+    std::vector<FieldView> views;
+    for (const FieldView& f : fields) {
+      const std::size_t bytes = std::size_t(bytes_of(f.precision));
+      std::vector<unsigned char> v(std::size_t(mine.size()) * bytes);
+      const auto* src = static_cast<const unsigned char*>(f.data);
+      const std::int64_t row = mine.n[0] * std::int64_t(bytes);
+      for (std::int64_t k = 0; k < mine.n[2]; ++k)
+        for (std::int64_t j = 0; j < mine.n[1]; ++j) {
+          const std::int64_t at = lg.halo_lo[0] +
+                                  lg.n[0] * ((lg.halo_lo[1] + j) + lg.n[1] * (lg.halo_lo[2] + k));
+          std::memcpy(v.data() + (j + mine.n[1] * k) * row, src + at * std::int64_t(bytes),
+                      std::size_t(row));
+        }
+      views.push_back({f.name, v.data(), f.precision});
+      copies.push_back(std::move(v));
+    }
+    const std::string piece_name = fmt::format("{}_{}.vti", base, d.rank);
+    write_vti(folder / piece_name, mine, views);
+    mpi::barrier();  // every piece is in place before the .pvti names it
+    std::string s = fmt::format(
+        "<?xml version=\"1.0\"?>\n"
+        "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" "
+        "header_type=\"UInt64\">\n"
+        "  <PImageData WholeExtent=\"{}\" GhostLevel=\"0\" Origin=\"{} {} {}\" "
+        "Spacing=\"{} {} {}\">\n"
+        "    <PPointData Scalars=\"{}\">\n",
+        extent_str(d.global), g17(d.global.origin[0]), g17(d.global.origin[1]),
+        g17(d.global.origin[2]), g17(d.global.h[0]), g17(d.global.h[1]), g17(d.global.h[2]),
+        xml_escape(fields[0].name));
+    for (const FieldView& f : fields)
+      s += fmt::format("      <PDataArray type=\"{}\" Name=\"{}\"/>\n",
+                       f.precision == Precision::Float32 ? "Float32" : "Float64",
+                       xml_escape(f.name));
+    s += "    </PPointData>\n";
+    for (int r = 0; r < d.nranks; ++r)
+      s += fmt::format("    <Piece Extent=\"{}\" Source=\"{}/{}_{}.vti\"/>\n",
+                       extent_str(piece(r)), xml_escape(base), xml_escape(base), r);
+    s += "  </PImageData>\n</VTKFile>\n";
+    const std::string rel = fmt::format("vtk/{}.pvti", base);
+    write_text_atomic(spec_.dir / rel, s);
+    datasets_.emplace_back(time, rel);
+    write_text_atomic(spec_.dir / (spec_.name + ".pvd"), pvd_text(datasets_));
+  }
+
+  // "x0 x1 y0 y1 z0 z1" of a grid placed by its offset.
+  static std::string extent_str(const Grid& p) {
+    std::string s;
+    for (int a = 0; a < 3; ++a)
+      s += fmt::format("{}{} {}", a ? " " : "", p.offset[a], p.offset[a] + p.n[a] - 1);
+    return s;
+  }
+
+ public:
 
  private:
   // Restart: the datasets the .pvd already lists before step `before` (read
@@ -509,15 +658,20 @@ class VtkSeries {
         throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
       const double time = std::strtod(text.c_str() + t + ts.size(), nullptr);
       std::string file = xml_unescape(text.substr(q + fl.size(), qe - q - fl.size()));
-      // vtk/<name>_<step6>.vti
-      const std::size_t us = file.rfind('_'), dot = file.rfind(".vti");
+      // vtk/<name>_<step6>.vti, or .pvti with its pieces in vtk/<name>_<step6>/
+      const std::size_t us = file.rfind('_'), dot = file.rfind('.');
       if (us == std::string::npos || dot == std::string::npos || dot < us)
         throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
       const std::int64_t step = std::strtoll(file.c_str() + us + 1, nullptr, 10);
-      if (step < before)
+      if (step < before) {
         datasets_.emplace_back(time, file);
-      else
+      } else {
         remove_quietly(spec_.dir / file);
+        if (file.ends_with(".pvti")) {
+          std::error_code ignored;
+          fs::remove_all(spec_.dir / file.substr(0, dot), ignored);
+        }
+      }
     }
     write_text_atomic(pvd, pvd_text(datasets_));
   }

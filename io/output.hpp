@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/precision.hpp"
+#include "grid/decomp.hpp"
 #include "grid/grid.hpp"
 
 namespace gf::io {
@@ -37,6 +38,12 @@ struct SeriesSpec {
   // removing the later ones (their .vti files and /steps groups). No series
   // there: a new one is started.
   std::optional<std::int64_t> resume_before;
+  // A run over several MPI ranks: every rank writes its block. `grid` is the
+  // global grid and each FieldView holds the rank's padded block
+  // (decomp->local_grid()); fields.h5 is written collectively (parallel
+  // HDF5, one hyperslab per rank), the VTK series as a .pvti per step over
+  // one .vti piece per rank. Every rank calls every method. Null on one rank.
+  std::shared_ptr<const Decomp> decomp;
 };
 
 // The time series of fields of one run: VTK (.vti per output step + .pvd) and

@@ -17,9 +17,15 @@
 
 namespace gf {
 
+constexpr int kPeerIdBytes = 128;  // ncclUniqueId
+
+// Over the points the field's rank owns (all of them on one rank: the halo
+// of a rank-local grid, grid.hpp, is never counted).
 struct FieldStats {
   double min = 0, max = 0, mean = 0;
   std::int64_t nonfinite = 0;  // NaN and ±Inf values
+  double sum = 0;              // of the finite values (ranks add these up)
+  std::int64_t count = 0;      // finite values
 };
 
 // Times a region of device work (CUDA events on the GPU, a steady clock on the CPU).
@@ -70,7 +76,9 @@ class Backend {
   // One stencil step: out = stencil(in) at every point (Dirichlet points copied).
   virtual void apply_stencil(const StencilArgs<T>& args, const Field<T>& in, Field<T>& out) = 0;
 
-  // min, max, mean and count of non-finite values, in one pass.
+  // min, max, mean and count of non-finite values, in one pass. Like every
+  // sum below (residual, dot, cg_update), over the points the field's rank
+  // owns: the halo of a rank-local grid is not counted.
   virtual FieldStats stats(const Field<T>& f) = 0;
 
   // ---- Laplace / Poisson and the implicit heat solves (ops/laplace.hpp) ----
@@ -99,6 +107,39 @@ class Backend {
   // Plans the transforms and takes the spectra's memory for fft_poisson on
   // this grid, so that the solve's time is the solve's (setup, not compute).
   virtual void prepare_fft(const LaplaceArgs<T>& a) { (void)a; }
+
+  // ---- Halo exchange (grid/halo.hpp) ----
+  // buf[...] = f over the box [lo, lo + count) (x fastest), and back. buf is
+  // a one-dimensional field of this backend of at least the box's size.
+  virtual void pack(const Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
+                    Field<T>& buf) = 0;
+  virtual void unpack(Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
+                      const Field<T>& buf) = 0;
+
+  // Page-locks host memory that upload/download use again and again (the
+  // staged halo buffers), so that the copies run at full speed; best effort
+  // (nothing on the CPU, nothing when the driver refuses).
+  virtual void pin_host(void* p, std::size_t bytes) { (void)p, (void)bytes; }
+  virtual void unpin_host(void* p) { (void)p; }
+
+  // ---- Device-to-device halo exchange (NCCL on the GPU; grid/halo.hpp) ----
+  // Whether the backend can exchange slabs with the other ranks' devices
+  // itself (the GPU, when libnccl.so.2 loads); "" when it can, else why not.
+  virtual std::string peer_unavailable() { return "not a GPU"; }
+  // A communicator over every rank's device: rank 0 makes the id
+  // (kPeerIdBytes bytes), every rank connects with it (collective).
+  virtual void peer_id(unsigned char* id) { (void)id; }
+  virtual void peer_connect(const unsigned char* id, int nranks, int rank) {
+    (void)id, (void)nranks, (void)rank;
+  }
+  // One group, ordered on the backend's stream (no host synchronisation):
+  // count values of send[s] to peer[s] and of recv[s] from peer[s], s = 0, 1
+  // (peer −1: none). Messages between two ranks match in the order posted:
+  // sends go toward peer[1] first, receives come from peer[0] first.
+  virtual void peer_exchange(const Field<T>* send, Field<T>* recv, const int* peer,
+                             std::int64_t count) {
+    (void)send, (void)recv, (void)peer, (void)count;
+  }
 
   // ---- Reference loads for `gridforge bench`'s bandwidth ceilings ----
   // dst = src, same size: a device-to-device copy on the GPU (cudaMemcpyAsync),

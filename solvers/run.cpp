@@ -8,7 +8,9 @@
 #include <spdlog/spdlog.h>
 
 #include "core/interrupt.hpp"
+#include "core/mpi.hpp"
 #include "core/progress.hpp"
+#include "grid/halo.hpp"
 #include "io/output.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/raymarch.hpp"
@@ -49,13 +51,18 @@ template <class T>
 nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t steps,
                              const Phases& p, const std::vector<Chunk>& chunks,
                              std::size_t bytes_per_step) {
-  const double pts = double(c.grid.size());
-  return {
+  // Over several ranks: the global grid, the slowest rank's phases, every rank's bytes.
+  const Grid& g = c.decomp ? c.decomp->global : c.grid;
+  const double pts = double(g.size());
+  const double bytes_all = mpi::sum(double(bytes_per_step));
+  Phases q = p;
+  q.compute_s = mpi::max(p.compute_s);
+  nlohmann::json t = {
       {"case", c.name},
       {"workload", to_string(c.workload)},
       {"device", backend.name()},
       {"precision", to_string(c.precision)},
-      {"grid", std::vector<std::int64_t>(c.grid.n.begin(), c.grid.n.begin() + c.grid.ndim)},
+      {"grid", std::vector<std::int64_t>(g.n.begin(), g.n.begin() + g.ndim)},
       {"steps", steps},
       {"phases_s",
        {{"setup", p.setup_s},
@@ -65,27 +72,42 @@ nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t st
         {"output", p.output_s},
         {"total", p.total_s}}},
       {"per_step_ms", per_step_stats(chunks)},
-      {"points_per_s", p.compute_s > 0 ? pts * double(steps) / p.compute_s : 0.0},
-      {"effective_GBps",
-       p.compute_s > 0 ? double(bytes_per_step) * double(steps) / p.compute_s / 1e9 : 0.0},
+      {"points_per_s", q.compute_s > 0 ? pts * double(steps) / q.compute_s : 0.0},
+      {"effective_GBps", q.compute_s > 0 ? bytes_all * double(steps) / q.compute_s / 1e9 : 0.0},
       {"device_memory_peak_bytes", backend.memory().peak_bytes()},
   };
+  if (c.decomp) {  // rank 0's memory and phases, the slowest rank's compute
+    t["phases_s"]["compute"] = q.compute_s;
+    t["ranks"] = c.decomp->nranks;
+    t["rank_dims"] = std::vector<int>(c.decomp->dims.begin(), c.decomp->dims.begin() + g.ndim);
+  }
+  return t;
 }
 
 // A checkpoint of this case, its solver state still to be filled in.
 io::Checkpoint checkpoint_of(const Case& c, const std::string& version) {
+  const Grid& g = c.decomp ? c.decomp->global : c.grid;
   io::Checkpoint ck;
   ck.version = version;
   ck.workload = to_string(c.workload);
   ck.precision = c.precision;
-  ck.ndim = c.grid.ndim;
+  ck.ndim = g.ndim;
   for (int a = 0; a < 3; ++a) {
-    ck.dims[a] = a < c.grid.ndim ? c.grid.n[a] : 1;
-    ck.spacing[a] = a < c.grid.ndim ? c.grid.h[a] : 0;
-    ck.origin[a] = a < c.grid.ndim ? c.grid.origin[a] : 0;
+    ck.dims[a] = a < g.ndim ? g.n[a] : 1;
+    ck.spacing[a] = a < g.ndim ? g.h[a] : 0;
+    ck.origin[a] = a < g.ndim ? g.origin[a] : 0;
   }
   ck.case_yaml = c.resolved_yaml;
   return ck;
+}
+
+// Over several ranks: the fields gathered into global arrays, written by
+// rank 0 (the file one rank writes: a restart may use another rank count).
+template <class T>
+void write_checkpoint_of(const Case& c, io::Checkpoint& ck, const std::filesystem::path& path) {
+  if (c.decomp)
+    for (auto& [name, bytes] : ck.fields) bytes = gather_global(*c.decomp, bytes, sizeof(T));
+  if (mpi::rank() == 0) io::write_checkpoint(path, ck);
 }
 
 // What an interrupted run's message adds when it wrote a checkpoint.
@@ -111,8 +133,9 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
                  "with no Dirichlet face f must balance the boundaries)",
                  solver.mean_removed());
 
-  io::SeriesSpec sspec{opts.out_dir, c.name,       c.grid,      c.precision,
-                       c.output.vtk, c.output.hdf5, opts.version, std::nullopt};
+  io::SeriesSpec sspec{opts.out_dir, c.name,       c.decomp ? c.decomp->global : c.grid,
+                       c.precision,  c.output.vtk, c.output.hdf5,
+                       opts.version, std::nullopt, c.decomp};
   io::CsvLog log(opts.out_dir / "log.csv", {"iteration", "residual"});
   if (opts.restart) {
     solver.restore(*opts.restart);
@@ -153,7 +176,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
     const auto t_out = Clock::now();
     io::Checkpoint ck = checkpoint_of(c, opts.version);
     solver.save(ck);
-    io::write_checkpoint(opts.out_dir / kCheckpointFile, ck);
+    write_checkpoint_of<T>(c, ck, opts.out_dir / kCheckpointFile);
     ph.output_s += seconds_since(t_out);
   };
 
@@ -235,9 +258,9 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   Stepper<T>& solver = *stepper;
   const double setup_s = seconds_since(t_start) - solver.upload_ms() / 1e3;
 
-  io::SeriesSpec spec{opts.out_dir, c.name,           c.grid,
+  io::SeriesSpec spec{opts.out_dir, c.name,           c.decomp ? c.decomp->global : c.grid,
                       c.precision,  c.output.vtk,     c.output.hdf5,
-                      opts.version, std::nullopt};
+                      opts.version, std::nullopt,     c.decomp};
   io::CsvLog log(opts.out_dir / "log.csv", {"step", "time", "wall_s", "min", "max", "mean"});
   if (opts.restart) {
     // The rows and outputs of the checkpoint's step itself are written again
@@ -269,7 +292,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     const auto t_out = Clock::now();
     io::Checkpoint ck = checkpoint_of(c, opts.version);
     solver.save(ck);
-    io::write_checkpoint(opts.out_dir / kCheckpointFile, ck);
+    write_checkpoint_of<T>(c, ck, opts.out_dir / kCheckpointFile);
     output_s += seconds_since(t_out);
   };
   // In-situ frames, rendered from the field where it lives (after its NaN check).

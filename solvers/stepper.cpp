@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "grid/decomp.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
 #include "solvers/heat.hpp"
@@ -39,6 +40,23 @@ void fill_initial(const Case& c, std::vector<T>& u) {
       break;
     case InitialSpec::Kind::File: {
       const std::vector<double> v = io::h5_read_dataset(in.path, in.dataset);
+      if (c.decomp) {  // a rank's block of the global dataset (halo indices wrap)
+        const Grid& gg = c.decomp->global;
+        const Grid& g = c.grid;
+        if (v.size() != std::size_t(gg.size()))
+          throw CaseError(SourceLoc{c.file}, "initial.file.dataset",
+                          "dataset '" + in.dataset + "' in '" + in.path + "' has " +
+                              std::to_string(v.size()) + " values; the grid has " +
+                              std::to_string(gg.size()));
+        auto wrap = [&](int a, std::int64_t i) {
+          return ((i + g.offset[a]) % gg.n[a] + gg.n[a]) % gg.n[a];
+        };
+        for (std::int64_t k = 0; k < g.n[2]; ++k)
+          for (std::int64_t j = 0; j < g.n[1]; ++j)
+            for (std::int64_t i = 0; i < g.n[0]; ++i)
+              u[g.index(i, j, k)] = static_cast<T>(v[gg.index(wrap(0, i), wrap(1, j), wrap(2, k))]);
+        break;
+      }
       if (v.size() != u.size())
         throw CaseError(SourceLoc{c.file}, "initial.file.dataset",
                         "dataset '" + in.dataset + "' in '" + in.path + "' has " +

@@ -9,9 +9,15 @@
 if(CMAKE_SCRIPT_MODE_FILE)
   # ------------------------------------------------------------ the test
   # Inputs (-D): GRIDFORGE CASE OUT XVFB_RUN PVBATCH SCRIPT ARRAY
+  # NP (optional, with MPIRUN): the run over NP MPI ranks, whose .pvd lists
+  # .pvti files over per-rank pieces and whose fields.h5 was written collectively.
   file(REMOVE_RECURSE "${OUT}")  # stale files from an earlier run would pass
+  set(launch "")
+  if(NP)
+    set(launch "${MPIRUN}" --allow-run-as-root --oversubscribe -np ${NP})
+  endif()
   execute_process(
-    COMMAND "${GRIDFORGE}" run "${CASE}" --device cpu --out "${OUT}" --quiet
+    COMMAND ${launch} "${GRIDFORGE}" run "${CASE}" --device cpu --out "${OUT}" --quiet
     RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "paraview_check: '${GRIDFORGE} run ${CASE}' failed (exit ${rc})")
@@ -91,5 +97,21 @@ elseif(GF_PVBATCH AND GF_XVFB_RUN)
     set_tests_properties(paraview_check PROPERTIES
       TIMEOUT 300
       ENVIRONMENT "PYTHONPATH=${GF_PARAVIEW_PYTHONPATH};OMP_NUM_THREADS=2")
+    if(GRIDFORGE_MPI AND GF_MPIEXEC)
+      add_test(NAME paraview_check_mpi
+        COMMAND ${CMAKE_COMMAND}
+                -DGRIDFORGE=$<TARGET_FILE:gridforge>
+                -DCASE=${CMAKE_SOURCE_DIR}/cases/heat2d_plate.yaml
+                -DOUT=${CMAKE_BINARY_DIR}/pv_out_mpi
+                -DMPIRUN=${GF_MPIEXEC} -DNP=3
+                -DXVFB_RUN=${GF_XVFB_RUN}
+                -DPVBATCH=${GF_PVBATCH}
+                -DSCRIPT=${CMAKE_SOURCE_DIR}/postprocess/paraview_check.py
+                -DARRAY=u
+                -P ${CMAKE_CURRENT_LIST_FILE})
+      set_tests_properties(paraview_check_mpi PROPERTIES
+        TIMEOUT 300
+        ENVIRONMENT "PYTHONPATH=${GF_PARAVIEW_PYTHONPATH};OMP_NUM_THREADS=1")
+    endif()
   endif()
 endif()

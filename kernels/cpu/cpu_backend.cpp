@@ -101,6 +101,50 @@ double sum_points(const std::int64_t* n, F&& fn) {
   return s;
 }
 
+// The box of points a field's rank owns (the whole array on one rank).
+struct OwnedBox {
+  std::int64_t lo[3], hi[3], nx, ny;
+  explicit OwnedBox(const Grid& g)
+      : lo{g.halo_lo[0], g.halo_lo[1], g.halo_lo[2]},
+        hi{g.n[0] - g.halo_hi[0], g.n[1] - g.halo_hi[1], g.n[2] - g.halo_hi[2]},
+        nx(g.n[0]), ny(g.n[1]) {}
+};
+
+// Σ fn(idx) over the owned points of g, in double. On one rank (no halo) the
+// plain loop over the array, as before ranks existed: same sums, same bits.
+template <class F>
+double sum_owned(const Grid& g, F&& fn) {
+  double s = 0;
+  if (!g.has_halo()) {
+    const std::int64_t n = g.size();
+#pragma omp parallel for reduction(+ : s) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) s += fn(i);
+    return s;
+  }
+  const OwnedBox b(g);
+#pragma omp parallel for collapse(2) schedule(static) reduction(+ : s)
+  for (std::int64_t k = b.lo[2]; k < b.hi[2]; ++k)
+    for (std::int64_t j = b.lo[1]; j < b.hi[1]; ++j)
+      for (std::int64_t i = b.lo[0]; i < b.hi[0]; ++i) s += fn(i + b.nx * (j + b.ny * k));
+  return s;
+}
+
+// Copies between a box of a grid array and a packed buffer (x fastest).
+template <class T, bool ToBuf>
+void copy_box(const Grid& g, T* u, const std::int64_t* lo, const std::int64_t* c, T* buf) {
+  const std::int64_t nx = g.n[0], ny = g.n[1];
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t k = 0; k < c[2]; ++k)
+    for (std::int64_t j = 0; j < c[1]; ++j) {
+      T* row = u + lo[0] + nx * ((lo[1] + j) + ny * (lo[2] + k));
+      T* b = buf + c[0] * (j + c[1] * k);
+      if constexpr (ToBuf)
+        std::memcpy(b, row, std::size_t(c[0]) * sizeof(T));
+      else
+        std::memcpy(row, b, std::size_t(c[0]) * sizeof(T));
+    }
+}
+
 // Dispatch on the grid dimension: fn(std::integral_constant<int, D>).
 template <class F>
 void by_dim(int ndim, F&& fn) {
@@ -227,11 +271,19 @@ class CpuBackend final : public Backend<T> {
 
   FieldStats stats(const Field<T>& f) override {
     const T* u = f.data();
-    const std::int64_t n = static_cast<std::int64_t>(f.size());
+    const Grid& g = f.grid();
+    const bool whole = !g.has_halo();
+    const std::int64_t n = whole ? static_cast<std::int64_t>(f.size()) : g.owned_size();
+    const OwnedBox b(g);
+    const std::int64_t ox = g.owned(0), oy = g.owned(1);
     double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
     std::int64_t bad = 0;
 #pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(+ : sum, bad)
-    for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t q = 0; q < n; ++q) {
+      // On a rank-local grid, q runs over the owned box only.
+      const std::int64_t i =
+          whole ? q
+                : (b.lo[0] + q % ox) + b.nx * ((b.lo[1] + (q / ox) % oy) + b.ny * (b.lo[2] + q / (ox * oy)));
       const double v = u[i];
       if (!std::isfinite(v)) {
         ++bad;
@@ -246,6 +298,8 @@ class CpuBackend final : public Backend<T> {
     s.min = lo;
     s.max = hi;
     s.mean = n > bad ? sum / double(n - bad) : 0.0;
+    s.sum = sum;
+    s.count = n - bad;
     return s;
   }
 
@@ -273,6 +327,25 @@ class CpuBackend final : public Backend<T> {
     const T* u = in.data();
     T* out = r ? r->data() : nullptr;
     double s = 0;
+    const Grid& g = in.grid();
+    if (g.has_halo()) {  // r everywhere, Σ r² over the owned points
+      by_dim(a.ndim, [&](auto d) {
+        if (out) {
+          for_each_point(a.n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+            out[idx] = residual_point<decltype(d)::value>(a, u, i, j, k);
+          });
+          s = sum_owned(g, [&](std::int64_t idx) { return double(out[idx]) * double(out[idx]); });
+          return;
+        }
+        const std::int64_t nx = a.n[0], ny = a.n[1];
+        s = sum_owned(g, [&](std::int64_t idx) {
+          const T v = residual_point<decltype(d)::value>(a, u, idx % nx, (idx / nx) % ny,
+                                                         idx / (nx * ny));
+          return double(v) * double(v);
+        });
+      });
+      return s;
+    }
     by_dim(a.ndim, [&](auto d) {
       s = sum_points(a.n, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
         const T v = residual_point<decltype(d)::value>(a, u, i, j, k);
@@ -297,11 +370,7 @@ class CpuBackend final : public Backend<T> {
   double dot(const Field<T>& x, const Field<T>& y) override {
     const T* a = x.data();
     const T* b = y.data();
-    const std::int64_t n = static_cast<std::int64_t>(x.size());
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) s += double(a[i]) * double(b[i]);
-    return s;
+    return sum_owned(x.grid(), [&](std::int64_t i) { return double(a[i]) * double(b[i]); });
   }
 
   void axpby(T a, const Field<T>& x, T b, Field<T>& y) override {
@@ -325,6 +394,14 @@ class CpuBackend final : public Backend<T> {
     T* rs = r.data();
     const std::int64_t n = static_cast<std::int64_t>(p.size());
     double s = 0;
+    if (p.grid().has_halo()) {  // update everywhere, Σ r² over the owned points
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < n; ++i) {
+        us[i] += alpha * ps[i];
+        rs[i] -= alpha * qs[i];
+      }
+      return sum_owned(p.grid(), [&](std::int64_t i) { return double(rs[i]) * double(rs[i]); });
+    }
 #pragma omp parallel for reduction(+ : s) schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       us[i] += alpha * ps[i];
@@ -343,6 +420,15 @@ class CpuBackend final : public Backend<T> {
 
   double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) override {
     return fft_poisson_cpu(a, f.data(), u.data());
+  }
+
+  void pack(const Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
+            Field<T>& buf) override {
+    copy_box<T, true>(f.grid(), const_cast<T*>(f.data()), lo, count, buf.data());
+  }
+  void unpack(Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
+              const Field<T>& buf) override {
+    copy_box<T, false>(f.grid(), f.data(), lo, count, const_cast<T*>(buf.data()));
   }
 
   void copy(const Field<T>& src, Field<T>& dst) override {

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -11,9 +12,12 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/halo_kernels.cuh"
+#include "kernels/cuda/nccl_peer.cuh"
 #include "kernels/cuda/heat_kernels.cuh"
 #include "kernels/cuda/heat_tb_kernels.cuh"
 #include "kernels/cuda/laplace_kernels.cuh"
@@ -143,6 +147,7 @@ class CudaBackend final : public Backend<T> {
     GF_CUDA_CHECK(cudaMallocHost(&sum_host_, sizeof(double)));
   }
   ~CudaBackend() override {
+    if (peer_) NcclApi::get().comm_destroy(peer_);
     release_operator();
     if (sparse_) cusparseDestroy(sparse_);
     release_fft_plans();
@@ -198,6 +203,7 @@ class CudaBackend final : public Backend<T> {
   }
 
   FieldStats stats(const Field<T>& f) override {
+    if (f.grid().has_halo()) return owned_stats(f);
     const StatsAcc init{INFINITY, -INFINITY, 0.0, 0ull};
     std::size_t temp = 0;
     StatsAcc* out = nullptr;  // the size query touches no memory
@@ -217,7 +223,89 @@ class CudaBackend final : public Backend<T> {
     s.nonfinite = static_cast<std::int64_t>(r.nonfinite);
     const double finite = double(f.size()) - double(r.nonfinite);
     s.mean = finite > 0 ? r.sum / finite : 0.0;
+    s.sum = r.sum;
+    s.count = std::int64_t(finite);
     return s;
+  }
+
+  // On a rank-local grid: block partials over the owned points, combined here.
+  FieldStats owned_stats(const Field<T>& f) {
+    const std::int64_t n = std::int64_t(f.size());
+    const int blocks = int(std::max<std::int64_t>(1, std::min<std::int64_t>((n + 255) / 256, 1024)));
+    auto* partials = static_cast<StatsAcc*>(scratch(sizeof(StatsAcc) * std::size_t(blocks)));
+    owned_stats_kernel<T><<<blocks, 256, 0, stream_>>>(f.data(), OwnedMask::of(f.grid()), n,
+                                                       partials);
+    GF_CUDA_CHECK_LAUNCH();
+    std::vector<StatsAcc> host(static_cast<std::size_t>(blocks));
+    GF_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials, sizeof(StatsAcc) * host.size(),
+                                  cudaMemcpyDeviceToHost, stream_));
+    synchronize();
+    StatsAcc r{INFINITY, -INFINITY, 0.0, 0ull};
+    for (const StatsAcc& p : host) r = StatsCombine{}(r, p);
+    FieldStats s;
+    s.min = r.min;
+    s.max = r.max;
+    s.nonfinite = static_cast<std::int64_t>(r.nonfinite);
+    s.count = f.grid().owned_size() - s.nonfinite;
+    s.sum = r.sum;
+    s.mean = s.count > 0 ? r.sum / double(s.count) : 0.0;
+    return s;
+  }
+
+  // ---- halo exchange ----
+  void pack(const Field<T>& f, const std::int64_t* lo, const std::int64_t* c,
+            Field<T>& buf) override {
+    box_copy<true>(const_cast<T*>(f.data()), f.grid(), lo, c, buf.data());
+  }
+  void unpack(Field<T>& f, const std::int64_t* lo, const std::int64_t* c,
+              const Field<T>& buf) override {
+    box_copy<false>(f.data(), f.grid(), lo, c, const_cast<T*>(buf.data()));
+  }
+  void pin_host(void* p, std::size_t bytes) override {
+    if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess)
+      cudaGetLastError();  // pageable copies still work, only slower
+  }
+  void unpin_host(void* p) override {
+    if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+  }
+
+  std::string peer_unavailable() override { return NcclApi::get().why(); }
+  void peer_id(unsigned char* id) override {
+    static_assert(sizeof(ncclUniqueId) == kPeerIdBytes);
+    ncclUniqueId u;
+    NcclApi::get().check(NcclApi::get().get_unique_id(&u), "ncclGetUniqueId");
+    std::memcpy(id, &u, sizeof u);
+  }
+  void peer_connect(const unsigned char* id, int nranks, int rank) override {
+    const NcclApi& nc = NcclApi::get();
+    if (!nc.why().empty()) throw DeviceError("GRIDFORGE_HALO=nccl: " + nc.why());
+    ncclUniqueId u;
+    std::memcpy(&u, id, sizeof u);
+    nc.check(nc.comm_init_rank(&peer_, nranks, u, rank), "ncclCommInitRank");
+  }
+  void peer_exchange(const Field<T>* send, Field<T>* recv, const int* peer,
+                     std::int64_t count) override {
+    const NcclApi& nc = NcclApi::get();
+    const ncclDataType_t type = sizeof(T) == 4 ? ncclFloat32 : ncclFloat64;
+    nc.check(nc.group_start(), "ncclGroupStart");
+    for (int s = 1; s >= 0; --s)  // toward peer[1] first (see backend.hpp)
+      if (peer[s] >= 0)
+        nc.check(nc.send(send[s].data(), std::size_t(count), type, peer[s], peer_, stream_),
+                 "ncclSend");
+    for (int s = 0; s < 2; ++s)
+      if (peer[s] >= 0)
+        nc.check(nc.recv(recv[s].data(), std::size_t(count), type, peer[s], peer_, stream_),
+                 "ncclRecv");
+    nc.check(nc.group_end(), "ncclGroupEnd");
+  }
+
+  template <bool ToBuf>
+  void box_copy(T* u, const Grid& g, const std::int64_t* lo, const std::int64_t* c, T* buf) {
+    const std::int64_t total = c[0] * c[1] * c[2];
+    if (total == 0) return;
+    box_copy_kernel<T, ToBuf><<<flat_blocks(total), 256, 0, stream_>>>(
+        u, g.n[0], g.n[1], lo[0], lo[1], lo[2], c[0], c[1], total, buf);
+    GF_CUDA_CHECK_LAUNCH();
   }
 
   // ---- Laplace / Poisson ----
@@ -258,8 +346,10 @@ class CudaBackend final : public Backend<T> {
   double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) override {
     double s = 0;
     by_dim(a.ndim, [&](auto d) {
-      s = reduce(ResidualFn<decltype(d)::value, T>{a, u.data(), r ? r->data() : nullptr},
-                 std::int64_t(u.size()));
+      const ResidualFn<decltype(d)::value, T> fn{a, u.data(), r ? r->data() : nullptr};
+      s = u.grid().has_halo() ? reduce(OwnedOnly<decltype(fn)>{fn, OwnedMask::of(u.grid())},
+                                       std::int64_t(u.size()))
+                              : reduce(fn, std::int64_t(u.size()));
     });
     return s;
   }
@@ -338,7 +428,10 @@ class CudaBackend final : public Backend<T> {
   }
 
   double dot(const Field<T>& x, const Field<T>& y) override {
-    return reduce(DotFn<T>{x.data(), y.data()}, std::int64_t(x.size()));
+    const DotFn<T> fn{x.data(), y.data()};
+    if (x.grid().has_halo())
+      return reduce(OwnedOnly<DotFn<T>>{fn, OwnedMask::of(x.grid())}, std::int64_t(x.size()));
+    return reduce(fn, std::int64_t(x.size()));
   }
 
   void axpby(T a, const Field<T>& x, T b, Field<T>& y) override {
@@ -349,8 +442,10 @@ class CudaBackend final : public Backend<T> {
 
   double cg_update(T alpha, const Field<T>& p, const Field<T>& q, Field<T>& u,
                    Field<T>& r) override {
-    return reduce(CgUpdateFn<T>{alpha, p.data(), q.data(), u.data(), r.data()},
-                  std::int64_t(p.size()));
+    const CgUpdateFn<T> fn{alpha, p.data(), q.data(), u.data(), r.data()};
+    if (p.grid().has_halo())
+      return reduce(OwnedOnly<CgUpdateFn<T>>{fn, OwnedMask::of(p.grid())}, std::int64_t(p.size()));
+    return reduce(fn, std::int64_t(p.size()));
   }
 
   void add_constant(Field<T>& u, T c) override {
@@ -502,6 +597,7 @@ class CudaBackend final : public Backend<T> {
   cudaStream_t stream_{};
   StatsAcc* stats_host_ = nullptr;
   double* sum_host_ = nullptr;
+  ncclComm_t peer_ = nullptr;  // NCCL over the ranks' GPUs (GRIDFORGE_HALO=nccl)
   void* scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
   int tile_radius_ = 1;  // the radius the stencil kernels' tile offsets were made for

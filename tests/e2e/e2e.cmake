@@ -155,3 +155,17 @@ if(GF_PYTHON)
       WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   endforeach()
 endif()
+
+# MPI (issue 8): runs under `mpirun -np 2, 3, 4` (oversubscribed, as root)
+# against the one-rank run, bit for bit where the arithmetic is the same;
+# mpi.py says what each mode checks.
+if(GRIDFORGE_MPI AND GF_PYTHON AND GF_MPIEXEC)
+  foreach(mode heat2d heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit files restart errors)
+    add_test(NAME "e2e: mpi ${mode}"
+      COMMAND ${GF_PYTHON} ${GF_E2E}/mpi.py $<TARGET_FILE:gridforge> ${mode}
+              ${CMAKE_BINARY_DIR}/e2e_mpi/${mode}
+      WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    set_tests_properties("e2e: mpi ${mode}" PROPERTIES
+      ENVIRONMENT "GF_MPIRUN=${GF_MPIEXEC}" TIMEOUT 600)
+  endforeach()
+endif()

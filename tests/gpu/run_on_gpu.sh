@@ -7,7 +7,9 @@ set -uo pipefail
 OUT=${1:-/tmp/gf_gpu}
 # Parts, comma-separated (a device call is 10 minutes at most; on an H100 the
 # checks take about that long, so split them over two calls there):
-#   tests validate memcheck sanitize failures restart timings ray
+#   tests validate memcheck sanitize failures restart timings ray mpi
+#   mpi: on a machine of 2 or more GPUs (nvidia-h200-x2 or -x4), the MPI runs
+#   of issue 8 (tests/gpu/mpi_part.sh); not part of "all"
 #   checks = every part but timings; all = every part
 PART=${2:-all}
 case ",$PART," in *,all,*) PART="$PART,checks,timings";; esac
@@ -230,6 +232,11 @@ for p in float32 float64; do
   python3 "$DEVICEPACK_EXTRA/shared/bench/peers.py" --problem heat3d --size 512 --precision $p --json "$OUT/peers_$p.json" 2>&1 | tee -a "$OUT/summary.txt"
 done
 
+fi
+
+if want mpi; then
+  # shellcheck source=tests/gpu/mpi_part.sh
+  source tests/gpu/mpi_part.sh
 fi
 
 echo; echo "=== summary"; cat "$OUT/summary.txt" 2>/dev/null

@@ -1,0 +1,124 @@
+#include "grid/decomp.hpp"
+
+#include <limits>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "core/error.hpp"
+#include "io/case.hpp"
+
+namespace gf {
+
+namespace {
+
+std::string list_str(const std::array<int, 3>& d, int ndim) {
+  std::string s = "[";
+  for (int a = 0; a < ndim; ++a) s += (a ? ", " : "") + std::to_string(d[a]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::array<int, 3> choose_rank_dims(const Grid& g, int nranks, int halo) {
+  std::array<int, 3> best{0, 0, 0};
+  double best_cut = std::numeric_limits<double>::infinity();
+  const int w = std::max(halo, 1);
+  auto fits = [&](int a, int p) { return p == 1 || (a < g.ndim && g.n[a] / p >= w); };
+  // z outermost and ascending: on equal cuts the first found splits z most.
+  for (int pz = nranks; pz >= 1; --pz) {
+    if (nranks % pz || !fits(2, pz)) continue;
+    for (int py = nranks / pz; py >= 1; --py) {
+      if ((nranks / pz) % py || !fits(1, py)) continue;
+      const int px = nranks / pz / py;
+      if (!fits(0, px)) continue;
+      const std::array<int, 3> p{px, py, pz};
+      double cut = 0;  // points on the faces between blocks
+      for (int a = 0; a < 3; ++a)
+        if (p[a] > 1) cut += double(p[a] - (g.periodic[a] ? 0 : 1)) * double(g.size() / g.n[a]);
+      if (cut < best_cut) best_cut = cut, best = p;
+    }
+  }
+  return best;
+}
+
+int halo_width(const Case& c) {
+  if (c.workload == Workload::Stencil) return std::max(c.stencil.radius, 1);
+  return 1;
+}
+
+Decomp decompose(const Case& c, int nranks, int rank) {
+  Decomp d;
+  d.nranks = nranks;
+  d.rank = rank;
+  d.global = c.grid;
+  d.halo = halo_width(c);
+  const Grid& g = c.grid;
+  const SourceLoc file{c.file};
+  if (nranks == 1) return d;
+  if (c.workload == Workload::Laplace && c.laplace.method == "fft")
+    throw CaseError(file, "laplace.method",
+                    fmt::format("fft runs on one rank only (no distributed FFT); {} ranks were "
+                                "started: run it without mpirun, or use jacobi, sor or cg",
+                                nranks));
+  if (c.workload == Workload::Raymarch)
+    throw CaseError(file, "workload",
+                    fmt::format("raymarch renders on one rank only; {} ranks were started: run "
+                                "it without mpirun",
+                                nranks));
+  if (c.render.enabled)
+    throw CaseError(file, "render",
+                    fmt::format("in-situ frames are not drawn over several ranks yet (the field "
+                                "would be gathered to rank 0 first); {} ranks were started: drop "
+                                "render: or run on one rank",
+                                nranks));
+  if (c.workload == Workload::Laplace && c.laplace.singular)
+    throw CaseError(file, "boundary",
+                    fmt::format("a laplace case without a Dirichlet face runs on one rank only "
+                                "for now; {} ranks were started", nranks));
+  if (!c.ranks.empty()) {
+    std::int64_t prod = 1;
+    for (int a = 0; a < g.ndim; ++a) {
+      d.dims[a] = c.ranks[a];
+      prod *= c.ranks[a];
+    }
+    if (prod != nranks)
+      throw CaseError(c.ranks_loc, "grid.ranks",
+                      fmt::format("{} makes {} ranks, but the run has {} (mpirun -np {})",
+                                  list_str(d.dims, g.ndim), prod, nranks, nranks));
+    for (int a = 0; a < g.ndim; ++a) {
+      if (d.dims[a] > g.n[a])
+        throw CaseError(c.ranks_loc, "grid.ranks",
+                        fmt::format("{} ranks on axis {} but grid.dims[{}] is {}: more ranks "
+                                    "than points",
+                                    d.dims[a], char('x' + a), a, g.n[a]));
+      if (d.dims[a] > 1 && g.n[a] / d.dims[a] < d.halo)
+        throw CaseError(c.ranks_loc, "grid.ranks",
+                        fmt::format("{} ranks on axis {} give blocks of {} points, narrower than "
+                                    "the halo of {} (the stencil radius)",
+                                    d.dims[a], char('x' + a), g.n[a] / d.dims[a], d.halo));
+    }
+  } else {
+    d.dims = choose_rank_dims(g, nranks, d.halo);
+    if (d.dims[0] == 0)
+      throw CaseError(file, "grid.dims",
+                      fmt::format("the grid {} cannot be split over {} ranks with blocks at "
+                                  "least {} points wide (the halo); use fewer ranks",
+                                  g.shape_str(), nranks, d.halo));
+  }
+  d.coords = d.coords_of(rank);
+  return d;
+}
+
+Case local_case(const Case& c, const Decomp& d) {
+  Case lc = c;
+  if (d.nranks == 1) return lc;
+  lc.grid = d.local_grid();
+  lc.decomp = std::make_shared<const Decomp>(d);
+  for (int a = 0; a < c.grid.ndim; ++a)
+    for (int dir = 0; dir < 2; ++dir)
+      if (d.neighbour(a, dir ? 1 : -1) >= 0) lc.boundary[2 * a + dir].type = BcType::Periodic;
+  return lc;
+}
+
+}  // namespace gf

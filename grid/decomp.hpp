@@ -1,0 +1,103 @@
+// Domain decomposition (SPEC §1 grids over MPI ranks): a Cartesian split of
+// the global grid into one block per rank, x fastest in the rank numbering
+// (rank = cx + px·(cy + py·cz)), blocks as even as they go (the first n mod p
+// blocks of an axis get one point more). Each rank holds its block padded by
+// a halo, as wide as the stencil radius, on every face it shares with
+// another rank (periodic axes wrap across ranks); faces on the grid's own
+// walls keep their boundary rules and have no halo.
+//
+// Plain data, no MPI: the halo exchange is grid/halo.hpp. The solvers run on
+// the rank-local case (local_case): its grid is the padded block (offset and
+// halo set, see grid.hpp) and its shared faces are marked periodic, so the
+// point formulas read the halo like any neighbour and apply no rule there.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "grid/grid.hpp"
+
+namespace gf {
+
+struct Case;
+
+struct Decomp {
+  int nranks = 1, rank = 0;
+  std::array<int, 3> dims{1, 1, 1};    // ranks per axis
+  std::array<int, 3> coords{0, 0, 0};  // this rank's place
+  Grid global;                         // the whole grid
+  int halo = 1;                        // halo width on shared faces
+
+  static std::int64_t block_start(std::int64_t n, int p, int c) {
+    return c * (n / p) + std::min<std::int64_t>(c, n % p);
+  }
+  static std::int64_t block_count(std::int64_t n, int p, int c) {
+    return n / p + (c < n % p ? 1 : 0);
+  }
+  std::array<int, 3> coords_of(int r) const {
+    return {r % dims[0], (r / dims[0]) % dims[1], r / (dims[0] * dims[1])};
+  }
+  int rank_of(const std::array<int, 3>& c) const { return c[0] + dims[0] * (c[1] + dims[1] * c[2]); }
+  // Owned block of rank r: first global index and count per axis.
+  std::array<std::int64_t, 3> start_of(int r) const {
+    const auto c = coords_of(r);
+    std::array<std::int64_t, 3> s{0, 0, 0};
+    for (int a = 0; a < 3; ++a) s[a] = block_start(global.n[a], dims[a], c[a]);
+    return s;
+  }
+  std::array<std::int64_t, 3> count_of(int r) const {
+    const auto c = coords_of(r);
+    std::array<std::int64_t, 3> s{1, 1, 1};
+    for (int a = 0; a < 3; ++a) s[a] = block_count(global.n[a], dims[a], c[a]);
+    return s;
+  }
+  // The rank across face (axis, dir = −1 or +1) of this rank, or −1 where the
+  // face is the grid's own wall (an axis not split has no neighbour either:
+  // a periodic axis of one rank wraps onto itself without a halo).
+  int neighbour(int axis, int dir) const {
+    if (dims[axis] == 1) return -1;
+    std::array<int, 3> c = coords;
+    c[axis] += dir;
+    if (c[axis] < 0 || c[axis] >= dims[axis]) {
+      if (!global.periodic[axis]) return -1;
+      c[axis] = (c[axis] + dims[axis]) % dims[axis];
+    }
+    return rank_of(c);
+  }
+  // This rank's padded block: the grid the rank's fields live on.
+  Grid local_grid() const {
+    Grid g = global;
+    const auto s = start_of(rank), n = count_of(rank);
+    for (int a = 0; a < 3; ++a) {
+      g.halo_lo[a] = neighbour(a, -1) >= 0 ? halo : 0;
+      g.halo_hi[a] = neighbour(a, +1) >= 0 ? halo : 0;
+      g.n[a] = n[a] + g.halo_lo[a] + g.halo_hi[a];
+      g.offset[a] = s[a] - g.halo_lo[a];
+    }
+    return g;
+  }
+};
+
+// The ranks per axis for nranks ranks on grid g with halos of width `halo`:
+// the split with the smallest total cut surface (the bytes a halo exchange
+// moves) among those whose blocks are at least `halo` points wide, slower
+// axes split first on a tie (their faces are contiguous in memory). {0,0,0}
+// when no split fits.
+std::array<int, 3> choose_rank_dims(const Grid& g, int nranks, int halo);
+
+// The halo width a case needs: its stencil's radius (1 for heat and laplace).
+int halo_width(const Case& c);
+
+// The decomposition of case c over nranks ranks (grid.ranks when the case
+// gives it, else choose_rank_dims), checked: a CaseError when grid.ranks
+// does not multiply to nranks, splits an axis into more blocks than it has
+// points, or gives a block narrower than the halo; when the workload cannot
+// run on several ranks (laplace fft).
+Decomp decompose(const Case& c, int nranks, int rank);
+
+// The case as rank d.rank runs it: its grid is the padded block, its faces
+// shared with other ranks are marked periodic (read through the halo, no rule).
+Case local_case(const Case& c, const Decomp& d);
+
+}  // namespace gf

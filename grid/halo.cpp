@@ -1,0 +1,381 @@
+#include "grid/halo.hpp"
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "core/error.hpp"
+#include "core/mpi.hpp"
+
+#if defined(GRIDFORGE_HAVE_MPI)
+#include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+
+namespace gf {
+
+bool mpi_cuda_aware() {
+  if (const char* e = std::getenv("GRIDFORGE_CUDA_AWARE")) return std::string(e) == "1";
+#if defined(GRIDFORGE_HAVE_MPI) && defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  // The library loaded at run time answers, not the headers built against.
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+std::string halo_transport(bool gpu) {
+  if (!gpu) return "MPI";
+  const char* e = std::getenv("GRIDFORGE_HALO");
+  if (e && std::string(e) == "nccl") return "NCCL between the GPUs";
+  return mpi_cuda_aware() ? "CUDA-aware MPI" : "MPI, staged through the host";
+}
+
+#if defined(GRIDFORGE_HAVE_MPI)
+
+namespace {
+
+// How slabs travel: MPI on host memory (the CPU), MPI on device memory
+// (CUDA-aware), MPI through host copies (staged), or NCCL between the GPUs.
+enum class HaloMode { Host, CudaAware, Staged, Nccl };
+
+// GRIDFORGE_HALO=nccl asks for NCCL on the GPU path; otherwise MPI.
+template <class T>
+HaloMode halo_mode(Backend<T>& be) {
+  if (!be.is_gpu()) return HaloMode::Host;
+  const char* e = std::getenv("GRIDFORGE_HALO");
+  const std::string want = e ? e : "mpi";
+  if (want == "nccl") {
+    const std::string why = be.peer_unavailable();
+    if (!why.empty()) throw DeviceError("GRIDFORGE_HALO=nccl: " + why);
+    return HaloMode::Nccl;
+  }
+  if (want != "mpi") throw UsageError("GRIDFORGE_HALO: '" + want + "' is not mpi or nccl");
+  return mpi_cuda_aware() ? HaloMode::CudaAware : HaloMode::Staged;
+}
+
+// The halo exchange of the fields of one rank-local grid.
+template <class T>
+class HaloExchange {
+ public:
+  HaloExchange(const Decomp& d, Backend<T>& be) : d_(d), be_(be), g_(d.local_grid()) {
+    std::int64_t most = 1;
+    for (int a = 0; a < g_.ndim; ++a)
+      if (d.dims[a] > 1) most = std::max(most, g_.size() / g_.n[a] * d.halo);
+    Grid b;
+    b.ndim = 1;
+    b.n = {most, 1, 1};
+    for (auto& f : bufs_) f = be.make_field(b, "a halo buffer");
+    mode_ = halo_mode(be);
+    if (mode_ == HaloMode::Nccl) {  // one communicator over the ranks' GPUs
+      unsigned char id[kPeerIdBytes] = {};
+      if (d.rank == 0) be.peer_id(id);
+      MPI_Bcast(id, kPeerIdBytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+      be.peer_connect(id, d.nranks, d.rank);
+    }
+    staged_ = mode_ == HaloMode::Staged;
+    if (staged_)
+      for (auto& h : host_) {
+        h.resize(static_cast<std::size_t>(most));
+        be.pin_host(h.data(), h.size() * sizeof(T));
+      }
+  }
+  ~HaloExchange() {
+    if (staged_)
+      for (auto& h : host_) be_.unpin_host(h.data());
+  }
+  HaloExchange(const HaloExchange&) = delete;
+  HaloExchange& operator=(const HaloExchange&) = delete;
+
+  HaloMode mode() const { return mode_; }
+
+  void exchange(Field<T>& f) {
+    for (int a = 0; a < g_.ndim; ++a)
+      if (d_.dims[a] > 1) exchange_axis(f, a);
+  }
+
+  bool staged() const { return staged_; }
+
+ private:
+  // Slab along axis a: layers [from, from + w) on a, everything on the others.
+  void slab(int a, std::int64_t from, std::int64_t* lo, std::int64_t* count) const {
+    for (int b = 0; b < 3; ++b) lo[b] = 0, count[b] = g_.n[b];
+    lo[a] = from;
+    count[a] = d_.halo;
+  }
+
+  void exchange_axis(Field<T>& f, int a) {
+    const std::int64_t w = d_.halo, n = g_.n[a];
+    const int lo_rank = d_.neighbour(a, -1), hi_rank = d_.neighbour(a, +1);
+    std::int64_t lo[2][3], cnt[2][3];  // [0]: toward −, [1]: toward +
+    slab(a, g_.halo_lo[a], lo[0], cnt[0]);
+    slab(a, n - g_.halo_hi[a] - w, lo[1], cnt[1]);
+    std::int64_t rlo[2][3], rcnt[2][3];  // [0]: the − halo, [1]: the + halo
+    slab(a, 0, rlo[0], rcnt[0]);
+    slab(a, n - w, rlo[1], rcnt[1]);
+    const std::int64_t count = cnt[0][0] * cnt[0][1] * cnt[0][2];
+    const int peer[2] = {lo_rank, hi_rank};
+    if (mode_ == HaloMode::Nccl) {  // all on the device's stream, no host wait
+      for (int s = 0; s < 2; ++s)
+        if (peer[s] >= 0) be_.pack(f, lo[s], cnt[s], bufs_[s]);
+      be_.peer_exchange(&bufs_[0], &bufs_[2], peer, count);
+      for (int s = 0; s < 2; ++s)
+        if (peer[s] >= 0) be_.unpack(f, rlo[s], rcnt[s], bufs_[2 + s]);
+      return;
+    }
+    const int bytes = int(count * std::int64_t(sizeof(T)));
+    // Tags by direction of travel: with two ranks on a periodic axis both
+    // neighbours are the same rank.
+    const int tag_minus = 2 * a, tag_plus = 2 * a + 1;
+    MPI_Request req[4];
+    int nreq = 0;
+    for (int s = 0; s < 2; ++s)
+      if (peer[s] >= 0)
+        MPI_Irecv(recv_ptr(s), bytes, MPI_BYTE, peer[s], s == 0 ? tag_plus : tag_minus,
+                  MPI_COMM_WORLD, &req[nreq++]);
+    for (int s = 0; s < 2; ++s)
+      if (peer[s] >= 0) be_.pack(f, lo[s], cnt[s], bufs_[s]);
+    if (staged_) {
+      for (int s = 0; s < 2; ++s)
+        if (peer[s] >= 0) download_prefix(bufs_[s], host_[s].data(), count);
+    } else {
+      be_.synchronize();  // the packed slabs are in memory before MPI reads them
+    }
+    for (int s = 0; s < 2; ++s)
+      if (peer[s] >= 0)
+        MPI_Isend(send_ptr(s), bytes, MPI_BYTE, peer[s], s == 0 ? tag_minus : tag_plus,
+                  MPI_COMM_WORLD, &req[nreq++]);
+    MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+    for (int s = 0; s < 2; ++s) {
+      if (peer[s] < 0) continue;
+      if (staged_) upload_prefix(host_[2 + s].data(), bufs_[2 + s], count);
+      be_.unpack(f, rlo[s], rcnt[s], bufs_[2 + s]);
+    }
+  }
+
+  void* send_ptr(int s) { return staged_ ? (void*)host_[s].data() : (void*)bufs_[s].data(); }
+  void* recv_ptr(int s) {
+    return staged_ ? (void*)host_[2 + s].data() : (void*)bufs_[2 + s].data();
+  }
+  // download/upload move whole fields; the staging buffers are as large.
+  void download_prefix(const Field<T>& buf, T* host, std::int64_t) { be_.download(buf, host); }
+  void upload_prefix(const T* host, Field<T>& buf, std::int64_t) { be_.upload(host, buf); }
+
+  const Decomp& d_;
+  Backend<T>& be_;
+  Grid g_;
+  Field<T> bufs_[4];  // send −, send +, receive −, receive +
+  std::vector<T> host_[4];
+  HaloMode mode_ = HaloMode::Host;
+  bool staged_ = false;
+};
+
+template <class T>
+class DistributedBackend final : public Backend<T> {
+ public:
+  DistributedBackend(std::unique_ptr<Backend<T>> inner, const Decomp& d)
+      : in_(std::move(inner)), d_(d), halo_(d_, *in_) {
+    parity_ = 0;
+    const Grid g = d.local_grid();
+    for (int a = 0; a < 3; ++a) parity_ += int(g.offset[a] & 1);
+    parity_ &= 1;
+  }
+
+  std::string name() const override { return in_->name(); }
+  bool is_gpu() const override { return in_->is_gpu(); }
+  MemoryResource& memory() override { return in_->memory(); }
+  std::unique_ptr<Timer> make_timer() override { return in_->make_timer(); }
+  void synchronize() override { in_->synchronize(); }
+
+  void upload(const T* host, Field<T>& f) override {
+    in_->upload(host, f);
+    refresh(f);
+  }
+  void download(const Field<T>& f, T* host) override { in_->download(f, host); }
+
+  void heat_step(const HeatArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    in_->heat_step(a, in, out);
+    refresh(out);
+  }
+  void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
+    in_->set_stencil_taps(taps);
+  }
+  void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    in_->apply_stencil(a, in, out);
+    refresh(out);
+  }
+
+  FieldStats stats(const Field<T>& f) override {
+    FieldStats s = in_->stats(f);
+    double mm[2] = {s.min, -s.max};
+    MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    double sc[3] = {s.sum, double(s.count), double(s.nonfinite)};
+    MPI_Allreduce(MPI_IN_PLACE, sc, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    s.min = mm[0];
+    s.max = -mm[1];
+    s.sum = sc[0];
+    s.count = std::int64_t(sc[1]);
+    s.nonfinite = std::int64_t(sc[2]);
+    s.mean = s.count > 0 ? s.sum / sc[1] : 0.0;
+    return s;
+  }
+
+  void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    in_->jacobi_sweep(a, in, out);
+    refresh(out);
+  }
+  // Colour by the parity of the global index: local (i+j+k) plus the offsets'.
+  void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) override {
+    in_->sor_sweep(a, u, colour ^ parity_);
+    refresh(u);
+  }
+  double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) override {
+    const double s = in_->residual(a, u, r);
+    if (r) refresh(*r);
+    return mpi::sum(s);
+  }
+  void set_operator(const LaplaceArgs<T>& a) override { in_->set_operator(a); }
+  void spmv(const Field<T>& x, Field<T>& y) override {
+    in_->spmv(x, y);
+    refresh(y);
+  }
+  double dot(const Field<T>& x, const Field<T>& y) override { return mpi::sum(in_->dot(x, y)); }
+  void axpby(T a, const Field<T>& x, T b, Field<T>& y) override { in_->axpby(a, x, b, y); }
+  double cg_update(T alpha, const Field<T>& p, const Field<T>& q, Field<T>& u,
+                   Field<T>& r) override {
+    return mpi::sum(in_->cg_update(alpha, p, q, u, r));
+  }
+  void add_constant(Field<T>& u, T c) override { in_->add_constant(u, c); }
+  double fft_poisson(const LaplaceArgs<T>&, const Field<T>&, Field<T>&) override {
+    throw std::logic_error("fft_poisson on several ranks (decompose() refuses it)");
+  }
+  void prepare_fft(const LaplaceArgs<T>&) override {
+    throw std::logic_error("prepare_fft on several ranks (decompose() refuses it)");
+  }
+  void pack(const Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
+            Field<T>& buf) override {
+    in_->pack(f, lo, count, buf);
+  }
+  void unpack(Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
+              const Field<T>& buf) override {
+    in_->unpack(f, lo, count, buf);
+  }
+  void copy(const Field<T>& src, Field<T>& dst) override { in_->copy(src, dst); }
+  void triad(Field<T>& a, const Field<T>& b, T s, const Field<T>& c) override {
+    in_->triad(a, b, s, c);
+  }
+
+ private:
+  // Fields of the rank-local grid only: 1D scratch (halo buffers) has no halo.
+  void refresh(Field<T>& f) {
+    if (f.grid().has_halo()) halo_.exchange(f);
+  }
+
+  std::unique_ptr<Backend<T>> in_;
+  Decomp d_;
+  HaloExchange<T> halo_;
+  int parity_ = 0;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<Backend<T>> make_distributed_backend(std::unique_ptr<Backend<T>> inner,
+                                                     const Decomp& d) {
+  if (d.nranks == 1) return inner;
+  return std::make_unique<DistributedBackend<T>>(std::move(inner), d);
+}
+
+#else
+
+template <class T>
+std::unique_ptr<Backend<T>> make_distributed_backend(std::unique_ptr<Backend<T>> inner,
+                                                     const Decomp& d) {
+  if (d.nranks != 1) throw std::logic_error("several ranks in a build without MPI");
+  return inner;
+}
+
+#endif
+
+namespace {
+
+// Copies box [lo, lo + cnt) between an array of dims n and a packed buffer.
+[[maybe_unused]] void copy_block(unsigned char* arr, const std::array<std::int64_t, 3>& n,
+                const std::array<std::int64_t, 3>& lo, const std::array<std::int64_t, 3>& cnt,
+                unsigned char* buf, std::size_t elem, bool to_buf) {
+  const std::size_t row = std::size_t(cnt[0]) * elem;
+  for (std::int64_t k = 0; k < cnt[2]; ++k)
+    for (std::int64_t j = 0; j < cnt[1]; ++j) {
+      unsigned char* a = arr + std::size_t(lo[0] + n[0] * ((lo[1] + j) + n[1] * (lo[2] + k))) * elem;
+      unsigned char* b = buf + std::size_t(j + cnt[1] * k) * row;
+      if (to_buf)
+        std::memcpy(b, a, row);
+      else
+        std::memcpy(a, b, row);
+    }
+}
+
+}  // namespace
+
+std::vector<unsigned char> gather_global(const Decomp& d, const std::vector<unsigned char>& local,
+                                         std::size_t elem) {
+  if (d.nranks == 1) return local;
+#if defined(GRIDFORGE_HAVE_MPI)
+  const Grid lg = d.local_grid();
+  const auto cnt = d.count_of(d.rank);
+  std::vector<unsigned char> mine(std::size_t(cnt[0] * cnt[1] * cnt[2]) * elem);
+  copy_block(const_cast<unsigned char*>(local.data()), lg.n, lg.halo_lo, cnt, mine.data(), elem,
+             true);
+  std::vector<int> counts(d.nranks), displs(d.nranks);
+  std::int64_t at = 0;
+  for (int r = 0; r < d.nranks; ++r) {
+    const auto c = d.count_of(r);
+    counts[r] = int(std::int64_t(elem) * c[0] * c[1] * c[2]);
+    displs[r] = int(at);
+    at += counts[r];
+  }
+  std::vector<unsigned char> packed(d.rank == 0 ? std::size_t(at) : 0);
+  MPI_Gatherv(mine.data(), int(mine.size()), MPI_BYTE, packed.data(), counts.data(),
+              displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (d.rank != 0) return {};
+  std::vector<unsigned char> global(std::size_t(d.global.size()) * elem);
+  for (int r = 0; r < d.nranks; ++r)
+    copy_block(global.data(), d.global.n, d.start_of(r), d.count_of(r), packed.data() + displs[r],
+               elem, false);
+  return global;
+#else
+  (void)local, (void)elem;
+  throw std::logic_error("several ranks in a build without MPI");
+#endif
+}
+
+std::vector<unsigned char> local_block(const Decomp& d, const std::vector<unsigned char>& global,
+                                       std::size_t elem) {
+  if (d.nranks == 1) return global;
+  const Grid lg = d.local_grid();
+  const Grid& gg = d.global;
+  std::vector<unsigned char> out(std::size_t(lg.size()) * elem);
+  auto wrap = [&](int a, std::int64_t i) {
+    return ((i + lg.offset[a]) % gg.n[a] + gg.n[a]) % gg.n[a];
+  };
+  for (std::int64_t k = 0; k < lg.n[2]; ++k)
+    for (std::int64_t j = 0; j < lg.n[1]; ++j)
+      for (std::int64_t i = 0; i < lg.n[0]; ++i)
+        std::memcpy(out.data() + std::size_t(lg.index(i, j, k)) * elem,
+                    global.data() + std::size_t(gg.index(wrap(0, i), wrap(1, j), wrap(2, k))) * elem,
+                    elem);
+  return out;
+}
+
+template std::unique_ptr<Backend<float>> make_distributed_backend<float>(
+    std::unique_ptr<Backend<float>>, const Decomp&);
+template std::unique_ptr<Backend<double>> make_distributed_backend<double>(
+    std::unique_ptr<Backend<double>>, const Decomp&);
+
+}  // namespace gf

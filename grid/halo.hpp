@@ -1,0 +1,57 @@
+// Halo exchange over MPI and the backend that runs a solver on one rank's
+// block of a decomposed grid (grid/decomp.hpp).
+//
+// The exchange goes axis by axis (x, then y, then z): along each split axis
+// a rank posts non-blocking receives for its two halo slabs, packs its two
+// boundary slabs of owned points (on the backend: a kernel on the GPU) and
+// sends them; the slabs span the whole padded block along the other axes,
+// halos included, so that the halos received along earlier axes travel on
+// and fill the edges and corners that box stencils read (the classic
+// trick: 2·ndim messages instead of 26).
+//
+// On the GPU the slabs go from device memory straight to MPI when the MPI
+// library is CUDA-aware (MPIX_Query_cuda_support at run time; the
+// environment variable GRIDFORGE_CUDA_AWARE=0/1 overrides it) and through
+// host buffers otherwise.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "grid/decomp.hpp"
+#include "kernels/backend.hpp"
+
+namespace gf {
+
+// True when the MPI library passes device pointers (see above).
+bool mpi_cuda_aware();
+// How halos travel, in words: "MPI" on the CPU; on the GPU "CUDA-aware MPI",
+// "MPI, staged through the host", or "NCCL between the GPUs" when the
+// environment variable GRIDFORGE_HALO=nccl asks for it (libnccl.so.2 loaded
+// at run time; one group of ncclSend/ncclRecv on the compute stream per
+// axis, no host synchronisation).
+std::string halo_transport(bool gpu);
+
+// Wraps the backend of one rank: every operation runs on the rank's padded
+// block; operations that read neighbours (heat_step, apply_stencil,
+// jacobi_sweep, sor_sweep, spmv, residual's r, upload) refresh the halo of
+// the field they write, so every field's halo always holds the neighbours'
+// values; sums (stats, dot, residual, cg_update) cover the owned points and
+// are added up over the ranks (MPI_Allreduce). SOR colours by the parity of
+// global indices. With d.nranks == 1 returns `inner` itself.
+template <class T>
+std::unique_ptr<Backend<T>> make_distributed_backend(std::unique_ptr<Backend<T>> inner,
+                                                     const Decomp& d);
+
+// Checkpoints over ranks hold global arrays (the same file as one rank
+// writes, so a restart may use another number of ranks): a field's owned
+// blocks gathered into the global array on rank 0 (empty on the others)
+// from each rank's padded block of `elem`-byte values, and a rank's padded
+// block cut out of a global array (halo indices wrap around periodic axes).
+std::vector<unsigned char> gather_global(const Decomp& d, const std::vector<unsigned char>& local,
+                                         std::size_t elem);
+std::vector<unsigned char> local_block(const Decomp& d, const std::vector<unsigned char>& global,
+                                       std::size_t elem);
+
+}  // namespace gf

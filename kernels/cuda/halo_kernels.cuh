@@ -1,0 +1,81 @@
+// Kernels of the MPI halo exchange (grid/halo.hpp) and the owned-point mask
+// of the reductions on a rank-local grid. The MPI calls themselves are in
+// grid/halo.cpp: no .cu file includes mpi.h.
+#pragma once
+#include <cub/block/block_reduce.cuh>
+
+#include <cstdint>
+
+#include "grid/grid.hpp"
+#include "kernels/ops/stats.hpp"
+
+namespace gf {
+
+// The box a rank owns inside its padded block; `all` on one rank.
+struct OwnedMask {
+  std::int64_t lo[3], hi[3], nx, ny;
+  bool all;
+  static OwnedMask of(const Grid& g) {
+    OwnedMask m{};
+    for (int a = 0; a < 3; ++a) {
+      m.lo[a] = g.halo_lo[a];
+      m.hi[a] = g.n[a] - g.halo_hi[a];
+    }
+    m.nx = g.n[0];
+    m.ny = g.n[1];
+    m.all = !g.has_halo();
+    return m;
+  }
+  __device__ __forceinline__ bool owns(std::int64_t idx) const {
+    if (all) return true;
+    const std::int64_t i = idx % nx, j = (idx / nx) % ny, k = idx / (nx * ny);
+    return i >= lo[0] && i < hi[0] && j >= lo[1] && j < hi[1] && k >= lo[2] && k < hi[2];
+  }
+};
+
+// A reduction term counted at owned points only; f runs everywhere (its
+// writes, r of residual and cg_update, cover the halo too).
+template <class F>
+struct OwnedOnly {
+  F f;
+  OwnedMask m;
+  __device__ double operator()(std::int64_t idx) const {
+    const double v = f(idx);
+    return m.owns(idx) ? v : 0.0;
+  }
+};
+
+// buf = u over the box [lo, lo + c) (ToBuf), or the box = buf.
+template <class T, bool ToBuf>
+__global__ void __launch_bounds__(256) box_copy_kernel(T* u, std::int64_t nx, std::int64_t ny,
+                                                       std::int64_t lo0, std::int64_t lo1,
+                                                       std::int64_t lo2, std::int64_t c0,
+                                                       std::int64_t c1, std::int64_t total, T* buf) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t q = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; q < total;
+       q += stride) {
+    const std::int64_t i = q % c0, j = (q / c0) % c1, k = q / (c0 * c1);
+    const std::int64_t idx = (lo0 + i) + nx * ((lo1 + j) + ny * (lo2 + k));
+    if constexpr (ToBuf)
+      buf[q] = u[idx];
+    else
+      u[idx] = buf[q];
+  }
+}
+
+// Per-block min/max/sum/non-finite count over the owned points; the host
+// combines the blocks' partials.
+template <class T>
+__global__ void __launch_bounds__(256) owned_stats_kernel(const T* u, OwnedMask m, std::int64_t n,
+                                                          StatsAcc* partials) {
+  using BlockReduce = cub::BlockReduce<StatsAcc, 256>;
+  __shared__ typename BlockReduce::TempStorage tmp;
+  StatsAcc acc{INFINITY, -INFINITY, 0.0, 0ull};
+  const std::int64_t stride = std::int64_t(gridDim.x) * 256;
+  for (std::int64_t idx = blockIdx.x * std::int64_t(256) + threadIdx.x; idx < n; idx += stride)
+    if (m.owns(idx)) acc = StatsCombine{}(acc, StatsOf{}(u[idx]));
+  const StatsAcc s = BlockReduce(tmp).Reduce(acc, StatsCombine{});
+  if (threadIdx.x == 0) partials[blockIdx.x] = s;
+}
+
+}  // namespace gf

@@ -1,0 +1,376 @@
+#!/usr/bin/python3
+"""Runs over MPI ranks against the one-rank run, end to end on the CPU (issue 8).
+
+Usage: mpi.py GRIDFORGE MODE OUT_BASE   (run from the source tree)
+GF_MPI_DEVICE=cuda runs on the GPU instead (tests/gpu/run_on_gpu.sh, part mpi).
+
+Every mode runs a small case without mpirun (one process, MPI never
+initialised) and with `mpirun -np N` for the rank layouts listed, and
+compares every output step of fields.h5. Modes:
+  heat2d, heat3d_periodic, stencil_box27, stencil_radius2, jacobi, sor:
+      bit for bit (numpy.array_equal), including periodic axes split over
+      ranks (two ranks on a periodic axis: the same neighbour on both sides),
+      uneven splits and 2×2 splits (edges and corners of box stencils).
+  cg, heat_implicit: within the solver's tolerance (CG's dot products are
+      sums over ranks, whose order depends on the rank count).
+  files: the one-rank folder's files and the N-rank folder's agree: log.csv
+      (same steps, min and max equal, mean within rounding), timing.json
+      (ranks, rank_dims, the global grid), the .pvd listing one .pvti per
+      step whose pieces tile the whole extent, fields.xdmf as on one rank.
+  restart: a checkpoint written on 2 ranks (one global file, as one rank
+      writes it) restarted on 3 ranks, on 2 and on one: N/2 + restart = N bit
+      for bit against one rank's uninterrupted run, fields.h5 and the .pvd
+      continued (explicit heat, jacobi).
+  errors: grid.ranks that does not multiply to the ranks, more ranks than
+      points on an axis, blocks narrower than the halo, fft over several
+      ranks, another subcommand under mpirun: exit 2, one message, no output
+      folder.
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+GF, MODE, BASE = sys.argv[1], sys.argv[2], sys.argv[3]
+MPIRUN = os.environ.get("GF_MPIRUN", "mpirun").split()  # may carry options (-x VAR)
+DEVICE = os.environ.get("GF_MPI_DEVICE", "cpu")
+# GF_MPI_RTOL (the GPU part of tests/gpu/run_on_gpu.sh): a field that is not
+# bit for bit is reported and passes within this relative L2 difference.
+GPU_RTOL = float(os.environ.get("GF_MPI_RTOL", "0")) or None
+# GF_MPI_MAXNP: layouts with more ranks are skipped (NCCL needs a GPU per rank).
+MAXNP = int(os.environ.get("GF_MPI_MAXNP", "0")) or None
+# One thread a rank: ranks share the machine's cores (CI has 2).
+ENV = dict(os.environ, OMP_NUM_THREADS="1")
+# The ASan build (make test-asan): Open MPI keeps allocations to its exit.
+if "ASAN_OPTIONS" in ENV:
+    ENV["ASAN_OPTIONS"] += ":detect_leaks=0"
+
+
+
+def fail(msg):
+    print(f"mpi {MODE}: FAIL: {msg}")
+    sys.exit(1)
+
+
+def mpirun(np_):
+    return MPIRUN + ["--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
+
+
+def run(case, out, *args, np_=1, rc=0):
+    cmd = ([] if np_ == 1 else mpirun(np_)) + [GF, "run", case, "--device", DEVICE, "--quiet",
+                                                 "--out", out, *args]
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=300)
+    if p.returncode != rc:
+        fail(f"{' '.join(cmd)}: exit {p.returncode}, expected {rc}\n{p.stdout}{p.stderr}")
+    return p
+
+
+def steps_of(out):
+    with h5py.File(os.path.join(out, "fields.h5"), "r") as f:
+        return {s: f["steps"][s]["u"][...] for s in f["steps"]}
+
+
+def compare(ref, got, label, rtol=None):
+    a, b = steps_of(ref), steps_of(got)
+    if sorted(a) != sorted(b):
+        fail(f"{label}: output steps {sorted(b)}, one rank wrote {sorted(a)}")
+    for s in a:
+        x, y = a[s], b[s]
+        if x.shape != y.shape:
+            fail(f"{label}: step {s}: shape {y.shape}, one rank {x.shape}")
+        if rtol is None and GPU_RTOL and not np.array_equal(x, y):
+            # The GPU's kernels take other paths on other block shapes (tiles,
+            # vector rows): reported, and held to a tolerance instead.
+            err = np.linalg.norm((x - y).ravel().astype(float)) / max(
+                np.linalg.norm(x.ravel().astype(float)), 1e-300)
+            print(f"mpi {MODE}: {label}: step {s}: NOT bit for bit on {DEVICE}: relative L2 {err:.3g}")
+            if not err <= GPU_RTOL:
+                fail(f"{label}: step {s}: relative L2 difference {err:.3g} > {GPU_RTOL:.3g}")
+            continue
+        if rtol is None:
+            if not np.array_equal(x, y):
+                d = np.abs(x.astype(float) - y.astype(float))
+                i = np.unravel_index(np.argmax(d), d.shape)
+                fail(f"{label}: step {s} differs from one rank: max |diff| {d.max():.3g} at {i}")
+        else:
+            err = np.linalg.norm((x - y).ravel()) / max(np.linalg.norm(x.ravel()), 1e-300)
+            if not err <= rtol:
+                fail(f"{label}: step {s}: relative L2 difference {err:.3g} > {rtol:.3g}")
+    print(f"mpi {MODE}: {label}: {len(a)} steps {'bit for bit' if rtol is None else 'within ' + str(rtol)}")
+
+
+def write_case(name, text):
+    os.makedirs(BASE, exist_ok=True)
+    path = os.path.join(BASE, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def against_one_rank(case, layouts, *args, rtol=None, rc=0):
+    """layouts: (np, grid.ranks or None); the one-rank run first."""
+    ref = os.path.join(BASE, "np1")
+    shutil.rmtree(ref, ignore_errors=True)
+    run(case, ref, *args, rc=rc)
+    for np_, ranks in layouts:
+        if MAXNP and np_ > MAXNP:
+            print(f"mpi {MODE}: {np_} ranks skipped (GF_MPI_MAXNP={MAXNP})")
+            continue
+        tag = f"np{np_}" + ("" if ranks is None else "_" + "x".join(map(str, ranks)))
+        out = os.path.join(BASE, tag)
+        shutil.rmtree(out, ignore_errors=True)
+        extra = [] if ranks is None else [f"grid.ranks=[{','.join(map(str, ranks))}]"]
+        run(case, out, *args, *extra, np_=np_, rc=rc)
+        compare(ref, out, tag, rtol)
+    return ref
+
+
+HEAT3D = """
+name: heat3d-periodic
+workload: heat
+precision: {prec}
+grid: {{dims: [12, 10, 9], extent: [1.0, 0.8, 0.9]}}
+initial: {{expr: "sin(2*pi*x) + cos(2*pi*z)*y + 0.1*x*y*z"}}
+boundary:
+  default: {{type: dirichlet, value: "x + 2*z"}}
+  x: {{type: periodic}}
+  z: {{type: periodic}}
+  y+: {{type: neumann, gradient: 0.5}}
+heat: {{alpha: 0.01, steps: 40, source: "x*y"}}
+output: {{every: 20, formats: [hdf5]}}
+"""
+
+BOX27 = """
+name: box27
+workload: stencil
+grid: {dims: [14, 13, 11], spacing: [0.1, 0.1, 0.1]}
+initial: {expr: "exp(-((x-0.6)^2+(y-0.5)^2+(z-0.4)^2)/0.1) + 0.3*x*y"}
+boundary:
+  default: {type: neumann, gradient: 0.2}
+  x: {type: dirichlet, value: "y*z"}
+  z: {type: periodic}
+stencil: {preset: box27, form: update, coeff: 1.0e-4, steps: 24}
+output: {every: 8, formats: [hdf5]}
+"""
+
+# Radius 2 with diagonal taps: what crosses the edges and corners of a 2×2 split.
+RADIUS2 = """
+name: radius2
+workload: stencil
+grid: {dims: [13, 12, 11]}
+initial: {expr: "sin(3*x)*cos(2*y) + z*z"}
+boundary:
+  default: {type: dirichlet, value: "x - y"}
+  y: {type: periodic}
+  z-: {type: neumann, gradient: 1.0}
+stencil:
+  points: [[0, 0, 0, -1.0], [2, 1, 0, 0.3], [-1, -2, 0, 0.2], [1, -1, 2, 0.25], [-2, 2, -1, 0.15],
+           [2, 2, 2, 0.05], [-2, -2, -2, 0.05]]
+  form: update
+  coeff: 0.1
+  steps: 16
+output: {every: 8, formats: [hdf5]}
+"""
+
+
+def mode_heat2d():
+    against_one_rank("cases/heat2d_plate.yaml", [(2, None), (3, None), (3, [3, 1]), (2, [2, 1])],
+                     "grid.dims=[33,29]", "heat.t_end=0.01", "output.every=150",
+                     "output.formats=[hdf5]")
+
+
+def mode_heat3d_periodic():
+    for prec in ("float64", "float32"):
+        case = write_case("heat3d_" + prec, HEAT3D.format(prec=prec))
+        against_one_rank(case, [(2, None), (2, [2, 1, 1]), (3, [1, 1, 3]), (3, [3, 1, 1]),
+                                (4, [2, 1, 2])])
+
+
+def mode_stencil_box27():
+    case = write_case("box27", BOX27)
+    against_one_rank(case, [(2, None), (3, [1, 3, 1]), (2, [1, 1, 2]), (4, [1, 2, 2]),
+                            (4, [2, 2, 1])])
+
+
+def mode_stencil_radius2():
+    case = write_case("radius2", RADIUS2)
+    against_one_rank(case, [(2, None), (3, [1, 3, 1]), (4, [1, 2, 2]), (4, [2, 2, 1])])
+    # a 2D radius-2 preset on a grid periodic on both axes
+    against_one_rank("cases/stencil2d_star9.yaml", [(3, None), (4, [2, 2])],
+                     "grid.dims=[30,26]", "stencil.steps=20", "output.every=10",
+                     "output.formats=[hdf5]")
+
+
+def laplace_args(method):
+    # A fixed number of sweeps (max_iters, a tolerance it cannot reach: exit 1,
+    # the last iterate written) so that no residual decides when to stop.
+    return [f"laplace.method={method}", "grid.dims=[30,26]", "laplace.max_iters=300",
+            "laplace.check_every=100", "laplace.tolerance=1e-30", "output.formats=[hdf5]"]
+
+
+def mode_jacobi():
+    against_one_rank("cases/laplace2d_plate.yaml", [(2, None), (3, None), (3, [3, 1])],
+                     *laplace_args("jacobi"), rc=1)
+    against_one_rank("cases/laplace2d_plate.yaml", [(2, [2, 1]), (3, [1, 3])],
+                     *laplace_args("jacobi"), "boundary.x={type: periodic}", rc=1)
+
+
+def mode_sor():
+    against_one_rank("cases/laplace2d_plate.yaml", [(2, None), (3, None), (3, [3, 1])],
+                     *laplace_args("sor"), rc=1)
+    against_one_rank("cases/laplace2d_plate.yaml", [(2, [2, 1]), (4, [2, 2])],
+                     *laplace_args("sor"), "boundary.x={type: periodic}", rc=1)
+
+
+def mode_cg():
+    against_one_rank("cases/laplace3d_box.yaml", [(2, None), (3, None), (4, [1, 2, 2])],
+                     "grid.dims=[17,15,13]", "output.formats=[hdf5]", rtol=1e-6)
+
+
+def mode_heat_implicit():
+    against_one_rank("cases/heat3d_implicit.yaml", [(2, None), (3, [3, 1, 1])],
+                     "grid.dims=[15,13,11]", "heat.steps=6", "output.every=3",
+                     "output.formats=[hdf5]", rtol=1e-8)
+
+
+def mode_files():
+    args = ["grid.dims=[33,29]", "heat.t_end=0.01", "output.every=150"]
+    ref = os.path.join(BASE, "np1")
+    got = os.path.join(BASE, "np3")
+    for d in (ref, got):
+        shutil.rmtree(d, ignore_errors=True)
+    run("cases/heat2d_plate.yaml", ref, *args)
+    run("cases/heat2d_plate.yaml", got, *args, np_=3)
+    compare(ref, got, "np3")
+
+    def rows(d):
+        with open(os.path.join(d, "log.csv")) as f:
+            return list(csv.DictReader(f))
+    a, b = rows(ref), rows(got)
+    if [r["step"] for r in a] != [r["step"] for r in b]:
+        fail("log.csv: the steps differ from one rank's")
+    for r, s in zip(a, b):
+        if r["min"] != s["min"] or r["max"] != s["max"]:
+            fail(f"log.csv step {r['step']}: min/max {s['min']}/{s['max']}, one rank {r['min']}/{r['max']}")
+        if abs(float(r["mean"]) - float(s["mean"])) > 1e-12 * max(1.0, abs(float(r["mean"]))):
+            fail(f"log.csv step {r['step']}: mean {s['mean']}, one rank {r['mean']}")
+    t = json.load(open(os.path.join(got, "timing.json")))
+    if t.get("ranks") != 3 or t["grid"] != [33, 29] or len(t.get("rank_dims", [])) != 2:
+        fail(f"timing.json: ranks {t.get('ranks')}, grid {t['grid']}, rank_dims {t.get('rank_dims')}")
+    if "ranks" in json.load(open(os.path.join(ref, "timing.json"))):
+        fail("timing.json of one rank names ranks")
+    if json.load(open(os.path.join(got, "run.json")))["status"] != "completed":
+        fail("run.json: not completed")
+    # The .pvd lists .pvti files; each one's pieces tile the whole extent.
+    pvd = ET.parse(os.path.join(got, "heat2d-plate.pvd")).getroot()
+    files = [d.get("file") for d in pvd.iter("DataSet")]
+    if len(files) != len(steps_of(ref)) or not all(f.endswith(".pvti") for f in files):
+        fail(f".pvd lists {files}")
+    for rel in files:
+        path = os.path.join(got, rel)
+        root = ET.parse(path).getroot()
+        img = root.find("PImageData")
+        whole = list(map(int, img.get("WholeExtent").split()))
+        if whole != [0, 32, 0, 28, 0, 0]:
+            fail(f"{rel}: WholeExtent {whole}")
+        covered = np.zeros((29, 33), dtype=int)
+        pieces = img.findall("Piece")
+        if len(pieces) != 3:
+            fail(f"{rel}: {len(pieces)} pieces for 3 ranks")
+        for p in pieces:
+            e = list(map(int, p.get("Extent").split()))
+            src = os.path.join(os.path.dirname(path), p.get("Source"))
+            if not os.path.isfile(src):
+                fail(f"{rel}: piece {p.get('Source')} missing")
+            head = open(src, "rb").read(600).decode("latin-1")
+            if f'WholeExtent="{" ".join(map(str, e))}"' not in head:
+                fail(f"{src}: its extent is not the .pvti's {e}")
+            covered[e[2]:e[3] + 1, e[0]:e[1] + 1] = 1
+        if not covered.all():
+            fail(f"{rel}: the pieces leave points uncovered")
+    x1 = open(os.path.join(ref, "fields.xdmf")).read()
+    x3 = open(os.path.join(got, "fields.xdmf")).read()
+    if x1 != x3:
+        fail("fields.xdmf differs from one rank's")
+    with h5py.File(os.path.join(got, "fields.h5"), "r") as f, \
+            h5py.File(os.path.join(ref, "fields.h5"), "r") as g:
+        for k in ("dims", "spacing", "origin"):
+            if not np.array_equal(f.attrs[k], g.attrs[k]):
+                fail(f"fields.h5 attribute {k}: {f.attrs[k]}, one rank {g.attrs[k]}")
+    leftovers = [n for n in os.listdir(got) if n.startswith(".")]
+    if leftovers:
+        fail(f"temporary files left: {leftovers}")
+    print(f"mpi {MODE}: log.csv, timing.json, run.json, .pvd/.pvti pieces and fields.xdmf agree")
+
+
+def mode_restart():
+    case = write_case("heat3d_float64", HEAT3D.format(prec="float64"))
+    both = "output.formats=[vtk,hdf5]"
+    plans = [(case, ["output.every=10", both], "heat.steps", 20, 40, 0),
+             ("cases/laplace2d_plate.yaml",
+              [a for a in laplace_args("jacobi") if "max_iters" not in a and "formats" not in a]
+              + ["output.every=100", both], "laplace.max_iters", 200, 400, 1)]
+    for case, args, key, half, full, rc in plans:
+        ref = os.path.join(BASE, "full")
+        shutil.rmtree(ref, ignore_errors=True)
+        run(case, ref, *args, f"{key}={full}", "output.checkpoint_every=100", rc=rc)
+        for first, second in ((2, 3), (2, 1), (3, 2)):
+            out = os.path.join(BASE, f"np{first}_np{second}")
+            shutil.rmtree(out, ignore_errors=True)
+            run(case, out, *args, f"{key}={half}", "output.checkpoint_every=100", np_=first, rc=rc)
+            ck = os.path.join(out, "checkpoint.h5")
+            with h5py.File(ck, "r") as f:
+                if int(f.attrs["step"]) != half:
+                    fail(f"{ck}: step {f.attrs['step']}, expected {half}")
+            run(case, out, *args, f"{key}={full}", "output.checkpoint_every=100",
+                "--restart", ck, np_=second, rc=rc)
+            compare(ref, out, f"{os.path.basename(case)}: {first} ranks to {half}, "
+                              f"{second} from there to {full}")
+            pvd = ET.parse(os.path.join(out, [n for n in os.listdir(out) if n.endswith(".pvd")][0]))
+            times = [float(d.get("timestep")) for d in pvd.getroot().iter("DataSet")]
+            if times != sorted(set(times)) or len(times) != len(steps_of(ref)):
+                fail(f"{out}: the .pvd lists times {times}")
+
+
+def mode_errors():
+    cases = [
+        (3, "cases/heat2d_plate.yaml", ["grid.ranks=[2,2]"],
+         r"grid.ranks: \[2, 2\] makes 4 ranks, but the run has 3"),
+        (4, "cases/heat2d_plate.yaml", ["grid.dims=[40,3]", "grid.ranks=[1,4]"],
+         r"grid.ranks: 4 ranks on axis y but grid.dims\[1\] is 3: more ranks than points"),
+        (3, "cases/stencil2d_star9.yaml", ["grid.dims=[40,5]", "grid.ranks=[1,3]"],
+         r"grid.ranks: 3 ranks on axis y give blocks of 1 points, narrower than the halo of 2"),
+        (3, "cases/stencil2d_star9.yaml", ["grid.dims=[5,5]"],
+         r"grid.dims: the grid 5\^2 cannot be split over 3 ranks with blocks at least 2 points wide"),
+        (2, "cases/poisson3d_periodic.yaml", [], r"laplace.method: fft runs on one rank only"),
+        (2, "cases/heat2d_plate.yaml", ["grid.ranks=[2]"], r"grid.ranks: expected a list of 2 integers"),
+    ]
+    import re
+    for i, (np_, case, args, regex) in enumerate(cases):
+        out = os.path.join(BASE, f"err{i}")
+        shutil.rmtree(out, ignore_errors=True)
+        p = run(case, out, *args, np_=np_, rc=2)
+        # gridforge's lines: mpirun adds its own note in boxes of dashes after them.
+        lines = [l for l in p.stderr.split("-" * 20)[0].splitlines() if l.strip()]
+        if len(lines) != 1 or not re.search(regex, lines[0]):
+            fail(f"{case} {args} on {np_} ranks: stderr {p.stderr!r}, expected one line matching {regex}")
+        if os.path.exists(out):
+            fail(f"{case} {args}: wrote {out}")
+    p = subprocess.run(mpirun(2) + [GF, "validate", "cases/heat1d_rod.yaml"], env=ENV,
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 2 or "only `gridforge run` runs over several MPI ranks" not in p.stderr:
+        fail(f"validate under mpirun: exit {p.returncode}: {p.stderr}")
+    print(f"mpi {MODE}: {len(cases) + 1} refusals with their messages")
+
+
+MODES = {name[5:]: fn for name, fn in globals().items() if name.startswith("mode_")}
+if MODE not in MODES:
+    fail(f"unknown mode; one of {', '.join(MODES)}")
+os.makedirs(BASE, exist_ok=True)
+MODES[MODE]()
