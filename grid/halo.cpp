@@ -258,6 +258,12 @@ class DistributedBackend final : public Backend<T> {
   void prepare_fft(const LaplaceArgs<T>&) override {
     throw std::logic_error("prepare_fft on several ranks (decompose() refuses it)");
   }
+  void raymarch(const RayArgs<T>&, const Field<T>&, Field<float>&) override {
+    throw std::logic_error("raymarch on several ranks (decompose() refuses it)");
+  }
+  void download_image(const Field<float>&, float*) override {
+    throw std::logic_error("download_image on several ranks (decompose() refuses it)");
+  }
   void pack(const Field<T>& f, const std::int64_t* lo, const std::int64_t* count,
             Field<T>& buf) override {
     in_->pack(f, lo, count, buf);
