@@ -61,6 +61,7 @@ for mode in heat2d heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg h
 done
 
 step "MPI scaling at 1024^3 float32 (heat3d explicit, Jacobi): 1 to N GPUs"
+mkdir -p /tmp/gf_mpi
 ns=(1 2); [ "$ngpu" -ge 4 ] && ns=(1 2 4)
 # ms per step: the slowest rank's compute time (timing.json) over the steps.
 per_step() {
