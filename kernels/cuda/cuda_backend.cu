@@ -197,8 +197,10 @@ class CudaBackend final : public Backend<T> {
 
   void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
     tile_radius_ = upload_stencil_taps(taps, stream_);
+    fixed_ = fixed_stencil(taps);
   }
   void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    if (launch_fixed_stencil(a, fixed_, in.data(), out.data(), stream_)) return;
     launch_stencil(a, tile_radius_, in.data(), out.data(), stream_);
   }
 
@@ -311,18 +313,13 @@ class CudaBackend final : public Backend<T> {
   // ---- Laplace / Poisson ----
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    constexpr int W = Vec16<T>::n;
-    const std::int64_t nx = a.n[0], ny = a.n[1];
-    if (a.ndim == 2 && nx % W == 0 && ny >= 2 && nx * ny < (std::int64_t(1) << 31) &&
-        reinterpret_cast<std::uintptr_t>(in.data()) % 16 == 0 &&
-        reinterpret_cast<std::uintptr_t>(out.data()) % 16 == 0) {
-      const int kc = 16;  // rows a thread marches over
-      const dim3 block(32, 8);
-      const dim3 grid(unsigned((nx / W + 31) / 32),
-                      unsigned(((ny - 2 + kc - 1) / kc + block.y - 1) / block.y));
-      if (ny > 2) jacobi2d_vec<T><<<grid, block, 0, stream_>>>(a, in.data(), out.data(), kc);
-      jacobi2d_rows<T><<<unsigned((2 * nx + 255) / 256), 256, 0, stream_>>>(a, in.data(),
-                                                                          out.data());
+    if (a.ndim == 2 && march2d_fits(a.n, in.data(), out.data())) {
+      launch_march2d<false>(JacobiOp<T, 2>{a}, in.data(), out.data(), stream_);
+      GF_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    if (a.ndim == 3 && march3d_fits(a.n, in.data(), out.data())) {
+      launch_march3d<false>(JacobiOp<T, 3>{a}, in.data(), out.data(), stream_);
       GF_CUDA_CHECK_LAUNCH();
       return;
     }
@@ -600,6 +597,7 @@ class CudaBackend final : public Backend<T> {
   ncclComm_t peer_ = nullptr;  // NCCL over the ranks' GPUs (GRIDFORGE_HALO=nccl)
   void* scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
+  FixedStencil<T> fixed_;  // the taps' shape, when the marches can run them
   int tile_radius_ = 1;  // the radius the stencil kernels' tile offsets were made for
   // The operator of spmv (cuSPARSE CSR) and its vectors.
   cusparseHandle_t sparse_ = nullptr;

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/cuda_check.cuh"
 #include "kernels/ops/heat.hpp"
 
 namespace gf {
@@ -49,111 +50,198 @@ __device__ __forceinline__ TbWalls tb_walls(int i, int n, bool periodic, const A
   return {on_dirichlet<T>(i, n, bc), i == 0, i == n - 1};
 }
 
-// One point of a time level from the level below: u its value, the x and y
-// neighbours read from the tile, zm and zp from registers, with the wall
-// rules of heat_point_bc where the point sits on a wall face.
-template <class T, int BX>
-__device__ __forceinline__ T tb_point(const HeatArgs<T>& a, const T* tile, int tx, int ty,
-                                      TbWalls wx, TbWalls wy, TbWalls wz, int idx, T u,
-                                      T zm, T zp) {
-  if (wx.held || wy.held || wz.held) return u;
-  const T* row = tile + ty * BX;
+// One point of a time level from the level below: u its value, xl, xr, yl,
+// yr its x and y neighbours (from the tile or the thread's own strip), zm and
+// zp from registers; with WALLS, the wall rules of heat_point_bc where the
+// point sits on a wall face. The neighbours go into ftcs_point in the order
+// heat_point_bc gives them.
+template <bool WALLS, class T>
+__device__ __forceinline__ T tb_point(const HeatArgs<T>& a, TbWalls wx, TbWalls wy, TbWalls wz,
+                                      int idx, T u, T xl, T xr, T yl, T yr, T zm, T zp) {
   T m[3], p[3];
-  // Off the tile's edge the value is garbage but never used by a written point.
-  const T xl = row[tx > 0 ? tx - 1 : 0], xr = row[tx < BX - 1 ? tx + 1 : BX - 1];
-  m[0] = wx.lo ? xr + a.bc[0].ghost_lo : xl;
-  p[0] = wx.hi ? xl + a.bc[0].ghost_hi : xr;
-  const T yl = ty > 0 ? row[tx - BX] : u, yr = row[tx + BX];
-  m[1] = wy.lo ? yr + a.bc[1].ghost_lo : yl;
-  p[1] = wy.hi ? yl + a.bc[1].ghost_hi : yr;
-  m[2] = wz.lo ? zp + a.bc[2].ghost_lo : zm;
-  p[2] = wz.hi ? zm + a.bc[2].ghost_hi : zp;
+  if constexpr (WALLS) {
+    if (wx.held || wy.held || wz.held) return u;
+    m[0] = wx.lo ? xr + a.bc[0].ghost_lo : xl;
+    p[0] = wx.hi ? xl + a.bc[0].ghost_hi : xr;
+    m[1] = wy.lo ? yr + a.bc[1].ghost_lo : yl;
+    p[1] = wy.hi ? yl + a.bc[1].ghost_hi : yr;
+    m[2] = wz.lo ? zp + a.bc[2].ghost_lo : zm;
+    p[2] = wz.hi ? zm + a.bc[2].ghost_hi : zp;
+  } else {
+    m[0] = xl, p[0] = xr, m[1] = yl, p[1] = yr, m[2] = zm, p[2] = zp;
+  }
   return ftcs_point<3>(u, m, p, a.c, heat_source(a, idx));
 }
 
-// K steps from in to out over a grid of fewer than 2³¹ points. The tile has
-// one spare row (BY + 1 rows) so that the last row's y+ read stays inside.
-template <class T, int K, int BX, int BY>
-__global__ void __launch_bounds__(BX * BY) heat3d_time_block(HeatArgs<T> a, const T* __restrict__ in,
-                                                             T* __restrict__ out, int zchunk) {
-  constexpr int IX = BX - 2 * K, IY = BY - 2 * K;  // the points a block writes
-  __shared__ T tile[K][2][(BY + 1) * BX];
+// The shape of a blocked pass: BX × TY threads, each owning a strip of S
+// points along y, so a block holds a BX × (TY·S) tile of every level's
+// plane; its inner (BX − 2K) × (TY·S − 2K) points are written.
+template <int K_, int BX_, int TY_, int S_>
+struct TbShape {
+  static constexpr int K = K_, BX = BX_, TY = TY_, S = S_, BY = TY * S;
+  static constexpr int IX = BX - 2 * K, IY = BY - 2 * K;
+  static constexpr int ROWS = BY + 2;  // a spare row above and below the tile
+};
+
+// The march of one block, WALLS: with the wall and periodic rules and the
+// planes and columns off the grid; otherwise (every column and plane the block
+// touches is an ordinary point of the grid, or on a periodic axis any point)
+// without them.
+template <bool WALLS, class T, class Sh>
+__device__ __forceinline__ void tb_march(const HeatArgs<T>& a, const T* __restrict__ in,
+                                         T* __restrict__ out, T (*tile)[2][Sh::ROWS * Sh::BX],
+                                         int zchunk) {
+  constexpr int K = Sh::K, BX = Sh::BX, S = Sh::S;
   const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
   const bool px = a.bc[0].lo == BcType::Periodic, py = a.bc[1].lo == BcType::Periodic,
              pz = a.bc[2].lo == BcType::Periodic;
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
-  const int gx = int(blockIdx.x) * IX - K + tx, gy = int(blockIdx.y) * IY - K + ty;
-  const int ix = tb_axis_index(gx, nx, px), iy = tb_axis_index(gy, ny, py);
-  const bool column = ix >= 0 && iy >= 0;  // a point of the grid (or its periodic image)
-  const bool writes = tx >= K && tx < BX - K && ty >= K && ty < BY - K && gx < nx && gy < ny;
+  const int gx = int(blockIdx.x) * Sh::IX - K + tx;
+  const int gy0 = int(blockIdx.y) * Sh::IY - K + ty * S;  // the strip's first row
+  const int ix = WALLS ? tb_axis_index(gx, nx, px) : gx;
+  int col[S];          // the strip's points in a plane (−1: off the grid)
+  TbWalls wy[S];
+  bool writes[S];
+  const TbWalls wx = WALLS ? tb_walls<T>(ix, nx, px, a.bc[0]) : TbWalls{false, false, false};
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int gy = gy0 + s, ty_s = ty * S + s;
+    const int iy = WALLS ? tb_axis_index(gy, ny, py) : gy;
+    col[s] = (ix >= 0 && iy >= 0) ? ix + nx * iy : -1;
+    wy[s] = WALLS ? tb_walls<T>(iy, ny, py, a.bc[1]) : TbWalls{false, false, false};
+    writes[s] = tx >= K && tx < BX - K && ty_s >= K && ty_s < Sh::BY - K && gx < nx && gy < ny;
+  }
   const int kb = int(blockIdx.z) * zchunk;
   const int ke = min(kb + zchunk, nz);
   const int zs = pz ? kb - K : max(kb - K, 0);
   const int zf = pz ? ke + K : min(ke + K, nz);  // planes read from memory: [zs, zf)
-  const int col = ix + nx * iy, plane = nx * ny;  // fewer than 2³¹ points
-  const TbWalls wx = tb_walls<T>(ix, nx, px, a.bc[0]), wy = tb_walls<T>(iy, ny, py, a.bc[1]);
+  const int plane = nx * ny;                     // fewer than 2³¹ points
 
-  T r[K][3];  // per level: planes p − 1, p, p + 1
+  T r[K][3][S];  // per level below K: planes p − 1, p, p + 1 of the strip
 #pragma unroll
-  for (int l = 0; l < K; ++l) r[l][0] = r[l][1] = r[l][2] = T(0);
+  for (int l = 0; l < K; ++l)
+#pragma unroll
+    for (int s = 0; s < S; ++s) r[l][0][s] = r[l][1][s] = r[l][2][s] = T(0);
 
   // Level 0 arrives two planes ahead of its use, so that a block does not
-  // wait a whole memory latency at every plane (it has no other work then).
-  const auto fetch = [&](int z) {
-    const int iz = pz ? tb_axis_index(z, nz, true) : z;
-    return (column && z < zf) ? in[col + plane * iz] : T(0);
+  // wait a whole memory latency at every plane.
+  T ahead1[S], ahead2[S];
+  const auto fetch = [&](int z, T* dst) {
+    const int iz = (WALLS && pz) ? tb_axis_index(z, nz, true) : z;
+#pragma unroll
+    for (int s = 0; s < S; ++s) dst[s] = (col[s] >= 0 && z < zf) ? in[col[s] + plane * iz] : T(0);
   };
-  T ahead1 = fetch(zs), ahead2 = fetch(zs + 1);
+  fetch(zs, ahead1);
+  fetch(zs + 1, ahead2);
   for (int z = zs; z < ke + K; ++z) {
     // level 0: plane z
-    r[0][0] = r[0][1];
-    r[0][1] = r[0][2];
-    r[0][2] = ahead1;
-    ahead1 = ahead2;
-    ahead2 = fetch(z + 2);
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      r[0][0][s] = r[0][1][s];
+      r[0][1][s] = r[0][2][s];
+      r[0][2][s] = ahead1[s];
+      ahead1[s] = ahead2[s];
+    }
+    fetch(z + 2, ahead2);
 #pragma unroll
     for (int l = 1; l <= K; ++l) {
       // level l at plane p from level l − 1 at p − 1, p, p + 1
       const int p = z - l;
-      T* t = tile[l - 1][z & 1];
-      t[ty * BX + tx] = r[l - 1][1];
+      T* t = tile[l - 1][z & 1] + BX;  // row 0 of the tile (row −1 is the spare)
+#pragma unroll
+      for (int s = 0; s < S; ++s) t[(ty * S + s) * BX + tx] = r[l - 1][1][s];
       __syncthreads();
-      T v = T(0);
-      const bool in_z = pz || (p >= 0 && p < nz);
-      if (column && in_z) {
-        const int iz = pz ? tb_axis_index(p, nz, true) : p;
-        v = tb_point<T, BX>(a, t, tx, ty, wx, wy, tb_walls<T>(iz, nz, pz, a.bc[2]),
-                            col + plane * iz, r[l - 1][1], r[l - 1][0], r[l - 1][2]);
+      // (planes before the first one read hold nothing yet: skipped, which
+      // also keeps a source field's reads inside the grid)
+      const bool in_z = WALLS ? (pz || (p >= 0 && p < nz)) : p >= zs;
+      const int iz = (WALLS && pz) ? tb_axis_index(p, nz, true) : p;
+      const TbWalls wz = WALLS ? tb_walls<T>(iz, nz, pz, a.bc[2]) : TbWalls{false, false, false};
+      T v[S];
+#pragma unroll
+      for (int s = 0; s < S; ++s) {
+        const T* row = t + (ty * S + s) * BX;
+        // Off the tile's edge the value is garbage but never used by a written point.
+        const T xl = row[tx > 0 ? tx - 1 : 0], xr = row[tx < BX - 1 ? tx + 1 : BX - 1];
+        const T yl = s > 0 ? r[l - 1][1][s - 1] : row[tx - BX];
+        const T yr = s < S - 1 ? r[l - 1][1][s + 1] : row[tx + BX];
+        v[s] = T(0);
+        if (col[s] >= 0 && in_z)
+          v[s] = tb_point<WALLS>(a, wx, wy[s], wz, col[s] + plane * iz, r[l - 1][1][s], xl, xr,
+                                 yl, yr, r[l - 1][0][s], r[l - 1][2][s]);
       }
-      if (l < K) {
-        r[l][0] = r[l][1];
-        r[l][1] = r[l][2];
-        r[l][2] = v;
-      } else if (writes && p >= kb && p < ke) {
-        out[col + plane * p] = v;
+#pragma unroll
+      for (int s = 0; s < S; ++s) {
+        if (l < K) {
+          r[l][0][s] = r[l][1][s];
+          r[l][1][s] = r[l][2][s];
+          r[l][2][s] = v[s];
+        } else if (writes[s] && p >= kb && p < ke) {
+          out[col[s] + plane * p] = v[s];
+        }
       }
     }
   }
 }
 
+// True when every column, row and plane a block touches is an ordinary point
+// of its axis: inside the grid, and off the wall faces unless the axis is
+// periodic (where the wrap is never needed then either).
+__device__ __forceinline__ bool tb_plain_range(int lo, int hi, int n, bool periodic) {
+  return periodic ? (lo >= 0 && hi <= n) : (lo >= 1 && hi <= n - 1);
+}
+
+// K steps from in to out over a grid of fewer than 2³¹ points.
+template <class T, class Sh>
+__global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY)) heat3d_time_block(HeatArgs<T> a,
+                                                                         const T* __restrict__ in,
+                                                                         T* __restrict__ out,
+                                                                         int zchunk) {
+  constexpr int K = Sh::K;
+  // two buffers of the tile per level below K (dynamic: float64 needs more
+  // than the 48 KiB a static array may have)
+  extern __shared__ __align__(16) unsigned char tb_smem[];
+  auto tile = reinterpret_cast<T (*)[2][Sh::ROWS * Sh::BX]>(tb_smem);
+  const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
+  // the spare rows are read only for points that are never written; zero them
+  // all the same, so that nothing reads memory that was never written
+  for (int q = threadIdx.y * Sh::BX + threadIdx.x; q < K * 2 * 2 * Sh::BX; q += Sh::BX * Sh::TY) {
+    const int side = q / (K * 2 * Sh::BX), rest = q % (K * 2 * Sh::BX);
+    tile[rest / (2 * Sh::BX)][(rest / Sh::BX) % 2][side * (Sh::ROWS - 1) * Sh::BX + rest % Sh::BX] = T(0);
+  }
+  const int x0 = int(blockIdx.x) * Sh::IX - K, y0 = int(blockIdx.y) * Sh::IY - K;
+  const int kb = int(blockIdx.z) * zchunk, ke = min(kb + zchunk, nz);
+  const bool plain = tb_plain_range(x0, x0 + Sh::BX, nx, a.bc[0].lo == BcType::Periodic) &&
+                     tb_plain_range(y0, y0 + Sh::BY, ny, a.bc[1].lo == BcType::Periodic) &&
+                     tb_plain_range(kb - K, ke + K, nz, a.bc[2].lo == BcType::Periodic);
+  if (plain)
+    tb_march<false, T, Sh>(a, in, out, tile, zchunk);
+  else
+    tb_march<true, T, Sh>(a, in, out, tile, zchunk);
+}
+
 // The depths launch_heat_time_block takes.
 inline bool heat_time_block_supported(int k) { return k >= 2 && k <= 4; }
 
-// K = k steps, in → out (distinct buffers). The tile's rows: 16 for two steps,
-// 32 beyond (the written fraction (BX − 2K)(BY − 2K)/(BX·BY) falls with K).
+// K = k steps, in → out (distinct buffers): tiles of 32 × 32 points.
 template <class T>
 void launch_heat_time_block(const HeatArgs<T>& a, int k, const T* in, T* out, cudaStream_t s) {
   const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
-  const int zchunk = 64;
-  const auto go = [&](auto kernel, int bx, int by, int kk) {
-    const dim3 grid(unsigned((nx + bx - 2 * kk - 1) / (bx - 2 * kk)),
-                    unsigned((ny + by - 2 * kk - 1) / (by - 2 * kk)), unsigned((nz + zchunk - 1) / zchunk));
-    kernel<<<grid, dim3(bx, by), 0, s>>>(a, in, out, zchunk);
+  const int zchunk = 128;
+  const auto go = [&](auto shape) {
+    using Sh = decltype(shape);
+    const dim3 grid(unsigned((nx + Sh::IX - 1) / Sh::IX), unsigned((ny + Sh::IY - 1) / Sh::IY),
+                    unsigned((nz + zchunk - 1) / zchunk));
+    const int smem = int(sizeof(T)) * Sh::K * 2 * Sh::ROWS * Sh::BX;
+    GF_CUDA_CHECK(cudaFuncSetAttribute(heat3d_time_block<T, Sh>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    heat3d_time_block<T, Sh><<<grid, dim3(Sh::BX, Sh::TY), smem, s>>>(a, in, out, zchunk);
   };
+  // float64: strips of 2, so that the levels' registers fit without spilling
+  constexpr int TY = sizeof(T) == 4 ? 8 : 16, S = 32 / TY;
   switch (k) {
-    case 2: go(heat3d_time_block<T, 2, 32, 16>, 32, 16, 2); break;
-    case 3: go(heat3d_time_block<T, 3, 32, 16>, 32, 16, 3); break;
-    default: go(heat3d_time_block<T, 4, 32, 16>, 32, 16, 4); break;
+    case 2: go(TbShape<2, 32, TY, S>{}); break;
+    case 3: go(TbShape<3, 32, TY, S>{}); break;
+    default: go(TbShape<4, 32, TY, S>{}); break;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels/cuda/march_kernels.cuh"
 #include "kernels/cuda/vec16.cuh"
 #include "kernels/ops/laplace.hpp"
 
@@ -63,60 +64,26 @@ __device__ __forceinline__ void gather_interior(const LaplaceArgs<T>& a, const T
   }
 }
 
-// 2D Jacobi, vectorised in x and marching along y (rows 1 to ny − 2): each
-// thread owns W = 16/sizeof(T) consecutive points of a row, keeps rows j − 1
-// and j in registers and loads row j + 1 as one 16-byte vector, so each value
-// comes from memory about once; the x neighbours of its first and last point
-// are single loads (L1). The points at a row's ends (x faces) go through
-// jacobi_point, rows 0 and ny − 1 through jacobi2d_rows. Needs nx % W == 0
-// and fewer than 2³¹ points. (The plain kernel below ran a 16384² float32 sweep
-// at 0.27 of copy bandwidth on an H200.)
-template <class T>
-__global__ void __launch_bounds__(256) jacobi2d_vec(LaplaceArgs<T> a, const T* __restrict__ in,
-                                                    T* __restrict__ out, int kc) {
-  using V = typename Vec16<T>::type;
-  constexpr int W = Vec16<T>::n;
-  const int nx = int(a.n[0]), ny = int(a.n[1]);
-  const int i0 = W * int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int jb = 1 + int(blockIdx.y * blockDim.y + threadIdx.y) * kc;
-  if (i0 >= nx || jb >= ny - 1) return;
-  const int je = min(jb + kc, ny - 1);
-  int idx = i0 + nx * jb;
-  V ym = *reinterpret_cast<const V*>(in + idx - nx);
-  V c = *reinterpret_cast<const V*>(in + idx);
-  for (int j = jb; j < je; ++j, idx += nx) {
-    const V yp = *reinterpret_cast<const V*>(in + idx + nx);
-    // idx − 1 and idx + W stay in the array since 1 ≤ j ≤ ny − 2
-    const T left = in[idx - 1], right = in[idx + W];
-    const T* cs = reinterpret_cast<const T*>(&c);
-    const T* yms = reinterpret_cast<const T*>(&ym);
-    const T* yps = reinterpret_cast<const T*>(&yp);
-    V r;
-    T* rs = reinterpret_cast<T*>(&r);
-#pragma unroll
-    for (int e = 0; e < W; ++e) {
-      const T m[2] = {e > 0 ? cs[e - 1] : left, yms[e]};
-      const T p[2] = {e < W - 1 ? cs[e + 1] : right, yps[e]};
-      rs[e] = jacobi_formula<2>(m, p, a.ih2, rhs_at(a, std::int64_t(idx + e)), a.inv_diag);
-    }
-    if (i0 == 0) rs[0] = jacobi_point<2>(a, in, 0, j, 0);
-    if (i0 + W == nx) rs[W - 1] = jacobi_point<2>(a, in, nx - 1, j, 0);
-    *reinterpret_cast<V*>(out + idx) = r;
-    ym = c;
-    c = yp;
+// The Jacobi sweep as an operator of the marches (march_kernels.cuh): the
+// formula from gathered neighbours inside, jacobi_point (the boundary rules)
+// on the faces. (The one-thread-per-point kernel below ran a 512³ float32
+// sweep at 0.24 of copy bandwidth on an H200, a 16384² one at 0.27.)
+template <class T, int D>
+struct JacobiOp : LaplaceArgs<T> {
+  using value_type = T;
+  static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
+  __device__ __forceinline__ T interior(T, const T* m, const T* p, int idx) const {
+    return jacobi_formula<D>(m, p, this->ih2, rhs_at(*this, std::int64_t(idx)), this->inv_diag);
   }
-}
-
-// Rows 0 and ny − 1 of a 2D grid, through jacobi_point (the boundary rules).
-template <class T>
-__global__ void __launch_bounds__(256) jacobi2d_rows(LaplaceArgs<T> a, const T* __restrict__ in,
-                                                     T* __restrict__ out) {
-  const std::int64_t nx = a.n[0], ny = a.n[1];
-  const std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (t >= 2 * nx) return;
-  const std::int64_t i = t % nx, j = t < nx ? 0 : ny - 1;
-  out[i + nx * j] = jacobi_point<2>(a, in, i, j, 0);
-}
+  __device__ __forceinline__ T x_face(const T* in, int, int i, int j, int k, T, T, T, T,
+                                      T) const {
+    return jacobi_point<D>(*this, in, i, j, k);
+  }
+  __device__ __forceinline__ T face(const T* in, std::int64_t i, std::int64_t j,
+                                    std::int64_t k) const {
+    return jacobi_point<D>(*this, in, i, j, k);
+  }
+};
 
 template <int D, class T>
 __global__ void __launch_bounds__(256) jacobi_kernel(LaplaceArgs<T> a, const T* __restrict__ in,

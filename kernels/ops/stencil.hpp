@@ -37,6 +37,15 @@ GF_HD T stencil_combine(const StencilArgs<T>& a, T u, T sum) {
   return a.update ? u + a.coeff * sum : sum;
 }
 
+// Σₖ wₖ·vₖ in tap order, from tap values an executor gathered itself: the
+// sum stencil_point_interior forms.
+template <int N, class T>
+GF_HD T stencil_sum(const T* w, const T* v) {
+  T acc = 0;
+  for (int t = 0; t < N; ++t) acc += w[t] * v[t];
+  return acc;
+}
+
 // Interior point (every tap inside the grid): taps by linear offset.
 template <class T>
 GF_HD T stencil_point_interior(const StencilArgs<T>& a, const StencilTap<T>* taps, const T* u,

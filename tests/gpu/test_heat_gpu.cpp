@@ -234,10 +234,11 @@ TEST_CASE("GPU temporally blocked heat equals one step at a time, bit for bit", 
       {{P, N, D}, {P, D, N}},  // x periodic, y Neumann/Dirichlet, z Dirichlet/Neumann
       {{N, D, P}, {D, N, P}},  // z periodic
   };
-  // several tiles in x and y, partial ones; several z chunks (64 planes
-  // each); a grid smaller than one tile; a periodic axis shorter than k
+  // several tiles in x and y, partial ones; several z chunks (128 planes
+  // each); a grid smaller than one tile; a periodic axis shorter than k; and
+  // one with blocks clear of every face (the kernel's path without walls)
   const std::vector<std::vector<std::int64_t>> shapes = {
-      {37, 29, 23}, {70, 33, 150}, {5, 4, 3}, {36, 11, 19}};
+      {37, 29, 23}, {70, 33, 150}, {5, 4, 3}, {36, 11, 19}, {100, 90, 300}};
   for (int k : {2, 3, 4})
     for (const auto& kind : kinds)
       for (const auto& n : shapes)

@@ -198,6 +198,9 @@ TEST_CASE("GPU Laplace operations equal the CPU reference on random fields", "[g
       compare_ops<float>(2, {260, per ? 76 : 75}, lo, hi, ff);
       compare_ops<double>(3, {per ? 38 : 37, per ? 30 : 29, per ? 24 : 23}, lo, hi, ff);
       compare_ops<float>(3, {per ? 38 : 37, per ? 30 : 29, per ? 24 : 23}, lo, hi, ff);
+      // rows of whole vectors in 3D (the z-march of the Jacobi sweep)
+      compare_ops<double>(3, {36, per ? 30 : 29, per ? 24 : 23}, lo, hi, ff);
+      compare_ops<float>(3, {40, per ? 30 : 29, per ? 24 : 23}, lo, hi, ff);
     }
   }
 }

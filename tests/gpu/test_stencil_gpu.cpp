@@ -18,34 +18,24 @@ using namespace gf;
 
 namespace {
 
+// Runs `taps` (offsets d set, weights w set) on both backends from the same
+// random field and compares: lo and hi are the boundary kinds of every axis.
 template <class T>
-void compare(int ndim, std::vector<std::int64_t> n, int radius, int ntaps, BcType bc, bool update,
-             int steps, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
+void compare_taps(int ndim, std::vector<std::int64_t> n, std::vector<StencilTap<T>> taps,
+                  BcType lo, BcType hi, bool update, int steps, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> d(-1, 1);
-  std::uniform_int_distribution<int> off(-radius, radius);
   StencilArgs<T> a;
   a.ndim = ndim;
   for (int ax = 0; ax < 3; ++ax) {
     a.n[ax] = ax < ndim ? n[ax] : 1;
-    a.bc[ax] = AxisBc<T>{bc, bc, static_cast<T>(0.1 * d(rng)), static_cast<T>(0.1 * d(rng))};
+    a.bc[ax] = AxisBc<T>{lo, hi, static_cast<T>(0.1 * d(rng)), static_cast<T>(0.1 * d(rng))};
   }
-  // at most every offset of the radius box, or the draw below never ends
-  int box = 1;
-  for (int ax = 0; ax < ndim; ++ax) box *= 2 * radius + 1;
-  ntaps = std::min(ntaps, box);
-  std::vector<StencilTap<T>> taps;
-  std::set<std::vector<int>> seen;
   int r = 0;
-  while (int(taps.size()) < ntaps) {
-    StencilTap<T> t{};
-    for (int ax = 0; ax < ndim; ++ax) t.d[ax] = off(rng);
-    if (!seen.insert({t.d[0], t.d[1], t.d[2]}).second) continue;
-    t.w = static_cast<T>(d(rng) / ntaps);
+  for (auto& t : taps) {
     t.lin = t.d[0] + a.n[0] * (std::int64_t(t.d[1]) + a.n[1] * std::int64_t(t.d[2]));
     for (int ax = 0; ax < 3; ++ax) r = std::max(r, std::abs(t.d[ax]));
-    taps.push_back(t);
   }
+  const int ntaps = int(taps.size());
   a.ntaps = ntaps;
   a.radius = r;
   a.update = update;
@@ -81,10 +71,59 @@ void compare(int ndim, std::vector<std::int64_t> n, int radius, int ntaps, BcTyp
     if (std::isnan(double(gg[i]))) ++unwritten;
     else if (std::fabs(double(gg[i]) - double(c[i])) > tol * (1 + std::fabs(double(c[i])))) ++bad;
   }
-  INFO("ndim " << ndim << " radius " << radius << " taps " << ntaps << " bc " << int(bc)
-               << (update ? " update" : " replace") << " float" << 8 * sizeof(T));
+  INFO("ndim " << ndim << " n " << n[0] << " radius " << r << " taps " << ntaps << " bc "
+               << int(lo) << "/" << int(hi) << (update ? " update" : " replace") << " float"
+               << 8 * sizeof(T));
   CHECK(unwritten == 0);
   CHECK(bad == 0);
+}
+
+// A random stencil of ntaps distinct offsets within the radius.
+template <class T>
+void compare(int ndim, std::vector<std::int64_t> n, int radius, int ntaps, BcType bc, bool update,
+             int steps, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::uniform_int_distribution<int> off(-radius, radius);
+  // at most every offset of the radius box, or the draw below never ends
+  int box = 1;
+  for (int ax = 0; ax < ndim; ++ax) box *= 2 * radius + 1;
+  ntaps = std::min(ntaps, box);
+  std::vector<StencilTap<T>> taps;
+  std::set<std::vector<int>> seen;
+  while (int(taps.size()) < ntaps) {
+    StencilTap<T> t{};
+    for (int ax = 0; ax < ndim; ++ax) t.d[ax] = off(rng);
+    if (!seen.insert({t.d[0], t.d[1], t.d[2]}).second) continue;
+    t.w = static_cast<T>(d(rng) / ntaps);
+    taps.push_back(t);
+  }
+  compare_taps<T>(ndim, n, taps, bc, bc, update, steps, rng);
+}
+
+// The radius-1 presets' offsets in the presets' order (centre, −x, +x, −y, +y,
+// −z, +z; the box with dz, dy, dx from −1 to 1), with random weights: the
+// shapes the CUDA backend runs through its marches.
+template <class T>
+std::vector<StencilTap<T>> preset_shaped(int ndim, bool box, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<StencilTap<T>> taps;
+  auto add = [&](int dx, int dy, int dz) {
+    StencilTap<T> t{};
+    t.d[0] = dx, t.d[1] = dy, t.d[2] = dz;
+    t.w = static_cast<T>(d(rng) / 9);
+    taps.push_back(t);
+  };
+  if (box) {
+    for (int dz = ndim == 3 ? -1 : 0; dz <= (ndim == 3 ? 1 : 0); ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) add(dx, dy, dz);
+  } else {
+    add(0, 0, 0);
+    for (int ax = 0; ax < ndim; ++ax)
+      for (int sign : {-1, 1}) add(ax == 0 ? sign : 0, ax == 1 ? sign : 0, ax == 2 ? sign : 0);
+  }
+  return taps;
 }
 
 }  // namespace
@@ -120,4 +159,27 @@ TEST_CASE("GPU stencils on grids of several tiles and z chunks", "[gpu]") {
   }
   // a full radius-4 box in 3D (729 taps), the constant bank's limit
   compare<double>(3, {45, 39, 41}, 4, 729, BcType::Neumann, true, 1, ++seed);
+}
+
+TEST_CASE("GPU star and box stencils of the presets' shape (the marches) equal the CPU", "[gpu]") {
+  // rows of whole 16-byte vectors (nx % 4 == 0) take the marches; several
+  // blocks and z chunks; every boundary kind, mixed lo/hi; and one row length
+  // that does not divide, for the fallback.
+  std::mt19937_64 rng(77);
+  const std::vector<std::pair<BcType, BcType>> bcs = {{BcType::Dirichlet, BcType::Dirichlet},
+                                                      {BcType::Neumann, BcType::Dirichlet},
+                                                      {BcType::Dirichlet, BcType::Neumann},
+                                                      {BcType::Periodic, BcType::Periodic}};
+  for (auto [lo, hi] : bcs)
+    for (bool box : {false, true})
+      for (bool update : {true, false}) {
+        compare_taps<float>(3, {68, 37, 29}, preset_shaped<float>(3, box, rng), lo, hi, update, 3, rng);
+        compare_taps<double>(3, {36, 21, 19}, preset_shaped<double>(3, box, rng), lo, hi, update, 3, rng);
+        compare_taps<float>(3, {4, 3, 3}, preset_shaped<float>(3, box, rng), lo, hi, update, 2, rng);
+        compare_taps<double>(3, {34, 9, 11}, preset_shaped<double>(3, box, rng), lo, hi, update, 2, rng);
+        compare_taps<float>(2, {132, 45}, preset_shaped<float>(2, box, rng), lo, hi, update, 3, rng);
+        compare_taps<double>(2, {266, 40}, preset_shaped<double>(2, box, rng), lo, hi, update, 3, rng);
+        compare_taps<float>(2, {8, 2}, preset_shaped<float>(2, box, rng), lo, hi, update, 2, rng);
+        compare_taps<float>(3, {66, 20, 18}, preset_shaped<float>(3, box, rng), lo, hi, update, 2, rng);
+      }
 }
