@@ -164,7 +164,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     for (int a = 0; a < whole.ndim; ++a) dims += (a ? " x " : "") + std::to_string(dc.dims[a]);
     spdlog::info("mpi: {} ranks as {} ({}), halo {} point{}, exchanged by {}", dc.nranks, dims,
                  c.ranks.empty() ? "chosen" : "grid.ranks", dc.halo, dc.halo == 1 ? "" : "s",
-                 halo_transport(backend->is_gpu()));
+                 halo_transport(*backend));
   }
   if (c.workload == Workload::Heat) spdlog::info("{}", stability_line(c));
 

@@ -30,13 +30,6 @@ bool mpi_cuda_aware() {
 #endif
 }
 
-std::string halo_transport(bool gpu) {
-  if (!gpu) return "MPI";
-  const char* e = std::getenv("GRIDFORGE_HALO");
-  if (e && std::string(e) == "nccl") return "NCCL between the GPUs";
-  return mpi_cuda_aware() ? "CUDA-aware MPI" : "MPI, staged through the host";
-}
-
 #if defined(GRIDFORGE_HAVE_MPI)
 
 namespace {
@@ -45,19 +38,58 @@ namespace {
 // (CUDA-aware), MPI through host copies (staged), or NCCL between the GPUs.
 enum class HaloMode { Host, CudaAware, Staged, Nccl };
 
-// GRIDFORGE_HALO=nccl asks for NCCL on the GPU path; otherwise MPI.
+// True when two ranks of one node run on the same GPU (NCCL refuses that):
+// every rank's node and GPU, compared.
 template <class T>
-HaloMode halo_mode(Backend<T>& be) {
-  if (!be.is_gpu()) return HaloMode::Host;
+bool ranks_share_a_gpu(const Backend<T>& be) {
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  std::array<char, 256> key{};
+  const std::string k = std::string(host, std::size_t(len)) + "|" + be.name();
+  std::strncpy(key.data(), k.c_str(), key.size() - 1);
+  const int n = mpi::size();
+  std::vector<char> all(std::size_t(n) * key.size());
+  MPI_Allgather(key.data(), int(key.size()), MPI_CHAR, all.data(), int(key.size()), MPI_CHAR,
+                MPI_COMM_WORLD);
+  for (int r = 0; r < n; ++r)
+    if (r != mpi::rank() && std::memcmp(&all[std::size_t(r) * key.size()], key.data(), key.size()) == 0)
+      return true;
+  return false;
+}
+
+// How halos travel on the GPU path, chosen alike on every rank (the choice is
+// collective): GRIDFORGE_HALO=auto (the default) takes NCCL when it loads on
+// every rank and no two ranks share a GPU, MPI otherwise; nccl insists on
+// NCCL; mpi never uses it. MPI passes device memory when the library is
+// CUDA-aware and stages through pinned host memory otherwise. `how` says
+// which, in words, for the log.
+template <class T>
+HaloMode halo_mode(Backend<T>& be, std::string& how) {
+  if (!be.is_gpu()) {
+    how = "MPI";
+    return HaloMode::Host;
+  }
   const char* e = std::getenv("GRIDFORGE_HALO");
-  const std::string want = e ? e : "mpi";
-  if (want == "nccl") {
-    const std::string why = be.peer_unavailable();
-    if (!why.empty()) throw DeviceError("GRIDFORGE_HALO=nccl: " + why);
+  const std::string want = e && *e ? e : "auto";
+  if (want != "auto" && want != "nccl" && want != "mpi")
+    throw UsageError("GRIDFORGE_HALO: '" + want + "' is not auto, nccl or mpi");
+  const bool aware = mpi_cuda_aware();
+  const HaloMode by_mpi = aware ? HaloMode::CudaAware : HaloMode::Staged;
+  how = aware ? "CUDA-aware MPI" : "MPI, staged through the host";
+  if (want == "mpi") return by_mpi;
+  std::string why = be.peer_unavailable();
+  if (why.empty() && ranks_share_a_gpu(be)) why = "two ranks share a GPU";
+  int ok = why.empty() ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (ok) {
+    how = "NCCL between the GPUs";
     return HaloMode::Nccl;
   }
-  if (want != "mpi") throw UsageError("GRIDFORGE_HALO: '" + want + "' is not mpi or nccl");
-  return mpi_cuda_aware() ? HaloMode::CudaAware : HaloMode::Staged;
+  if (why.empty()) why = "another rank cannot use it";
+  if (want == "nccl") throw DeviceError("GRIDFORGE_HALO=nccl: " + why);
+  how += " (not NCCL: " + why + ")";
+  return by_mpi;
 }
 
 // The halo exchange of the fields of one rank-local grid.
@@ -72,7 +104,7 @@ class HaloExchange {
     b.ndim = 1;
     b.n = {most, 1, 1};
     for (auto& f : bufs_) f = be.make_field(b, "a halo buffer");
-    mode_ = halo_mode(be);
+    mode_ = halo_mode(be, how_);
     if (mode_ == HaloMode::Nccl) {  // one communicator over the ranks' GPUs
       unsigned char id[kPeerIdBytes] = {};
       if (d.rank == 0) be.peer_id(id);
@@ -94,6 +126,7 @@ class HaloExchange {
   HaloExchange& operator=(const HaloExchange&) = delete;
 
   HaloMode mode() const { return mode_; }
+  const std::string& how() const { return how_; }
 
   void exchange(Field<T>& f) {
     for (int a = 0; a < g_.ndim; ++a)
@@ -173,6 +206,7 @@ class HaloExchange {
   Field<T> bufs_[4];  // send −, send +, receive −, receive +
   std::vector<T> host_[4];
   HaloMode mode_ = HaloMode::Host;
+  std::string how_;
   bool staged_ = false;
 };
 
@@ -189,6 +223,7 @@ class DistributedBackend final : public Backend<T> {
 
   std::string name() const override { return in_->name(); }
   bool is_gpu() const override { return in_->is_gpu(); }
+  const std::string& halo_how() const { return halo_.how(); }
   MemoryResource& memory() override { return in_->memory(); }
   std::unique_ptr<Timer> make_timer() override { return in_->make_timer(); }
   void synchronize() override { in_->synchronize(); }
@@ -298,7 +333,18 @@ std::unique_ptr<Backend<T>> make_distributed_backend(std::unique_ptr<Backend<T>>
   return std::make_unique<DistributedBackend<T>>(std::move(inner), d);
 }
 
+template <class T>
+std::string halo_transport(Backend<T>& be) {
+  const auto* dist = dynamic_cast<const DistributedBackend<T>*>(&be);
+  return dist ? dist->halo_how() : std::string("no exchange (one rank)");
+}
+
 #else
+
+template <class T>
+std::string halo_transport(Backend<T>&) {
+  return "no exchange (one rank)";
+}
 
 template <class T>
 std::unique_ptr<Backend<T>> make_distributed_backend(std::unique_ptr<Backend<T>> inner,
@@ -379,6 +425,8 @@ std::vector<unsigned char> local_block(const Decomp& d, const std::vector<unsign
   return out;
 }
 
+template std::string halo_transport<float>(Backend<float>&);
+template std::string halo_transport<double>(Backend<double>&);
 template std::unique_ptr<Backend<float>> make_distributed_backend<float>(
     std::unique_ptr<Backend<float>>, const Decomp&);
 template std::unique_ptr<Backend<double>> make_distributed_backend<double>(

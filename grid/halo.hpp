@@ -26,12 +26,14 @@ namespace gf {
 
 // True when the MPI library passes device pointers (see above).
 bool mpi_cuda_aware();
-// How halos travel, in words: "MPI" on the CPU; on the GPU "CUDA-aware MPI",
-// "MPI, staged through the host", or "NCCL between the GPUs" when the
-// environment variable GRIDFORGE_HALO=nccl asks for it (libnccl.so.2 loaded
-// at run time; one group of ncclSend/ncclRecv on the compute stream per
-// axis, no host synchronisation).
-std::string halo_transport(bool gpu);
+// How the halos of `be` travel, in words, for the log: "MPI" on the CPU; on
+// the GPU "NCCL between the GPUs" (the default when libnccl.so.2 loads at run
+// time on every rank and no two ranks share a GPU: one group of
+// ncclSend/ncclRecv on the compute stream per axis, no host synchronisation),
+// else "CUDA-aware MPI" or "MPI, staged through the host", with why NCCL was
+// not taken. GRIDFORGE_HALO=auto|nccl|mpi chooses (usage.md).
+template <class T>
+std::string halo_transport(Backend<T>& be);
 
 // Wraps the backend of one rank: every operation runs on the rank's padded
 // block; operations that read neighbours (heat_step, apply_stencil,
