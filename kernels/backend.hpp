@@ -53,9 +53,10 @@ class Backend {
   // One explicit heat step: out = FTCS(in) at every point (Dirichlet points copied).
   virtual void heat_step(const HeatArgs<T>& args, const Field<T>& in, Field<T>& out) = 0;
   // Temporal blocking: how many explicit heat steps this backend takes in
-  // one pass over memory for these args. asked = 0 is auto (the depth that
-  // measured fastest, 1 when blocking does not pay); asked = k forces k where
-  // the backend has such a pass, else 1. The CPU reference always says 1.
+  // one pass over memory for these args. asked = k forces k where the
+  // backend has such a pass, else 1; asked = 0 (auto) returns the deepest
+  // pass it has for these args (1: none), and the solver times the depths up
+  // to it and keeps the fastest. The CPU reference always says 1.
   virtual int heat_time_block(const HeatArgs<T>& args, int asked) const {
     (void)args;
     (void)asked;

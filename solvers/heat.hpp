@@ -25,6 +25,9 @@ class HeatSolver final : public Stepper<T> {
   // u read once, u written once, s(x) read if it varies.
   std::size_t bytes_per_step() const override;
   std::int64_t solver_iterations() const override { return cg_iterations_; }
+  // Explicit steps per pass over memory the run took (heat.time_block, or
+  // what auto measured fastest at setup).
+  int time_block() const override { return time_block_; }
   void save(io::Checkpoint& ck) override;
   void restore(const io::Checkpoint& ck) override;
   // Device memory a run of this case needs (fields + reduction scratch).
@@ -32,6 +35,7 @@ class HeatSolver final : public Stepper<T> {
 
  private:
   HeatArgs<T> args_for(double dt) const;
+  int pick_time_block(const HeatArgs<T>& regular);
   void implicit_step(double dt);
 
   const Case& case_;
@@ -46,6 +50,7 @@ class HeatSolver final : public Stepper<T> {
   std::int64_t step_ = 0;
   double time_ = 0;
   double upload_ms_ = 0;
+  int time_block_ = 0;
 };
 
 }  // namespace gf

@@ -26,6 +26,8 @@ class Stepper {
   virtual double upload_ms() const = 0;
   // Iterations of an inner solver over the run (CG of the implicit heat schemes), or 0.
   virtual std::int64_t solver_iterations() const { return 0; }
+  // Explicit steps per pass over memory (temporal blocking; 1 without it).
+  virtual int time_block() const { return 1; }
   // Checkpoint/restart: everything the next steps depend on (step, time, the
   // fields, downloaded) into ck; restore() puts it back (uploaded), on a
   // stepper just made for the same case, on either device.

@@ -181,11 +181,7 @@ class CudaBackend final : public Backend<T> {
     const bool fits = a.ndim == 3 && a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31);
     if (!fits) return 1;
     if (asked > 0) return heat_time_block_supported(asked) ? asked : 1;
-    // auto: one step per pass. The blocked pass is exact but slower than the
-    // one-step kernel so far (H100, 512³: float32 0.79 ms a step at 2 steps a
-    // pass against 0.37; float64 0.87 against 0.78), so it is only taken
-    // when asked for.
-    return 1;
+    return heat_time_block_deepest();  // auto: the solver measures which pays
   }
   void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (heat_time_block(a, k) != k || k < 2)

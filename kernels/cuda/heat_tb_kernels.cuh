@@ -83,11 +83,12 @@ struct TbShape {
   static constexpr int ROWS = BY + 2;  // a spare row above and below the tile
 };
 
-// The march of one block, WALLS: with the wall and periodic rules and the
-// planes and columns off the grid; otherwise (every column and plane the block
-// touches is an ordinary point of the grid, or on a periodic axis any point)
-// without them.
-template <bool WALLS, class T, class Sh>
+// The march of one block. XYW: with the x and y wall and periodic rules and
+// the columns off the grid; otherwise (every column the block touches is an
+// ordinary point of the grid in x and y, or on a periodic axis any point)
+// without them. The z rules are taken plane by plane: only the planes on a
+// wall face (or off the grid) pay for them, a branch the whole block takes alike.
+template <bool XYW, class T, class Sh>
 __device__ __forceinline__ void tb_march(const HeatArgs<T>& a, const T* __restrict__ in,
                                          T* __restrict__ out, T (*tile)[2][Sh::ROWS * Sh::BX],
                                          int zchunk) {
@@ -98,17 +99,17 @@ __device__ __forceinline__ void tb_march(const HeatArgs<T>& a, const T* __restri
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
   const int gx = int(blockIdx.x) * Sh::IX - K + tx;
   const int gy0 = int(blockIdx.y) * Sh::IY - K + ty * S;  // the strip's first row
-  const int ix = WALLS ? tb_axis_index(gx, nx, px) : gx;
+  const int ix = XYW ? tb_axis_index(gx, nx, px) : gx;
   int col[S];          // the strip's points in a plane (−1: off the grid)
   TbWalls wy[S];
   bool writes[S];
-  const TbWalls wx = WALLS ? tb_walls<T>(ix, nx, px, a.bc[0]) : TbWalls{false, false, false};
+  const TbWalls wx = XYW ? tb_walls<T>(ix, nx, px, a.bc[0]) : TbWalls{false, false, false};
 #pragma unroll
   for (int s = 0; s < S; ++s) {
     const int gy = gy0 + s, ty_s = ty * S + s;
-    const int iy = WALLS ? tb_axis_index(gy, ny, py) : gy;
+    const int iy = XYW ? tb_axis_index(gy, ny, py) : gy;
     col[s] = (ix >= 0 && iy >= 0) ? ix + nx * iy : -1;
-    wy[s] = WALLS ? tb_walls<T>(iy, ny, py, a.bc[1]) : TbWalls{false, false, false};
+    wy[s] = XYW ? tb_walls<T>(iy, ny, py, a.bc[1]) : TbWalls{false, false, false};
     writes[s] = tx >= K && tx < BX - K && ty_s >= K && ty_s < Sh::BY - K && gx < nx && gy < ny;
   }
   const int kb = int(blockIdx.z) * zchunk;
@@ -127,7 +128,7 @@ __device__ __forceinline__ void tb_march(const HeatArgs<T>& a, const T* __restri
   // wait a whole memory latency at every plane.
   T ahead1[S], ahead2[S];
   const auto fetch = [&](int z, T* dst) {
-    const int iz = (WALLS && pz) ? tb_axis_index(z, nz, true) : z;
+    const int iz = pz ? tb_axis_index(z, nz, true) : z;
 #pragma unroll
     for (int s = 0; s < S; ++s) dst[s] = (col[s] >= 0 && z < zf) ? in[col[s] + plane * iz] : T(0);
   };
@@ -151,11 +152,12 @@ __device__ __forceinline__ void tb_march(const HeatArgs<T>& a, const T* __restri
 #pragma unroll
       for (int s = 0; s < S; ++s) t[(ty * S + s) * BX + tx] = r[l - 1][1][s];
       __syncthreads();
-      // (planes before the first one read hold nothing yet: skipped, which
-      // also keeps a source field's reads inside the grid)
-      const bool in_z = WALLS ? (pz || (p >= 0 && p < nz)) : p >= zs;
-      const int iz = (WALLS && pz) ? tb_axis_index(p, nz, true) : p;
-      const TbWalls wz = WALLS ? tb_walls<T>(iz, nz, pz, a.bc[2]) : TbWalls{false, false, false};
+      // plane p's place in z (all alike for the block): off the grid, on a
+      // wall face, or an ordinary plane
+      const bool in_z = pz || (p >= 0 && p < nz);
+      const int iz = pz ? tb_axis_index(p, nz, true) : p;
+      const bool zwall = !pz && (p == 0 || p == nz - 1);
+      const TbWalls wz = zwall ? tb_walls<T>(iz, nz, false, a.bc[2]) : TbWalls{false, false, false};
       T v[S];
 #pragma unroll
       for (int s = 0; s < S; ++s) {
@@ -164,10 +166,15 @@ __device__ __forceinline__ void tb_march(const HeatArgs<T>& a, const T* __restri
         const T xl = row[tx > 0 ? tx - 1 : 0], xr = row[tx < BX - 1 ? tx + 1 : BX - 1];
         const T yl = s > 0 ? r[l - 1][1][s - 1] : row[tx - BX];
         const T yr = s < S - 1 ? r[l - 1][1][s + 1] : row[tx + BX];
+        const T u = r[l - 1][1][s], zm = r[l - 1][0][s], zp = r[l - 1][2][s];
+        const int idx = col[s] + plane * iz;
         v[s] = T(0);
-        if (col[s] >= 0 && in_z)
-          v[s] = tb_point<WALLS>(a, wx, wy[s], wz, col[s] + plane * iz, r[l - 1][1][s], xl, xr,
-                                 yl, yr, r[l - 1][0][s], r[l - 1][2][s]);
+        if (XYW || zwall) {
+          if (col[s] >= 0 && in_z)
+            v[s] = tb_point<true>(a, wx, wy[s], wz, idx, u, xl, xr, yl, yr, zm, zp);
+        } else if (in_z) {
+          v[s] = tb_point<false>(a, wx, wy[s], wz, idx, u, xl, xr, yl, yr, zm, zp);
+        }
       }
 #pragma unroll
       for (int s = 0; s < S; ++s) {
@@ -183,9 +190,9 @@ __device__ __forceinline__ void tb_march(const HeatArgs<T>& a, const T* __restri
   }
 }
 
-// True when every column, row and plane a block touches is an ordinary point
-// of its axis: inside the grid, and off the wall faces unless the axis is
-// periodic (where the wrap is never needed then either).
+// True when every column or row a block touches is an ordinary point of its
+// axis: inside the grid, and off the wall faces unless the axis is periodic
+// (where the wrap is never needed then either).
 __device__ __forceinline__ bool tb_plain_range(int lo, int hi, int n, bool periodic) {
   return periodic ? (lo >= 0 && hi <= n) : (lo >= 1 && hi <= n - 1);
 }
@@ -201,7 +208,7 @@ __global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY)) heat
   // than the 48 KiB a static array may have)
   extern __shared__ __align__(16) unsigned char tb_smem[];
   auto tile = reinterpret_cast<T (*)[2][Sh::ROWS * Sh::BX]>(tb_smem);
-  const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
+  const int nx = int(a.n[0]), ny = int(a.n[1]);
   // the spare rows are read only for points that are never written; zero them
   // all the same, so that nothing reads memory that was never written
   for (int q = threadIdx.y * Sh::BX + threadIdx.x; q < K * 2 * 2 * Sh::BX; q += Sh::BX * Sh::TY) {
@@ -209,10 +216,8 @@ __global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY)) heat
     tile[rest / (2 * Sh::BX)][(rest / Sh::BX) % 2][side * (Sh::ROWS - 1) * Sh::BX + rest % Sh::BX] = T(0);
   }
   const int x0 = int(blockIdx.x) * Sh::IX - K, y0 = int(blockIdx.y) * Sh::IY - K;
-  const int kb = int(blockIdx.z) * zchunk, ke = min(kb + zchunk, nz);
   const bool plain = tb_plain_range(x0, x0 + Sh::BX, nx, a.bc[0].lo == BcType::Periodic) &&
-                     tb_plain_range(y0, y0 + Sh::BY, ny, a.bc[1].lo == BcType::Periodic) &&
-                     tb_plain_range(kb - K, ke + K, nz, a.bc[2].lo == BcType::Periodic);
+                     tb_plain_range(y0, y0 + Sh::BY, ny, a.bc[1].lo == BcType::Periodic);
   if (plain)
     tb_march<false, T, Sh>(a, in, out, tile, zchunk);
   else
@@ -221,8 +226,13 @@ __global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY)) heat
 
 // The depths launch_heat_time_block takes.
 inline bool heat_time_block_supported(int k) { return k >= 2 && k <= 4; }
+inline int heat_time_block_deepest() { return 4; }
 
-// K = k steps, in → out (distinct buffers): tiles of 32 × 32 points.
+// K = k steps, in → out (distinct buffers), in z chunks of 128 planes:
+// float32 in tiles of 32 × 32 points (8 × 32 threads, strips of 4), float64
+// in tiles of 64 × 32 (16 × 64 threads, strips of 2). Measured on an H100 at
+// 512³ against 32 × 32 tiles with strips of 2 (float32 and float64) and whole
+// z columns per block (zchunk = nz, slower: fewer blocks).
 template <class T>
 void launch_heat_time_block(const HeatArgs<T>& a, int k, const T* in, T* out, cudaStream_t s) {
   const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
@@ -236,12 +246,12 @@ void launch_heat_time_block(const HeatArgs<T>& a, int k, const T* in, T* out, cu
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     heat3d_time_block<T, Sh><<<grid, dim3(Sh::BX, Sh::TY), smem, s>>>(a, in, out, zchunk);
   };
-  // float64: strips of 2, so that the levels' registers fit without spilling
-  constexpr int TY = sizeof(T) == 4 ? 8 : 16, S = 32 / TY;
+  constexpr bool f32 = sizeof(T) == 4;
+  constexpr int BX = f32 ? 32 : 64, TY = f32 ? 8 : 16, S = 32 / TY;
   switch (k) {
-    case 2: go(TbShape<2, 32, TY, S>{}); break;
-    case 3: go(TbShape<3, 32, TY, S>{}); break;
-    default: go(TbShape<4, 32, TY, S>{}); break;
+    case 2: go(TbShape<2, BX, TY, S>{}); break;
+    case 3: go(TbShape<3, BX, TY, S>{}); break;
+    default: go(TbShape<4, BX, TY, S>{}); break;
   }
 }
 

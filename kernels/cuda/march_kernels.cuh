@@ -294,7 +294,9 @@ void launch_march2d(const Op& op, const typename Op::value_type* in,
                     typename Op::value_type* out, cudaStream_t s) {
   using T = typename Op::value_type;
   const std::int64_t nx = op.n[0], ny = op.n[1];
-  const int kc = 16;  // rows a thread marches over
+  // rows a thread marches over: on an H100 at 16384², 8 rows ran at 0.94 of
+  // copy bandwidth, 16, 32 and 64 at 0.89–0.91
+  const int kc = 8;
   const dim3 block(32, 8);
   const dim3 grid(march_blocks(nx / Vec16<T>::n, 32), march_blocks((ny - 2 + kc - 1) / kc, 8));
   if (ny > 2) march2d<BOX, Op, T><<<grid, block, 0, s>>>(op, in, out, kc);
