@@ -475,7 +475,7 @@ struct StarStencilOp : StencilArgs<T> {
 template <class T, int D>
 struct BoxStencilOp : StencilArgs<T> {
   using value_type = T;
-  static constexpr int min_blocks = sizeof(T) == 4 ? 3 : 2;  // the neighbourhood: 54 or 72 registers
+  static constexpr int min_blocks = 2;  // the neighbourhood alone: 54 or 72 registers
   static constexpr int N = D == 3 ? 27 : 9;
   T w[N];
   __device__ __forceinline__ T interior(const BoxNbhd<T>& nb, int e, int idx) const {
