@@ -14,7 +14,8 @@ double since(Clock::time_point t) {
 }
 }  // namespace
 
-BackgroundWriter::BackgroundWriter(int max_waiting) : max_waiting_(max_waiting < 1 ? 1 : max_waiting) {
+BackgroundWriter::BackgroundWriter(int max_waiting)
+    : max_waiting_(max_waiting < 1 ? 1 : max_waiting) {
   // SIGINT and SIGTERM stay with the main thread (the new thread inherits
   // this mask): the time loop polls the flag the handler raises there, and a
   // second Ctrl-C exits from it at once while this thread writes.

@@ -117,11 +117,12 @@ class Backend {
     (void)out;
     throw DeviceError(name() + " has no temporally blocked heat pass");
   }
-  // How many time steps (heat_run, stencil_run) are worth handing over in one
-  // call on grid g: more than 1 where the backend replays a recorded chunk
-  // of steps (a CUDA graph on small grids, where launching the kernels one
-  // by one costs more than running them); 1 where it gains nothing (the
-  // caller then steps one at a time and can stop between any two).
+  // How many time steps (heat_run, stencil_run) or sweeps (jacobi_run,
+  // sor_run) are worth handing over in one call on grid g: more than 1 where
+  // the backend replays a recorded chunk of them (a CUDA graph on small
+  // grids, where launching the kernels one by one costs more than running
+  // them); 1 where it gains nothing (the caller then steps one at a time and
+  // can stop between any two).
   virtual int steps_per_call(const Grid& g) const {
     (void)g;
     return 1;
@@ -158,6 +159,20 @@ class Backend {
   virtual void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) = 0;
   // One half of a red-black SOR sweep, in place: the points of one colour (0 red, 1 black).
   virtual void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) = 0;
+  // n Jacobi sweeps u → tmp → u ... (result in u, as heat_run), and n whole
+  // red-black SOR sweeps (red then black) in place: bit for bit the single calls.
+  virtual void jacobi_run(const LaplaceArgs<T>& a, int n, Field<T>& u, Field<T>& tmp) {
+    for (int s = 0; s < n; ++s) {
+      jacobi_sweep(a, u, tmp);
+      u.swap(tmp);
+    }
+  }
+  virtual void sor_run(const LaplaceArgs<T>& a, int n, Field<T>& u) {
+    for (int s = 0; s < n; ++s) {
+      sor_sweep(a, u, 0);
+      sor_sweep(a, u, 1);
+    }
+  }
   // r = W·(f_coef·f + lap_coef·L u) at every point (0 at Dirichlet points),
   // stored in *r when r is given; returns Σ r² (accumulated in double).
   virtual double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) = 0;

@@ -31,8 +31,9 @@ void OutputWriter<T>::field(const Field<T>& f, std::function<void(const T*)> wri
       spdlog::info("outputs: written in turn by the time loop ({})", why_);
     }
   }
-  if (!snaps_) {  // in turn: download, write
-    if (writer_) writer_->drain();  // frames queued before it: one writer at a time
+  if (!snaps_) {
+    // In turn: download, write. Frames queued before it first: one writer at a time.
+    if (writer_) writer_->drain();
     timer_->start();
     host_.resize(f.size());
     be_.download(f, host_.data());

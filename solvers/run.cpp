@@ -2,7 +2,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/core.h>
@@ -171,7 +174,8 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   const auto [background, why_sync] = output_mode(opts);
   OutputWriter<T> outputs(backend, c.grid, background, why_sync);
   std::function<void(std::function<void()>)> queue;
-  if (outputs.background()) queue = [&outputs](std::function<void()> t) { outputs.task(std::move(t)); };
+  if (outputs.background())
+    queue = [&outputs](std::function<void()> t) { outputs.task(std::move(t)); };
   auto frame = [&] {
     if (frames && frames->due(solver.iterations()))
       ph.output_s += frames->write(solver.iterations(), solver.field(), queue);
@@ -318,7 +322,8 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   const auto [background, why_sync] = output_mode(opts);
   OutputWriter<T> outputs(backend, c.grid, background, why_sync);
   std::function<void(std::function<void()>)> queue;
-  if (outputs.background()) queue = [&outputs](std::function<void()> t) { outputs.task(std::move(t)); };
+  if (outputs.background())
+    queue = [&outputs](std::function<void()> t) { outputs.task(std::move(t)); };
   auto checkpoint = [&] {
     const auto t_out = Clock::now();
     outputs.drain();  // never ahead of the outputs before it; one HDF5 writer at a time

@@ -171,7 +171,8 @@ class CudaSnapshots final : public Snapshots<T> {
   void take(const Field<T>& f, int s) override {
     if (f.bytes() != bytes_) throw DeviceError("snapshot of a field of another size");
     if (last_ >= 0) GF_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_[std::size_t(last_)], 0));
-    GF_CUDA_CHECK(cudaMemcpyAsync(spare_.get(), f.data(), bytes_, cudaMemcpyDeviceToDevice, compute_));
+    GF_CUDA_CHECK(
+        cudaMemcpyAsync(spare_.get(), f.data(), bytes_, cudaMemcpyDeviceToDevice, compute_));
     GF_CUDA_CHECK(cudaEventRecord(copied_, compute_));
     GF_CUDA_CHECK(cudaStreamWaitEvent(copy_, copied_, 0));
     GF_CUDA_CHECK(cudaMemcpyAsync(host_[std::size_t(s)], spare_.get(), bytes_,
@@ -221,8 +222,8 @@ bool same_bits(const V& a, const V& b) {
 template <class T>
 bool same_bc(const AxisBc<T> (&a)[3], const AxisBc<T> (&b)[3]) {
   for (int ax = 0; ax < 3; ++ax)
-    if (a[ax].lo != b[ax].lo || a[ax].hi != b[ax].hi || !same_bits(a[ax].ghost_lo, b[ax].ghost_lo) ||
-        !same_bits(a[ax].ghost_hi, b[ax].ghost_hi))
+    if (a[ax].lo != b[ax].lo || a[ax].hi != b[ax].hi ||
+        !same_bits(a[ax].ghost_lo, b[ax].ghost_lo) || !same_bits(a[ax].ghost_hi, b[ax].ghost_hi))
       return false;
   return true;
 }
@@ -232,6 +233,16 @@ bool same_args(const HeatArgs<T>& a, const HeatArgs<T>& b) {
     if (a.n[ax] != b.n[ax] || !same_bits(a.c[ax], b.c[ax])) return false;
   return a.ndim == b.ndim && same_bc(a.bc, b.bc) && same_bits(a.dt, b.dt) &&
          a.source == b.source && same_bits(a.source_const, b.source_const);
+}
+template <class T>
+bool same_args(const LaplaceArgs<T>& a, const LaplaceArgs<T>& b) {
+  for (int ax = 0; ax < 3; ++ax)
+    if (a.n[ax] != b.n[ax] || !same_bits(a.ih2[ax], b.ih2[ax])) return false;
+  return a.ndim == b.ndim && same_bc(a.bc, b.bc) && same_bits(a.diag, b.diag) &&
+         same_bits(a.inv_diag, b.inv_diag) && a.f == b.f && same_bits(a.f_const, b.f_const) &&
+         same_bits(a.f_coef, b.f_coef) && same_bits(a.lap_coef, b.lap_coef) &&
+         same_bits(a.omega, b.omega) && same_bits(a.op_scale, b.op_scale) &&
+         same_bits(a.op_shift, b.op_shift);
 }
 template <class T>
 bool same_args(const StencilArgs<T>& a, const StencilArgs<T>& b) {
@@ -324,14 +335,24 @@ class CudaBackend final : public Backend<T> {
     return graphs_on_ && g.size() <= kGraphMaxPoints && !g.has_halo() ? kGraphSteps : 1;
   }
   void heat_run(const HeatArgs<T>& a, int n, Field<T>& u, Field<T>& tmp) override {
-    GraphKey k{0, a, {}, 0, u.data(), tmp.data(), n};
+    GraphKey k;
+    k.heat = a;
+    k.u = u.data();
+    k.tmp = tmp.data();
+    k.n = n;
     replay(k, u, tmp, [&](const T* in, T* out) {
       launch_heat_step(a, in, out, stream_);
       GF_CUDA_CHECK_LAUNCH();
     }, [&] { Backend<T>::heat_run(a, n, u, tmp); });
   }
   void stencil_run(const StencilArgs<T>& a, int n, Field<T>& u, Field<T>& tmp) override {
-    GraphKey k{1, {}, a, tile_radius_, u.data(), tmp.data(), n};
+    GraphKey k;
+    k.kind = 1;
+    k.stencil = a;
+    k.tile_radius = tile_radius_;
+    k.u = u.data();
+    k.tmp = tmp.data();
+    k.n = n;
     replay(k, u, tmp, [&](const T* in, T* out) {
       launch_stencil(a, tile_radius_, in, out, stream_);
       GF_CUDA_CHECK_LAUNCH();
@@ -473,36 +494,63 @@ class CudaBackend final : public Backend<T> {
   // ---- Laplace / Poisson ----
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    launch_jacobi(a, in.data(), out.data());
+  }
+  void launch_jacobi(const LaplaceArgs<T>& a, const T* in, T* out) {
     constexpr int W = Vec16<T>::n;
     const std::int64_t nx = a.n[0], ny = a.n[1];
     if (a.ndim == 2 && nx % W == 0 && ny >= 2 && nx * ny < (std::int64_t(1) << 31) &&
-        reinterpret_cast<std::uintptr_t>(in.data()) % 16 == 0 &&
-        reinterpret_cast<std::uintptr_t>(out.data()) % 16 == 0) {
+        reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
+        reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
       const int kc = 16;  // rows a thread marches over
       const dim3 block(32, 8);
       const dim3 grid(unsigned((nx / W + 31) / 32),
                       unsigned(((ny - 2 + kc - 1) / kc + block.y - 1) / block.y));
-      if (ny > 2) jacobi2d_vec<T><<<grid, block, 0, stream_>>>(a, in.data(), out.data(), kc);
-      jacobi2d_rows<T><<<unsigned((2 * nx + 255) / 256), 256, 0, stream_>>>(a, in.data(),
-                                                                          out.data());
+      if (ny > 2) jacobi2d_vec<T><<<grid, block, 0, stream_>>>(a, in, out, kc);
+      jacobi2d_rows<T><<<unsigned((2 * nx + 255) / 256), 256, 0, stream_>>>(a, in, out);
       GF_CUDA_CHECK_LAUNCH();
       return;
     }
     dim3 grid, block;
     point_launch(a.ndim, a.n, grid, block);
     by_dim(a.ndim, [&](auto d) {
-      jacobi_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, in.data(), out.data());
+      jacobi_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, in, out);
     });
     GF_CUDA_CHECK_LAUNCH();
   }
 
   void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) override {
+    launch_sor(a, u.data(), colour);
+  }
+  void launch_sor(const LaplaceArgs<T>& a, T* u, int colour) {
     dim3 grid, block;
     point_launch(a.ndim, a.n, grid, block);
     by_dim(a.ndim, [&](auto d) {
-      sor_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, u.data(), colour);
+      sor_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, u, colour);
     });
     GF_CUDA_CHECK_LAUNCH();
+  }
+  void jacobi_run(const LaplaceArgs<T>& a, int n, Field<T>& u, Field<T>& tmp) override {
+    GraphKey k;
+    k.kind = 2;
+    k.laplace = a;
+    k.u = u.data();
+    k.tmp = tmp.data();
+    k.n = n;
+    replay(k, u, tmp, [&](const T* in, T* out) { launch_jacobi(a, in, out); },
+           [&] { Backend<T>::jacobi_run(a, n, u, tmp); });
+  }
+  // In place: the graph's "two fields" are u twice, and nothing is swapped.
+  void sor_run(const LaplaceArgs<T>& a, int n, Field<T>& u) override {
+    GraphKey k;
+    k.kind = 3;
+    k.laplace = a;
+    k.u = k.tmp = u.data();
+    k.n = n;
+    replay(k, u, u, [&](const T*, T* v) {
+      launch_sor(a, v, 0);
+      launch_sor(a, v, 1);
+    }, [&] { Backend<T>::sor_run(a, n, u); });
   }
 
   double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) override {
@@ -748,9 +796,10 @@ class CudaBackend final : public Backend<T> {
   // What a recorded graph was made for: the step's kind and arguments, the
   // two fields (in the order of the first step) and the number of steps.
   struct GraphKey {
-    int kind = 0;  // 0 heat, 1 stencil
+    int kind = 0;  // 0 heat, 1 stencil, 2 jacobi, 3 sor
     HeatArgs<T> heat;
     StencilArgs<T> stencil;
+    LaplaceArgs<T> laplace;
     int tile_radius = 0;
     const T* u = nullptr;
     const T* tmp = nullptr;
@@ -758,7 +807,9 @@ class CudaBackend final : public Backend<T> {
     bool matches(const GraphKey& o) const {
       return kind == o.kind && u == o.u && tmp == o.tmp && n == o.n &&
              tile_radius == o.tile_radius &&
-             (kind == 0 ? same_args(heat, o.heat) : same_args(stencil, o.stencil));
+             (kind == 0   ? same_args(heat, o.heat)
+              : kind == 1 ? same_args(stencil, o.stencil)
+                          : same_args(laplace, o.laplace));
     }
   };
   struct Graph {
@@ -799,7 +850,7 @@ class CudaBackend final : public Backend<T> {
       return;
     }
     GF_CUDA_CHECK(cudaGraphLaunch(g->exec, stream_));
-    if (k.n % 2) u.swap(tmp);
+    if (k.n % 2 && k.u != k.tmp) u.swap(tmp);
   }
 
   // The n steps captured from the compute stream (this thread's captures
@@ -812,7 +863,7 @@ class CudaBackend final : public Backend<T> {
     try {
       for (int s = 0; s < n; ++s) {
         step(u, tmp);
-        std::swap(u, tmp);
+        std::swap(u, tmp);  // nothing when in place (u == tmp)
       }
     } catch (const DeviceError&) {
       launched = false;

@@ -1,21 +1,20 @@
 // The background writer and the run's outputs through it: tasks in order,
 // errors carried to the caller, snapshots of the field as it was, and runs
 // that write the very same files as when everything is written in turn.
-#include <catch2/catch.hpp>
+#include <fmt/core.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/core.h>
 
 #include "case_test_util.hpp"
 #include "core/background_writer.hpp"
@@ -124,7 +123,10 @@ TEST_CASE("background writer: an error stops the tasks after it and reaches the 
   std::atomic<int> ran{0};
   Gate gate;
   BackgroundWriter w(4);
-  w.submit([&] { gate.wait(); throw IoError("cannot write 'x.vti': No space left on device"); });
+  w.submit([&] {
+    gate.wait();
+    throw IoError("cannot write 'x.vti': No space left on device");
+  });
   w.submit([&] { ++ran; });  // queued behind the failing one: dropped
   gate.release();
   CHECK_THROWS_WITH(w.drain(), "cannot write 'x.vti': No space left on device");
@@ -193,8 +195,7 @@ TEST_CASE("output writer: the snapshot is the field as it was when taken", "[out
   }
 }
 
-TEST_CASE("output writer: a failed write is the error of the next output or of drain",
-          "[output]") {
+TEST_CASE("output writer: a failed write is the error of the next output or of drain", "[output]") {
   auto be = make_cpu_backend<float>();
   Grid g;
   g.ndim = 1;
@@ -204,7 +205,8 @@ TEST_CASE("output writer: a failed write is the error of the next output or of d
   be->upload(v.data(), f);
   int writes = 0;
   OutputWriter<float> out(*be, g, true, "");
-  out.field(f, [&](const float*) { throw IoError("cannot write 'a.vti': No space left on device"); });
+  out.field(f,
+            [&](const float*) { throw IoError("cannot write 'a.vti': No space left on device"); });
   // The next output waits for the snapshot buffer, then reports the failure.
   CHECK_THROWS_WITH(out.field(f, [&](const float*) { ++writes; }),
                     "cannot write 'a.vti': No space left on device");
