@@ -252,10 +252,11 @@ bool same_args(const StencilArgs<T>& a, const StencilArgs<T>& b) {
          a.update == b.update && same_bits(a.coeff, b.coeff);
 }
 
-// CUDA graphs of chunks of time steps (heat_run, stencil_run) on grids of at
-// most this many points, where a step's kernels run for a few microseconds
-// and launching them one by one from the host costs as much. 128³: above it
-// a step's kernels run long enough to hide their launches.
+// CUDA graphs of chunks of time steps or sweeps (heat_run, stencil_run,
+// jacobi_run, sor_run) on grids of at most this many points, where a step's
+// kernels run for a few microseconds and launching them one by one from the
+// host costs as much. 128³: above it a step's kernels run long enough to hide
+// their launches (to be measured: tests/gpu/perf_overlap.sh).
 constexpr std::int64_t kGraphMaxPoints = std::int64_t(1) << 21;
 // Steps in one graph at most: a Ctrl-C waits for at most one graph.
 constexpr int kGraphSteps = 64;
@@ -791,7 +792,6 @@ class CudaBackend final : public Backend<T> {
       GF_CUFFT_CHECK(cufftExecZ2D(plan_c2r_, in, out));
   }
 
-
   // ---- CUDA graphs of chunks of steps ----
   // What a recorded graph was made for: the step's kind and arguments, the
   // two fields (in the order of the first step) and the number of steps.
@@ -858,7 +858,10 @@ class CudaBackend final : public Backend<T> {
   // capture fails.
   template <class Step>
   cudaGraphExec_t record(int n, T* u, T* tmp, Step& step) {
-    GF_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
     bool launched = true;
     try {
       for (int s = 0; s < n; ++s) {
