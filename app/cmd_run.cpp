@@ -1,6 +1,7 @@
 // gridforge run: load and check the case, pick the device, check memory,
 // then run and write the files of SPEC §4.
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -187,6 +188,8 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   }
   io::write_json_atomic(out / "run.json", info);
   RunOptions opts{out, !a.quiet, GF_VERSION, restart ? &*restart : nullptr};
+  if (const char* e = std::getenv("GRIDFORGE_SYNC_OUTPUT"))
+    opts.sync_output = std::string(e) == "1";
   nlohmann::json timing;
   try {
     timing = run_case<T>(c, *backend, opts);

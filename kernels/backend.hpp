@@ -36,6 +36,45 @@ class Timer {
   virtual double stop_ms() = 0;  // waits for the work in the region
 };
 
+// Host copies of a field taken without holding up the backend's work: the
+// run driver (solvers/run.cpp) takes one at an output step and a background
+// thread writes the files from it while the steps go on.
+template <class T>
+class Snapshots {
+ public:
+  virtual ~Snapshots() = default;
+  virtual int slots() const = 0;
+  // Starts copying f, as it stands after the work queued so far, into the
+  // host buffer of slot s (not in use: its last copy waited for and read).
+  // On the GPU this queues a device-to-device copy into a spare device
+  // buffer on the compute stream and its download on a stream of its own,
+  // and returns; on the CPU it is the copy itself.
+  virtual void take(const Field<T>& f, int s) = 0;
+  // Waits until slot s holds its copy. Called from the writer's thread.
+  virtual void wait(int s) = 0;
+  virtual const T* host(int s) const = 0;
+};
+
+template <class T>
+class Backend;
+
+// The plain snapshots: download() into host vectors, on the caller's thread
+// (the CPU backend, and any backend without anything better).
+template <class T>
+class HostSnapshots final : public Snapshots<T> {
+ public:
+  HostSnapshots(Backend<T>& be, std::size_t values, int slots)
+      : be_(be), host_(std::size_t(slots), std::vector<T>(values)) {}
+  int slots() const override { return int(host_.size()); }
+  void take(const Field<T>& f, int s) override;
+  void wait(int) override {}
+  const T* host(int s) const override { return host_[std::size_t(s)].data(); }
+
+ private:
+  Backend<T>& be_;
+  std::vector<std::vector<T>> host_;
+};
+
 template <class T>
 class Backend {
  public:
@@ -49,6 +88,14 @@ class Backend {
   Field<T> make_field(const Grid& g, const std::string& what) { return Field<T>(g, memory(), what); }
   virtual void upload(const T* host, Field<T>& f) = 0;
   virtual void download(const Field<T>& f, T* host) = 0;
+  // `slots` snapshot buffers for fields of grid g, or null with the reason
+  // in *why when the backend cannot spare the memory (the GPU keeps a spare
+  // device field for them): the caller then downloads and writes in turn.
+  virtual std::unique_ptr<Snapshots<T>> make_snapshots(const Grid& g, int slots,
+                                                       std::string* why) {
+    (void)why;
+    return std::make_unique<HostSnapshots<T>>(*this, std::size_t(g.size()), slots);
+  }
 
   // One explicit heat step: out = FTCS(in) at every point (Dirichlet points copied).
   virtual void heat_step(const HeatArgs<T>& args, const Field<T>& in, Field<T>& out) = 0;
@@ -71,11 +118,37 @@ class Backend {
     (void)out;
     throw DeviceError(name() + " has no temporally blocked heat pass");
   }
+  // How many time steps (heat_run, stencil_run) or sweeps (jacobi_run,
+  // sor_run) are worth handing over in one call on grid g: more than 1 where
+  // the backend replays a recorded chunk of them (a CUDA graph on small
+  // grids, where launching the kernels one by one costs more than running
+  // them); 1 where it gains nothing (the caller then steps one at a time and
+  // can stop between any two).
+  virtual int steps_per_call(const Grid& g) const {
+    (void)g;
+    return 1;
+  }
+  // n explicit heat steps with the same args, u → tmp → u ...: the result is
+  // in u (the fields are swapped when n is odd), tmp is overwritten. Bit for
+  // bit n heat_step calls.
+  virtual void heat_run(const HeatArgs<T>& args, int n, Field<T>& u, Field<T>& tmp) {
+    for (int s = 0; s < n; ++s) {
+      heat_step(args, u, tmp);
+      u.swap(tmp);
+    }
+  }
   // The stencil's taps (at most kMaxStencilTaps), kept by the backend (in
   // constant memory on the GPU) for the apply_stencil calls that follow.
   virtual void set_stencil_taps(const std::vector<StencilTap<T>>& taps) = 0;
   // One stencil step: out = stencil(in) at every point (Dirichlet points copied).
   virtual void apply_stencil(const StencilArgs<T>& args, const Field<T>& in, Field<T>& out) = 0;
+  // n stencil steps as heat_run takes heat steps.
+  virtual void stencil_run(const StencilArgs<T>& args, int n, Field<T>& u, Field<T>& tmp) {
+    for (int s = 0; s < n; ++s) {
+      apply_stencil(args, u, tmp);
+      u.swap(tmp);
+    }
+  }
 
   // min, max, mean and count of non-finite values, in one pass. Like every
   // sum below (residual, dot, cg_update), over the points the field's rank
@@ -87,6 +160,20 @@ class Backend {
   virtual void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) = 0;
   // One half of a red-black SOR sweep, in place: the points of one colour (0 red, 1 black).
   virtual void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) = 0;
+  // n Jacobi sweeps u → tmp → u ... (result in u, as heat_run), and n whole
+  // red-black SOR sweeps (red then black) in place: bit for bit the single calls.
+  virtual void jacobi_run(const LaplaceArgs<T>& a, int n, Field<T>& u, Field<T>& tmp) {
+    for (int s = 0; s < n; ++s) {
+      jacobi_sweep(a, u, tmp);
+      u.swap(tmp);
+    }
+  }
+  virtual void sor_run(const LaplaceArgs<T>& a, int n, Field<T>& u) {
+    for (int s = 0; s < n; ++s) {
+      sor_sweep(a, u, 0);
+      sor_sweep(a, u, 1);
+    }
+  }
   // r = W·(f_coef·f + lap_coef·L u) at every point (0 at Dirichlet points),
   // stored in *r when r is given; returns Σ r² (accumulated in double).
   virtual double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) = 0;
@@ -162,6 +249,11 @@ class Backend {
   virtual void raymarch(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img) = 0;
   virtual void download_image(const Field<float>& img, float* host) = 0;
 };
+
+template <class T>
+void HostSnapshots<T>::take(const Field<T>& f, int s) {
+  be_.download(f, host_[std::size_t(s)].data());
+}
 
 template <class T>
 std::unique_ptr<Backend<T>> make_cpu_backend();

@@ -154,6 +154,17 @@ void HeatSolver<T>::advance(std::int64_t n) {
     time_ = (step_ == last && case_.heat.use_t_end) ? case_.heat.t_end
                                                     : double(step_) * case_.heat.dt;
   }
+  // Small grids on the GPU: chunks of regular steps replayed as one graph
+  // (never the shortened last step, whose dt differs).
+  const int chunk = (cg_ || k > 1) ? 1 : backend_.steps_per_call(case_.grid);
+  while (chunk > 1 && s < n && step_ < regular_last && !interrupt_requested()) {
+    const int m = int(std::min<std::int64_t>({chunk, n - s, regular_last - step_}));
+    backend_.heat_run(regular, m, u_, u_next_);
+    s += m;
+    step_ += m;
+    time_ = (step_ == last && case_.heat.use_t_end) ? case_.heat.t_end
+                                                    : double(step_) * case_.heat.dt;
+  }
   for (; s < n && !interrupt_requested(); ++s) {
     const bool final_short = step_ == last - 1 && case_.heat.last_dt != case_.heat.dt;
     const double dt = final_short ? case_.heat.last_dt : case_.heat.dt;

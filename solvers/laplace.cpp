@@ -167,18 +167,18 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
 
 template <class T>
 void LaplaceSolver<T>::sweep(std::int64_t n) {
-  if (spec_.method == "jacobi") {
-    for (std::int64_t s = 0; s < n; ++s) {
-      be_.jacobi_sweep(args_, u_, v_);
-      u_.swap(v_);
-    }
-  } else if (spec_.method == "sor") {
-    for (std::int64_t s = 0; s < n; ++s) {
-      be_.sor_sweep(args_, u_, 0);
-      be_.sor_sweep(args_, u_, 1);
-    }
-  } else {
+  const bool jacobi = spec_.method == "jacobi";
+  if (!jacobi && spec_.method != "sor")
     throw std::logic_error("LaplaceSolver::sweep: " + spec_.method + " has no sweeps");
+  // Small grids on the GPU: chunks of sweeps replayed as one graph.
+  const std::int64_t chunk = be_.steps_per_call(u_.grid());
+  for (std::int64_t s = 0; s < n;) {
+    const int m = int(std::min<std::int64_t>(chunk, n - s));
+    if (jacobi)
+      be_.jacobi_run(args_, m, u_, v_);
+    else
+      be_.sor_run(args_, m, u_);
+    s += m;
   }
   iters_ += std::max<std::int64_t>(n, 0);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 
 #include "io/expression.hpp"
 #include "io/output.hpp"
@@ -238,11 +239,18 @@ InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
 }
 
 template <class T>
-double InSituFrames<T>::write(std::int64_t step, const Field<T>& f) {
+double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
+                              const std::function<void(std::function<void()>)>& queue) {
   const auto t0 = Clock::now();
   const io::Image& img = renderer_.render(f);
   render_ms_ += renderer_.last_render_ms();
-  io::write_png(frame_path(dir_, c_.name, step), img);
+  const std::filesystem::path path = frame_path(dir_, c_.name, step);
+  if (queue) {
+    auto copy = std::make_shared<const io::Image>(img);  // the renderer's is reused
+    queue([copy, path] { io::write_png(path, *copy); });
+  } else {
+    io::write_png(path, img);
+  }
   ++frames_;
   const double s = seconds_since(t0);
   total_s_ += s;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -63,8 +64,12 @@ class InSituFrames {
   InSituFrames(const Case& c, Backend<T>& backend, const std::filesystem::path& out_dir);
   bool due(std::int64_t step) const { return step % every_ == 0; }
   std::int64_t every() const { return every_; }
-  // Renders the field and writes its frame; returns seconds spent (render + write).
-  double write(std::int64_t step, const Field<T>& f);
+  // Renders the field and writes its frame; returns the seconds spent here
+  // (render, download and, without `queue`, the PNG). With `queue` the PNG
+  // (encoding and file) is handed to it as a task, with its own copy of the
+  // image, to be written on another thread.
+  double write(std::int64_t step, const Field<T>& f,
+               const std::function<void(std::function<void()>)>& queue = {});
   nlohmann::json summary() const;
 
  private:

@@ -1,7 +1,11 @@
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/core.h>
@@ -13,6 +17,7 @@
 #include "grid/halo.hpp"
 #include "io/output.hpp"
 #include "solvers/laplace.hpp"
+#include "solvers/output_writer.hpp"
 #include "solvers/raymarch.hpp"
 #include "solvers/run.hpp"
 #include "solvers/stepper.hpp"
@@ -117,6 +122,17 @@ std::string restart_hint(const Case& c, const RunOptions& opts) {
                      (opts.out_dir / kCheckpointFile).string());
 }
 
+// Whether the fields and frames are written by a background thread (while
+// the steps go on), and if not, why.
+std::pair<bool, std::string> output_mode(const RunOptions& opts) {
+  if (opts.sync_output) return {false, "GRIDFORGE_SYNC_OUTPUT=1"};
+  // Under mpirun MPI is initialised for calls from the main thread only, and
+  // the file writers ask it for the rank (the parallel HDF5 writes of
+  // several ranks are collective as well).
+  if (mpi::launched()) return {false, "started by an MPI launcher"};
+  return {true, ""};
+}
+
 // laplace: iterations in chunks of check_every (and up to each output), a
 // log.csv row (iteration, residual) per chunk, the final iterate written
 // whether or not it converged; not converging is a SolverError (exit 1).
@@ -147,33 +163,39 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   const std::int64_t every = c.output.every;
   const std::int64_t ck_every = c.output.checkpoint_every;
   std::vector<Chunk> chunks;
-  std::vector<T> host;
-  double compute_ms = 0, download_ms = 0;
+  double compute_ms = 0;
   auto timer = backend.make_timer();
   Progress progress(c.name, spec.method == "fft" ? 1 : spec.max_iters, opts.progress);
-  std::int64_t last_written = -1;
+  std::int64_t last_written = -1;  // the last output handed to `outputs`
   std::optional<InSituFrames<T>> frames;
   if (c.render.enabled) frames.emplace(c, backend, opts.out_dir);
+  // Declared after what its queued writes use (series, frames): it finishes
+  // them and joins its thread before those go.
+  const auto [background, why_sync] = output_mode(opts);
+  OutputWriter<T> outputs(backend, c.grid, background, why_sync);
+  std::function<void(std::function<void()>)> queue;
+  if (outputs.background())
+    queue = [&outputs](std::function<void()> t) { outputs.task(std::move(t)); };
   auto frame = [&] {
     if (frames && frames->due(solver.iterations()))
-      ph.output_s += frames->write(solver.iterations(), solver.field());
+      ph.output_s += frames->write(solver.iterations(), solver.field(), queue);
   };
 
   auto write = [&] {
-    timer->start();
-    host.resize(solver.field().size());
-    backend.download(solver.field(), host.data());
-    download_ms += timer->stop_ms();
     const auto t_out = Clock::now();
+    const double d0 = outputs.download_ms();
     const std::int64_t it = solver.iterations();
-    series.write(it, double(it), {{"u", host.data(), c.precision}});
+    outputs.field(solver.field(), [&series, it, prec = c.precision](const T* h) {
+      series.write(it, double(it), {{"u", h, prec}});
+    });
     log.flush();
-    ph.output_s += seconds_since(t_out);
+    ph.output_s += seconds_since(t_out) - (outputs.download_ms() - d0) / 1e3;
     last_written = it;
   };
 
   auto checkpoint = [&] {
     const auto t_out = Clock::now();
+    outputs.drain();  // never ahead of the outputs before it; one HDF5 writer at a time
     io::Checkpoint ck = checkpoint_of(c, opts.version);
     solver.save(ck);
     write_checkpoint_of<T>(c, ck, opts.out_dir / kCheckpointFile);
@@ -217,11 +239,14 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   if (last_written != solver.iterations()) write();
   frame();
   progress.finish();
+  const auto t_drain = Clock::now();
+  outputs.drain();
+  ph.output_s += seconds_since(t_drain);
   series.finish();
   log.flush();
 
   ph.compute_s = compute_ms / 1e3;
-  ph.download_s = download_ms / 1e3;
+  ph.download_s = outputs.download_ms() / 1e3;
   ph.total_s = seconds_since(t_start);
   nlohmann::json timing = timing_record(c, backend, solver.iterations() - start, ph, chunks,
                                         solver.bytes_per_iteration());
@@ -233,6 +258,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   timing["reason"] = interrupted ? "interrupted" : to_string(solver.status());
   if (spec.singular) timing["mean_removed"] = solver.mean_removed();
   if (frames) timing["render"] = frames->summary();
+  timing["output_writer"] = outputs.summary();
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at iteration {} (residual {:.3g}); the "
@@ -280,24 +306,32 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   const std::int64_t log_every = std::max<std::int64_t>(1, total / 100);
   const std::int64_t check_every = c.output.check_every;
   std::vector<Chunk> chunks;
-  std::vector<T> host;
-  double compute_ms = 0, download_ms = 0, output_s = 0;
+  double compute_ms = 0, output_s = 0;
   auto timer = backend.make_timer();
   Progress progress(c.name, total, opts.progress);
   std::size_t next_out = 0;
   while (next_out < outs.size() && outs[next_out] < start) ++next_out;
-  std::int64_t last_output = -1;
+  // The step of the last output written (by the writer's thread), -1 before one.
+  std::atomic<std::int64_t> last_output{-1};
   const std::int64_t ck_every = c.output.checkpoint_every;
+  // In-situ frames, rendered from the field where it lives (after its NaN check).
+  std::optional<InSituFrames<T>> frames;
+  if (c.render.enabled) frames.emplace(c, backend, opts.out_dir);
+  // Declared after what its queued writes use (series, frames, last_output):
+  // it finishes them and joins its thread before those go.
+  const auto [background, why_sync] = output_mode(opts);
+  OutputWriter<T> outputs(backend, c.grid, background, why_sync);
+  std::function<void(std::function<void()>)> queue;
+  if (outputs.background())
+    queue = [&outputs](std::function<void()> t) { outputs.task(std::move(t)); };
   auto checkpoint = [&] {
     const auto t_out = Clock::now();
+    outputs.drain();  // never ahead of the outputs before it; one HDF5 writer at a time
     io::Checkpoint ck = checkpoint_of(c, opts.version);
     solver.save(ck);
     write_checkpoint_of<T>(c, ck, opts.out_dir / kCheckpointFile);
     output_s += seconds_since(t_out);
   };
-  // In-situ frames, rendered from the field where it lives (after its NaN check).
-  std::optional<InSituFrames<T>> frames;
-  if (c.render.enabled) frames.emplace(c, backend, opts.out_dir);
 
   auto observe = [&](bool is_output, bool log_row) {
     const FieldStats st = backend.stats(solver.field());
@@ -306,24 +340,29 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
                st.mean});
     if (st.nonfinite > 0) {
       log.flush();
+      // The outputs taken before this check are good ones: written first.
+      if (const std::string err = outputs.drain_quietly(); !err.empty()) spdlog::error("{}", err);
+      const std::int64_t last = last_output;
       throw SolverError(fmt::format(
           "diverged: field u has {} NaN/Inf values at step {} (t = {:.6g}); {} in {}",
           st.nonfinite, solver.step(), solver.time(),
-          last_output < 0 ? std::string("no output was written")
-                          : fmt::format("the last good output (step {}) is kept", last_output),
+          last < 0 ? std::string("no output was written")
+                   : fmt::format("the last good output (step {}) is kept", last),
           opts.out_dir.string()));
     }
     progress.update(solver.step(), fmt::format("u in [{:.4g}, {:.4g}]", st.min, st.max));
     if (!is_output) return;
-    timer->start();
-    host.resize(solver.field().size());
-    backend.download(solver.field(), host.data());
-    download_ms += timer->stop_ms();
     const auto t_out = Clock::now();
-    series.write(solver.step(), solver.time(), {{"u", host.data(), c.precision}});
-    last_output = solver.step();
+    const double d0 = outputs.download_ms();
+    const std::int64_t step = solver.step();
+    const double time = solver.time();
+    outputs.field(solver.field(),
+                  [&series, &last_output, step, time, prec = c.precision](const T* h) {
+                    series.write(step, time, {{"u", h, prec}});
+                    last_output = step;
+                  });
     log.flush();
-    output_s += seconds_since(t_out);
+    output_s += seconds_since(t_out) - (outputs.download_ms() - d0) / 1e3;
   };
 
   auto next_multiple = [](std::int64_t s, std::int64_t k) { return (s / k + 1) * k; };
@@ -342,7 +381,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     if (log_row || step % check_every == 0 || ck_step || frame_step)
       observe(is_output || interrupted, log_row);
     if (ck_step) checkpoint();
-    if (frame_step) output_s += frames->write(step, solver.field());
+    if (frame_step) output_s += frames->write(step, solver.field(), queue);
     if (step >= total || interrupted) break;
     std::int64_t stop = std::min({total, next_multiple(step, log_every),
                                   next_multiple(step, check_every)});
@@ -356,11 +395,14 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     chunks.push_back({ms, solver.step() - step});
   }
   progress.finish();
+  const auto t_drain = Clock::now();
+  outputs.drain();  // the outputs still being written; throws their error
+  output_s += seconds_since(t_drain);
   series.finish();
   log.flush();
 
-  Phases ph{setup_s,           solver.upload_ms() / 1e3, compute_ms / 1e3,
-            download_ms / 1e3, output_s,                 seconds_since(t_start)};
+  Phases ph{setup_s,  solver.upload_ms() / 1e3, compute_ms / 1e3, outputs.download_ms() / 1e3,
+            output_s, seconds_since(t_start)};
   // Throughput over the steps run (fewer than total when interrupted).
   nlohmann::json timing =
       timing_record(c, backend, solver.step() - start, ph, chunks, solver.bytes_per_step());
@@ -369,6 +411,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     timing["solver_iterations"] = solver.solver_iterations();
   if (c.workload == Workload::Heat && !c.heat.implicit()) timing["time_block"] = solver.time_block();
   if (frames) timing["render"] = frames->summary();
+  timing["output_writer"] = outputs.summary();
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at step {} of {} (t = {:.6g}); the state "

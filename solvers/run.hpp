@@ -20,6 +20,9 @@ struct RunOptions {
   // the state is restored, log.csv and the field series in out_dir are
   // continued from its step.
   const io::Checkpoint* restart = nullptr;
+  // Write the fields and frames in the time loop itself instead of on a
+  // background thread (GRIDFORGE_SYNC_OUTPUT=1; tests compare the two).
+  bool sync_output = false;
 };
 
 // checkpoint.h5 in the output folder.

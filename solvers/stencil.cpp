@@ -1,5 +1,7 @@
 #include "solvers/stencil.hpp"
 
+#include <algorithm>
+
 #include "core/interrupt.hpp"
 
 namespace gf {
@@ -44,7 +46,16 @@ StencilSolver<T>::StencilSolver(const Case& c, Backend<T>& backend)
 template <class T>
 void StencilSolver<T>::advance(std::int64_t n) {
   n = std::min(n, case_.stencil.steps - step_);
-  for (std::int64_t s = 0; s < n && !interrupt_requested(); ++s) {
+  // Small grids on the GPU: chunks of steps replayed as one graph.
+  const int chunk = backend_.steps_per_call(case_.grid);
+  std::int64_t s = 0;
+  while (chunk > 1 && s < n && !interrupt_requested()) {
+    const int m = int(std::min<std::int64_t>(chunk, n - s));
+    backend_.stencil_run(args_, m, u_, u_next_);
+    s += m;
+    step_ += m;
+  }
+  for (; s < n && !interrupt_requested(); ++s) {
     backend_.apply_stencil(args_, u_, u_next_);
     u_.swap(u_next_);
     ++step_;

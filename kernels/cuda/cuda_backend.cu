@@ -3,7 +3,9 @@
 // marching along z) and where reductions happen (CUB).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include <cub/device/device_reduce.cuh>
@@ -136,17 +138,146 @@ unsigned flat_blocks(std::int64_t n) {
   return unsigned(std::min<std::int64_t>((n + 255) / 256, 65535 * 8));
 }
 
+// Output snapshots (backend.hpp): the field is copied into a spare device
+// buffer on the compute stream (a device-to-device copy: about 0.2 ms for
+// 512³ float32), then downloaded from there into pinned host memory on a
+// stream of its own, so the steps that follow run while it travels. The
+// spare is reused: the next snapshot's copy into it waits, on the GPU, for
+// the last download out of it.
+template <class T>
+class CudaSnapshots final : public Snapshots<T> {
+ public:
+  CudaSnapshots(int device, MemoryResource& mem, cudaStream_t compute, std::size_t bytes,
+                int slots)
+      : device_(device), compute_(compute), bytes_(bytes) {
+    spare_.reset(mem, bytes, "the spare field for overlapped outputs");
+    host_.assign(std::size_t(slots), nullptr);
+    done_.assign(std::size_t(slots), nullptr);
+    try {
+      GF_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+      GF_CUDA_CHECK(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
+      for (int s = 0; s < slots; ++s) {
+        GF_CUDA_CHECK(cudaEventCreateWithFlags(&done_[std::size_t(s)], cudaEventDisableTiming));
+        GF_CUDA_CHECK(cudaMallocHost(&host_[std::size_t(s)], bytes ? bytes : 1));
+      }
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~CudaSnapshots() override { release(); }
+
+  int slots() const override { return int(host_.size()); }
+  void take(const Field<T>& f, int s) override {
+    if (f.bytes() != bytes_) throw DeviceError("snapshot of a field of another size");
+    if (last_ >= 0) GF_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_[std::size_t(last_)], 0));
+    GF_CUDA_CHECK(
+        cudaMemcpyAsync(spare_.get(), f.data(), bytes_, cudaMemcpyDeviceToDevice, compute_));
+    GF_CUDA_CHECK(cudaEventRecord(copied_, compute_));
+    GF_CUDA_CHECK(cudaStreamWaitEvent(copy_, copied_, 0));
+    GF_CUDA_CHECK(cudaMemcpyAsync(host_[std::size_t(s)], spare_.get(), bytes_,
+                                  cudaMemcpyDeviceToHost, copy_));
+    GF_CUDA_CHECK(cudaEventRecord(done_[std::size_t(s)], copy_));
+    last_ = s;
+  }
+  void wait(int s) override {
+    GF_CUDA_CHECK(cudaSetDevice(device_));  // the writer's thread
+    GF_CUDA_CHECK(cudaEventSynchronize(done_[std::size_t(s)]));
+  }
+  const T* host(int s) const override { return static_cast<const T*>(host_[std::size_t(s)]); }
+
+ private:
+  void release() noexcept {
+    if (copy_) cudaStreamSynchronize(copy_);
+    for (void* p : host_)
+      if (p) cudaFreeHost(p);
+    for (cudaEvent_t e : done_)
+      if (e) cudaEventDestroy(e);
+    if (copied_) cudaEventDestroy(copied_);
+    if (copy_) cudaStreamDestroy(copy_);
+    host_.clear();
+    done_.clear();
+    copied_ = nullptr;
+    copy_ = nullptr;
+    spare_.release();
+  }
+
+  int device_;
+  cudaStream_t compute_;
+  std::size_t bytes_;
+  DeviceBuffer spare_;
+  cudaStream_t copy_ = nullptr;
+  cudaEvent_t copied_ = nullptr;
+  std::vector<void*> host_;
+  std::vector<cudaEvent_t> done_;
+  int last_ = -1;  // the slot of the last download out of the spare
+};
+
+// Kernel arguments compared member by member (never their padding): a
+// recorded graph is replayed only for the very arguments it was made with.
+template <class V>
+bool same_bits(const V& a, const V& b) {
+  return std::memcmp(&a, &b, sizeof(V)) == 0;
+}
+template <class T>
+bool same_bc(const AxisBc<T> (&a)[3], const AxisBc<T> (&b)[3]) {
+  for (int ax = 0; ax < 3; ++ax)
+    if (a[ax].lo != b[ax].lo || a[ax].hi != b[ax].hi ||
+        !same_bits(a[ax].ghost_lo, b[ax].ghost_lo) || !same_bits(a[ax].ghost_hi, b[ax].ghost_hi))
+      return false;
+  return true;
+}
+template <class T>
+bool same_args(const HeatArgs<T>& a, const HeatArgs<T>& b) {
+  for (int ax = 0; ax < 3; ++ax)
+    if (a.n[ax] != b.n[ax] || !same_bits(a.c[ax], b.c[ax])) return false;
+  return a.ndim == b.ndim && same_bc(a.bc, b.bc) && same_bits(a.dt, b.dt) &&
+         a.source == b.source && same_bits(a.source_const, b.source_const);
+}
+template <class T>
+bool same_args(const LaplaceArgs<T>& a, const LaplaceArgs<T>& b) {
+  for (int ax = 0; ax < 3; ++ax)
+    if (a.n[ax] != b.n[ax] || !same_bits(a.ih2[ax], b.ih2[ax])) return false;
+  return a.ndim == b.ndim && same_bc(a.bc, b.bc) && same_bits(a.diag, b.diag) &&
+         same_bits(a.inv_diag, b.inv_diag) && a.f == b.f && same_bits(a.f_const, b.f_const) &&
+         same_bits(a.f_coef, b.f_coef) && same_bits(a.lap_coef, b.lap_coef) &&
+         same_bits(a.omega, b.omega) && same_bits(a.op_scale, b.op_scale) &&
+         same_bits(a.op_shift, b.op_shift);
+}
+template <class T>
+bool same_args(const StencilArgs<T>& a, const StencilArgs<T>& b) {
+  for (int ax = 0; ax < 3; ++ax)
+    if (a.n[ax] != b.n[ax]) return false;
+  return a.ndim == b.ndim && same_bc(a.bc, b.bc) && a.ntaps == b.ntaps && a.radius == b.radius &&
+         a.update == b.update && same_bits(a.coeff, b.coeff);
+}
+
+// CUDA graphs of chunks of time steps or sweeps (heat_run, stencil_run,
+// jacobi_run, sor_run) on grids of at most this many points, where a step's
+// kernels run for a few microseconds and launching them one by one from the
+// host costs as much. 128³: above it a step's kernels run long enough to hide
+// their launches (to be measured: tests/gpu/perf_overlap.sh).
+constexpr std::int64_t kGraphMaxPoints = std::int64_t(1) << 21;
+// Steps in one graph at most: a Ctrl-C waits for at most one graph.
+constexpr int kGraphSteps = 64;
+// Recorded graphs kept (a run uses two or three: its chunk length, the
+// remainder, each with the fields in either order).
+constexpr std::size_t kMaxGraphs = 8;
+
 template <class T>
 class CudaBackend final : public Backend<T> {
  public:
   explicit CudaBackend(int device)
-      : label_(label_for(device)), mem_(label_) {
+      : label_(label_for(device)), device_(device), mem_(label_) {
     GF_CUDA_CHECK(cudaSetDevice(device));
     GF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     GF_CUDA_CHECK(cudaMallocHost(&stats_host_, sizeof(StatsAcc)));
     GF_CUDA_CHECK(cudaMallocHost(&sum_host_, sizeof(double)));
+    const char* g = std::getenv("GRIDFORGE_CUDA_GRAPHS");
+    graphs_on_ = !(g && std::string(g) == "0");
   }
   ~CudaBackend() override {
+    drop_graphs();
     if (peer_) NcclApi::get().comm_destroy(peer_);
     release_operator();
     if (sparse_) cusparseDestroy(sparse_);
@@ -176,6 +307,56 @@ class CudaBackend final : public Backend<T> {
     launch_heat_step(a, in.data(), out.data(), stream_);
     GF_CUDA_CHECK_LAUNCH();
   }
+
+  std::unique_ptr<Snapshots<T>> make_snapshots(const Grid& g, int slots,
+                                               std::string* why) override {
+    const std::size_t bytes = std::size_t(g.size()) * sizeof(T);
+    std::size_t free_b = 0, total_b = 0;
+    GF_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    // Headroom for what a run allocates later (reduction scratch, cuSPARSE's
+    // buffer, cuFFT's work area): the snapshots are a convenience, never
+    // worth an out-of-memory error.
+    const std::size_t keep = std::max<std::size_t>(std::size_t(256) << 20, total_b / 20);
+    if (bytes + keep > free_b) {
+      if (why)
+        *why = "a spare field of " + gib(bytes) + " on " + label_ + " would leave less than " +
+               gib(keep) + " of the " + gib(free_b) + " free";
+      return nullptr;
+    }
+    try {
+      return std::make_unique<CudaSnapshots<T>>(device_, mem_, stream_, bytes, slots);
+    } catch (const DeviceError& e) {
+      cudaGetLastError();
+      if (why) *why = e.what();
+      return nullptr;
+    }
+  }
+
+  int steps_per_call(const Grid& g) const override {
+    return graphs_on_ && g.size() <= kGraphMaxPoints && !g.has_halo() ? kGraphSteps : 1;
+  }
+  void heat_run(const HeatArgs<T>& a, int n, Field<T>& u, Field<T>& tmp) override {
+    GraphKey k;
+    k.heat = a;
+    k.u = u.data();
+    k.tmp = tmp.data();
+    k.n = n;
+    replay(k, u, tmp, [&](const T* in, T* out) {
+      launch_heat_step(a, in, out, stream_);
+      GF_CUDA_CHECK_LAUNCH();
+    }, [&] { Backend<T>::heat_run(a, n, u, tmp); });
+  }
+  void stencil_run(const StencilArgs<T>& a, int n, Field<T>& u, Field<T>& tmp) override {
+    GraphKey k;
+    k.kind = 1;
+    k.stencil = a;
+    k.tile_radius = tile_radius_;
+    k.u = u.data();
+    k.tmp = tmp.data();
+    k.n = n;
+    replay(k, u, tmp, [&](const T* in, T* out) { stencil_step(a, in, out); },
+           [&] { Backend<T>::stencil_run(a, n, u, tmp); });
+  }
   // 3D grids of fewer than 2³¹ points (the kernel's indices are 32-bit).
   int heat_time_block(const HeatArgs<T>& a, int asked) const override {
     const bool fits = a.ndim == 3 && a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31);
@@ -192,12 +373,19 @@ class CudaBackend final : public Backend<T> {
   }
 
   void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
+    drop_graphs();  // recorded for the old taps' tile radius
     tile_radius_ = upload_stencil_taps(taps, stream_);
     fixed_ = fixed_stencil(taps);
   }
   void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    if (launch_fixed_stencil(a, fixed_, in.data(), out.data(), stream_)) return;
-    launch_stencil(a, tile_radius_, in.data(), out.data(), stream_);
+    stencil_step(a, in.data(), out.data());
+  }
+  // A fixed-shape stencil through the marches where the grid allows, any
+  // other through the generic kernels.
+  void stencil_step(const StencilArgs<T>& a, const T* in, T* out) {
+    if (launch_fixed_stencil(a, fixed_, in, out, stream_)) return;
+    launch_stencil(a, tile_radius_, in, out, stream_);
+    GF_CUDA_CHECK_LAUNCH();
   }
 
   FieldStats stats(const Field<T>& f) override {
@@ -309,31 +497,59 @@ class CudaBackend final : public Backend<T> {
   // ---- Laplace / Poisson ----
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    if (a.ndim == 2 && march2d_fits(a.n, in.data(), out.data())) {
-      launch_march2d<false>(JacobiOp<T, 2>{a}, in.data(), out.data(), stream_);
+    launch_jacobi(a, in.data(), out.data());
+  }
+  void launch_jacobi(const LaplaceArgs<T>& a, const T* in, T* out) {
+    if (a.ndim == 2 && march2d_fits(a.n, in, out)) {
+      launch_march2d<false>(JacobiOp<T, 2>{a}, in, out, stream_);
       GF_CUDA_CHECK_LAUNCH();
       return;
     }
-    if (a.ndim == 3 && march3d_fits(a.n, in.data(), out.data())) {
-      launch_march3d<false>(JacobiOp<T, 3>{a}, in.data(), out.data(), stream_);
+    if (a.ndim == 3 && march3d_fits(a.n, in, out)) {
+      launch_march3d<false>(JacobiOp<T, 3>{a}, in, out, stream_);
       GF_CUDA_CHECK_LAUNCH();
       return;
     }
     dim3 grid, block;
     point_launch(a.ndim, a.n, grid, block);
     by_dim(a.ndim, [&](auto d) {
-      jacobi_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, in.data(), out.data());
+      jacobi_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, in, out);
     });
     GF_CUDA_CHECK_LAUNCH();
   }
 
   void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) override {
+    launch_sor(a, u.data(), colour);
+  }
+  void launch_sor(const LaplaceArgs<T>& a, T* u, int colour) {
     dim3 grid, block;
     point_launch(a.ndim, a.n, grid, block);
     by_dim(a.ndim, [&](auto d) {
-      sor_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, u.data(), colour);
+      sor_kernel<decltype(d)::value, T><<<grid, block, 0, stream_>>>(a, u, colour);
     });
     GF_CUDA_CHECK_LAUNCH();
+  }
+  void jacobi_run(const LaplaceArgs<T>& a, int n, Field<T>& u, Field<T>& tmp) override {
+    GraphKey k;
+    k.kind = 2;
+    k.laplace = a;
+    k.u = u.data();
+    k.tmp = tmp.data();
+    k.n = n;
+    replay(k, u, tmp, [&](const T* in, T* out) { launch_jacobi(a, in, out); },
+           [&] { Backend<T>::jacobi_run(a, n, u, tmp); });
+  }
+  // In place: the graph's "two fields" are u twice, and nothing is swapped.
+  void sor_run(const LaplaceArgs<T>& a, int n, Field<T>& u) override {
+    GraphKey k;
+    k.kind = 3;
+    k.laplace = a;
+    k.u = k.tmp = u.data();
+    k.n = n;
+    replay(k, u, u, [&](const T*, T* v) {
+      launch_sor(a, v, 0);
+      launch_sor(a, v, 1);
+    }, [&] { Backend<T>::sor_run(a, n, u); });
   }
 
   double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) override {
@@ -574,6 +790,102 @@ class CudaBackend final : public Backend<T> {
       GF_CUFFT_CHECK(cufftExecZ2D(plan_c2r_, in, out));
   }
 
+  // ---- CUDA graphs of chunks of steps ----
+  // What a recorded graph was made for: the step's kind and arguments, the
+  // two fields (in the order of the first step) and the number of steps.
+  struct GraphKey {
+    int kind = 0;  // 0 heat, 1 stencil, 2 jacobi, 3 sor
+    HeatArgs<T> heat;
+    StencilArgs<T> stencil;
+    LaplaceArgs<T> laplace;
+    int tile_radius = 0;
+    const T* u = nullptr;
+    const T* tmp = nullptr;
+    int n = 0;
+    bool matches(const GraphKey& o) const {
+      return kind == o.kind && u == o.u && tmp == o.tmp && n == o.n &&
+             tile_radius == o.tile_radius &&
+             (kind == 0   ? same_args(heat, o.heat)
+              : kind == 1 ? same_args(stencil, o.stencil)
+                          : same_args(laplace, o.laplace));
+    }
+  };
+  struct Graph {
+    GraphKey key;
+    cudaGraphExec_t exec = nullptr;  // null until the key is seen a second time
+    std::uint64_t used = 0;
+  };
+
+  // n steps u → tmp → u ... by `step(in, out)`: launched one by one (`plain`)
+  // the first time a key is seen (so that one-off chunks cost no recording,
+  // and the kernels are loaded outside a capture), recorded into a graph the
+  // second time and replayed from then on.
+  template <class Step, class Plain>
+  void replay(const GraphKey& k, Field<T>& u, Field<T>& tmp, Step&& step, Plain&& plain) {
+    if (!graphs_on_ || k.n < 2 || u.grid().size() > kGraphMaxPoints || u.grid().has_halo()) {
+      plain();
+      return;
+    }
+    Graph* g = nullptr;
+    for (Graph& c : graphs_)
+      if (c.key.matches(k)) g = &c;
+    if (!g) {
+      if (graphs_.size() >= kMaxGraphs) {  // the least recently used goes
+        auto lru = std::min_element(graphs_.begin(), graphs_.end(),
+                                    [](const Graph& x, const Graph& y) { return x.used < y.used; });
+        if (lru->exec) cudaGraphExecDestroy(lru->exec);
+        graphs_.erase(lru);
+      }
+      graphs_.push_back(Graph{k, nullptr, ++graph_clock_});
+      plain();
+      return;
+    }
+    g->used = ++graph_clock_;
+    if (!g->exec) g->exec = record(k.n, u.data(), tmp.data(), step);
+    if (!g->exec) {  // recording failed: plain launches from now on
+      graphs_on_ = false;
+      plain();
+      return;
+    }
+    GF_CUDA_CHECK(cudaGraphLaunch(g->exec, stream_));
+    if (k.n % 2 && k.u != k.tmp) u.swap(tmp);
+  }
+
+  // The n steps captured from the compute stream (this thread's captures
+  // only: the writer thread may wait on its events meanwhile). Null when the
+  // capture fails.
+  template <class Step>
+  cudaGraphExec_t record(int n, T* u, T* tmp, Step& step) {
+    if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    bool launched = true;
+    try {
+      for (int s = 0; s < n; ++s) {
+        step(u, tmp);
+        std::swap(u, tmp);  // nothing when in place (u == tmp)
+      }
+    } catch (const DeviceError&) {
+      launched = false;
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+    cudaGraphExec_t exec = nullptr;
+    if (launched && end == cudaSuccess && graph &&
+        cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
+      exec = nullptr;
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();  // a failed capture is not the next call's error
+    return exec;
+  }
+
+  void drop_graphs() noexcept {
+    for (Graph& g : graphs_)
+      if (g.exec) cudaGraphExecDestroy(g.exec);
+    graphs_.clear();
+  }
+
   // Scratch memory for reductions, grown as needed and kept.
   void* scratch(std::size_t bytes) {
     if (bytes > scratch_bytes_) {
@@ -586,6 +898,7 @@ class CudaBackend final : public Backend<T> {
   }
 
   std::string label_;
+  int device_ = 0;
   DeviceMemory mem_;
   cudaStream_t stream_{};
   StatsAcc* stats_host_ = nullptr;
@@ -607,6 +920,10 @@ class CudaBackend final : public Backend<T> {
   bool fft_plans_ = false;
   std::int64_t fft_dims_[3] = {0, 0, 0};
   DeviceBuffer fft_f_, fft_u_;
+  // Recorded chunks of steps (GRIDFORGE_CUDA_GRAPHS=0: none).
+  bool graphs_on_ = true;
+  std::vector<Graph> graphs_;
+  std::uint64_t graph_clock_ = 0;
 };
 
 }  // namespace

@@ -91,6 +91,24 @@ add_test(NAME "e2e: unwritable output folder and full disk are exit 1 with the p
   COMMAND bash ${GF_E2E}/io_errors.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors)
 
+# Outputs are written by a background thread by default; the same failures
+# with them written in turn by the time loop (GRIDFORGE_SYNC_OUTPUT=1).
+add_test(NAME "e2e: unwritable output folder and full disk, outputs written in turn"
+  COMMAND bash ${GF_E2E}/io_errors.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors_sync)
+add_test(NAME "e2e: divergence keeps the outputs, outputs written in turn"
+  COMMAND bash ${GF_E2E}/diverge.sh $<TARGET_FILE:gridforge>
+          ${CMAKE_SOURCE_DIR}/tests/data/cases/diverge.yaml ${CMAKE_BINARY_DIR}/e2e_diverge_sync ${GF_PYTHON})
+set_tests_properties("e2e: unwritable output folder and full disk, outputs written in turn"
+  "e2e: divergence keeps the outputs, outputs written in turn"
+  PROPERTIES ENVIRONMENT "GRIDFORGE_SYNC_OUTPUT=1")
+if(GF_PYTHON)
+  add_test(NAME "e2e: the background writer writes the same files as the time loop"
+    COMMAND bash ${GF_E2E}/output_overlap.sh $<TARGET_FILE:gridforge>
+            ${CMAKE_BINARY_DIR}/e2e_output_overlap ${GF_PYTHON}
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+endif()
+
 # ulimit -v and AddressSanitizer's shadow memory do not mix.
 if(NOT GRIDFORGE_SANITIZE)
   add_test(NAME "e2e: a failed host allocation is exit 3 saying what and how much"

@@ -1,0 +1,97 @@
+#include "solvers/output_writer.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace gf {
+
+template <class T>
+OutputWriter<T>::OutputWriter(Backend<T>& backend, const Grid& grid, bool background,
+                              std::string why)
+    : be_(backend), grid_(grid), why_(std::move(why)), timer_(backend.make_timer()) {
+  // Queued tasks: a field and a frame of one step, and the next step's field
+  // waits for the snapshot slot anyway.
+  if (background) writer_ = std::make_unique<BackgroundWriter>(2);
+}
+
+template <class T>
+OutputWriter<T>::~OutputWriter() {
+  writer_.reset();  // runs what is queued and joins, while the snapshots still exist
+}
+
+template <class T>
+void OutputWriter<T>::field(const Field<T>& f, std::function<void(const T*)> write) {
+  if (writer_ && !tried_snapshots_) {
+    tried_snapshots_ = true;
+    std::string why;
+    snaps_ = be_.make_snapshots(grid_, kSnapshotSlots, &why);
+    if (snaps_) {
+      slot_ticket_.assign(std::size_t(snaps_->slots()), 0);
+    } else {
+      why_ = "no memory for the snapshot: " + why;
+      spdlog::info("outputs: written in turn by the time loop ({})", why_);
+    }
+  }
+  if (!snaps_) {
+    // In turn: download, write. Frames queued before it first: one writer at a time.
+    if (writer_) writer_->drain();
+    timer_->start();
+    host_.resize(f.size());
+    be_.download(f, host_.data());
+    download_ms_ += timer_->stop_ms();
+    write(host_.data());
+    return;
+  }
+  const int s = next_slot_;
+  next_slot_ = (s + 1) % snaps_->slots();
+  if (slot_ticket_[std::size_t(s)]) writer_->wait_for(slot_ticket_[std::size_t(s)]);
+  timer_->start();
+  snaps_->take(f, s);
+  download_ms_ += timer_->stop_ms();
+  Snapshots<T>* snaps = snaps_.get();
+  slot_ticket_[std::size_t(s)] = writer_->submit([snaps, s, write = std::move(write)] {
+    snaps->wait(s);
+    write(snaps->host(s));
+  });
+}
+
+template <class T>
+void OutputWriter<T>::task(std::function<void()> write) {
+  if (writer_)
+    writer_->submit(std::move(write));
+  else
+    write();
+}
+
+template <class T>
+void OutputWriter<T>::drain() {
+  if (writer_) writer_->drain();
+}
+
+template <class T>
+std::string OutputWriter<T>::drain_quietly() noexcept {
+  if (!writer_) return "";
+  try {
+    writer_->drain();
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an unknown error in the output writer";
+  }
+  return "";
+}
+
+template <class T>
+nlohmann::json OutputWriter<T>::summary() {
+  nlohmann::json j = {{"background", writer_ && (snaps_ || !tried_snapshots_)}};
+  if (writer_) {
+    j["writer_busy_s"] = writer_->busy_s();
+    j["waited_s"] = writer_->waited_s();
+  }
+  if (!why_.empty()) j["why"] = why_;
+  return j;
+}
+
+template class OutputWriter<float>;
+template class OutputWriter<double>;
+
+}  // namespace gf
