@@ -15,8 +15,10 @@ say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 : > "$OUT/summary.txt"
 
 check gridforge_tests "[gpu][overlap]" --durations yes | tail -12
-for tool in racecheck memcheck synccheck; do
-  check compute-sanitizer --tool $tool --error-exitcode 9 gridforge_tests "[gpu][overlap]" \
+# SAN_TOOLS: the compute-sanitizer tools to run (racecheck over every test
+# takes more than 5 minutes on an H100); each is cut at SAN_TIMEOUT seconds
+for tool in ${SAN_TOOLS:-racecheck memcheck synccheck}; do
+  check timeout "${SAN_TIMEOUT:-600}" compute-sanitizer --tool $tool --error-exitcode 9 gridforge_tests "[gpu][overlap]" \
     > "$OUT/overlap_$tool.log" 2>&1
   say "$tool [gpu][overlap]: $(tail -1 "$OUT/overlap_$tool.log")"
 done
