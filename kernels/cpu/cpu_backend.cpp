@@ -60,10 +60,11 @@ class WallTimer final : public Timer {
 };
 
 // Row by row: a row off every y and z face has its points 1..nx − 2 off
-// every face, so inner(row, i) may take their neighbours directly (a loop the
-// compiler vectorises); every other point goes through edge(i, j, k), the
-// formula with the boundary rules. The same formula with the same operands in
-// the same order either way, so the same values.
+// every face, so inner(first, last) may take the neighbours of points
+// first..last − 1 directly (a loop the compiler vectorises); every other point
+// goes through edge(i, j, k, idx), the formula with the boundary rules. The
+// same formula with the same operands in the same order either way, so the
+// same values.
 template <int D, class Edge, class Inner>
 void for_rows(const std::int64_t* n, Edge&& edge, Inner&& inner) {
   const std::int64_t nx = n[0], ny = n[1], nz = n[2];
@@ -78,7 +79,7 @@ void for_rows(const std::int64_t* n, Edge&& edge, Inner&& inner) {
         continue;
       }
       edge(0, j, k, row);
-      for (std::int64_t i = 1; i < nx - 1; ++i) inner(row + i);
+      inner(row + 1, row + nx - 1);
       edge(nx - 1, j, k, row + nx - 1);
     }
 }
@@ -99,6 +100,22 @@ inline void direct_neighbours(const T* u, std::int64_t idx, std::int64_t nx, std
   }
 }
 
+// The inner loops below take their arrays as restrict parameters (out is
+// never an input) and their per-point term (source, right-hand side) as a
+// function picked once per row, a constant or a field read: with no possible
+// aliasing and no branch per point, the compiler vectorises them.
+
+// FTCS at points first..last − 1, all off every face; s(idx) is heat_source.
+template <int D, class T, class Source>
+void heat_inner(const T* __restrict in, T* __restrict out, std::int64_t first, std::int64_t last,
+                std::int64_t nx, std::int64_t plane, const T* __restrict c, Source s) {
+  for (std::int64_t idx = first; idx < last; ++idx) {
+    T m[3], p[3];
+    direct_neighbours<D>(in, idx, nx, plane, m, p);
+    out[idx] = ftcs_point<D>(in[idx], m, p, c, s(idx));
+  }
+}
+
 template <int D, class T>
 void heat_step_cpu(const HeatArgs<T>& a, const T* in, T* out) {
   const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
@@ -107,11 +124,45 @@ void heat_step_cpu(const HeatArgs<T>& a, const T* in, T* out) {
       [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
         out[idx] = heat_point_bc<D>(a, in, i, j, k);
       },
-      [&, la = a](std::int64_t idx) {
-        // la: a copy the stores to out cannot alias, so the loop vectorises
-        T m[3], p[3];
-        direct_neighbours<D>(in, idx, nx, plane, m, p);
-        out[idx] = ftcs_point<D>(in[idx], m, p, la.c, heat_source(la, idx));
+      [&](std::int64_t first, std::int64_t last) {
+        if (a.source) {
+          heat_inner<D>(in, out, first, last, nx, plane, a.c,
+                        [&](std::int64_t idx) { return heat_source(a, idx); });
+        } else {
+          const T s = heat_source(a, first);  // a constant: the same at every point
+          heat_inner<D>(in, out, first, last, nx, plane, a.c, [s](std::int64_t) { return s; });
+        }
+      });
+}
+
+// Jacobi at points first..last − 1, all off every face; f(idx) is rhs_at.
+template <int D, class T, class Rhs>
+void jacobi_inner(const T* __restrict u, T* __restrict v, std::int64_t first, std::int64_t last,
+                  std::int64_t nx, std::int64_t plane, const T* __restrict ih2, T inv_diag, Rhs f) {
+  for (std::int64_t idx = first; idx < last; ++idx) {
+    T m[3], p[3];
+    direct_neighbours<D>(u, idx, nx, plane, m, p);
+    v[idx] = jacobi_formula<D>(m, p, ih2, f(idx), inv_diag);
+  }
+}
+
+template <int D, class T>
+void jacobi_sweep_cpu(const LaplaceArgs<T>& a, const T* u, T* v) {
+  const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
+  for_rows<D>(
+      a.n,
+      [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+        v[idx] = jacobi_point<D>(a, u, i, j, k);
+      },
+      [&](std::int64_t first, std::int64_t last) {
+        if (a.f) {
+          jacobi_inner<D>(u, v, first, last, nx, plane, a.ih2, a.inv_diag,
+                          [&](std::int64_t idx) { return rhs_at(a, idx); });
+        } else {
+          const T f = rhs_at(a, first);  // a constant: the same at every point
+          jacobi_inner<D>(u, v, first, last, nx, plane, a.ih2, a.inv_diag,
+                          [f](std::int64_t) { return f; });
+        }
       });
 }
 
@@ -350,21 +401,8 @@ class CpuBackend final : public Backend<T> {
   }
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    const T* u = in.data();
-    T* v = out.data();
-    const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
     by_dim(a.ndim, [&](auto d) {
-      constexpr int D = decltype(d)::value;
-      for_rows<D>(
-          a.n,
-          [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
-            v[idx] = jacobi_point<D>(a, u, i, j, k);
-          },
-          [&](std::int64_t idx) {
-            T m[3], p[3];
-            direct_neighbours<D>(u, idx, nx, plane, m, p);
-            v[idx] = jacobi_formula<D>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag);
-          });
+      jacobi_sweep_cpu<decltype(d)::value>(a, in.data(), out.data());
     });
   }
 
