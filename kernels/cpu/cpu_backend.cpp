@@ -4,6 +4,7 @@
 #include <fftw3.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <complex>
 #include <cmath>
@@ -61,19 +62,28 @@ class WallTimer final : public Timer {
 
 // Row by row: a row off every y and z face has its points 1..nx − 2 off
 // every face, so inner(first, last) may take the neighbours of points
-// first..last − 1 directly (a loop the compiler vectorises); every other point
-// goes through edge(i, j, k, idx), the formula with the boundary rules. The
-// same formula with the same operands in the same order either way, so the
+// first..last − 1 directly (a loop the compiler vectorises); a row on a
+// Dirichlet face in y or z is held, every point keeping its value, as the
+// point formulas' first rule says (heat_point_bc, jacobi_point); every other
+// point goes through edge(i, j, k, idx), the formula with the boundary rules.
+// The same formula with the same operands in the same order either way, so the
 // same values.
-template <int D, class Edge, class Inner>
-void for_rows(const std::int64_t* n, Edge&& edge, Inner&& inner) {
+template <int D, class T, class Edge, class Inner>
+void for_rows(const std::int64_t* n, const AxisBc<T>* bc, const T* in, T* out, Edge&& edge,
+              Inner&& inner) {
   const std::int64_t nx = n[0], ny = n[1], nz = n[2];
 #pragma omp parallel for collapse(2) schedule(static)
   for (std::int64_t k = 0; k < nz; ++k)
     for (std::int64_t j = 0; j < ny; ++j) {
+      const std::int64_t row = nx * (j + ny * k);
+      const bool held =
+          (D > 1 && on_dirichlet(j, ny, bc[1])) || (D > 2 && on_dirichlet(k, nz, bc[2]));
+      if (held) {
+        std::copy(in + row, in + row + nx, out + row);
+        continue;
+      }
       const bool off_faces =
           nx > 2 && (D < 2 || (j > 0 && j < ny - 1)) && (D < 3 || (k > 0 && k < nz - 1));
-      const std::int64_t row = nx * (j + ny * k);
       if (!off_faces) {
         for (std::int64_t i = 0; i < nx; ++i) edge(i, j, k, row + i);
         continue;
@@ -120,7 +130,7 @@ template <int D, class T>
 void heat_step_cpu(const HeatArgs<T>& a, const T* in, T* out) {
   const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
   for_rows<D>(
-      a.n,
+      a.n, a.bc, in, out,
       [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
         out[idx] = heat_point_bc<D>(a, in, i, j, k);
       },
@@ -150,7 +160,7 @@ template <int D, class T>
 void jacobi_sweep_cpu(const LaplaceArgs<T>& a, const T* u, T* v) {
   const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
   for_rows<D>(
-      a.n,
+      a.n, a.bc, u, v,
       [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
         v[idx] = jacobi_point<D>(a, u, i, j, k);
       },
