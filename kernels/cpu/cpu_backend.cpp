@@ -3,6 +3,7 @@
 // simple enough to trust by reading: the GPU is validated against it.
 #include <fftw3.h>
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -28,8 +29,16 @@ class HostMemory final : public MemoryResource {
  public:
   void* allocate(std::size_t bytes, const std::string& what) override {
     // 64-byte alignment for vector loads; round the size up as aligned_alloc wants.
-    std::size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded ? rounded : 64);
+    // Arrays of 2 MiB or more start on a 2 MiB boundary and ask for transparent
+    // huge pages (only a hint; where THP is in "madvise" mode, as on Debian,
+    // there are none without it): a 3D stencil walks three planes and an output
+    // at once, and on 4 KiB pages large grids run markedly slower
+    // (docs/performance.md). The bench's triad allocates here too.
+    const std::size_t huge = std::size_t(2) << 20;
+    const std::size_t align = bytes >= huge ? huge : 64;
+    std::size_t rounded = (bytes + align - 1) / align * align;
+    void* p = std::aligned_alloc(align, rounded ? rounded : 64);
+    if (p && align == huge) madvise(p, rounded, MADV_HUGEPAGE);
     if (!p) {
       // Same words as the GPU's message and the check before the run.
       char msg[160];
