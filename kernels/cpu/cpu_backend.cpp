@@ -125,9 +125,9 @@ inline void direct_neighbours(const T* u, std::int64_t idx, std::int64_t nx, std
 // aliasing and no branch per point, the compiler vectorises them.
 //
 // They are also compiled for AVX2 and picked at run time where the CPU has it:
-// the update is bound by its additions (11 per point, none fused), and AVX2
-// does twice as many per instruction as the baseline SSE2. The same operations
-// on every lane, so the same values. AVX2 alone, not x86-64-v3: that brings
+// the loops are bound by the core's arithmetic (3D heat: 11 additions and 3
+// products per point, none fused), and AVX2 does twice as much per instruction
+// as the baseline SSE2. The same operations on every lane, so the same values. AVX2 alone, not x86-64-v3: that brings
 // FMA, and g++ would then fuse a·b + c, which the point formulas must not see.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define GF_ROW_LOOP_CLONES __attribute__((target_clones("avx2", "default")))
