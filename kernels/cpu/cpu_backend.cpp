@@ -3,7 +3,9 @@
 // simple enough to trust by reading: the GPU is validated against it.
 #include <fftw3.h>
 #include <omp.h>
+#include <sys/mman.h>
 
+#include <algorithm>
 #include <chrono>
 #include <complex>
 #include <cmath>
@@ -27,8 +29,16 @@ class HostMemory final : public MemoryResource {
  public:
   void* allocate(std::size_t bytes, const std::string& what) override {
     // 64-byte alignment for vector loads; round the size up as aligned_alloc wants.
-    std::size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded ? rounded : 64);
+    // Arrays of 2 MiB or more start on a 2 MiB boundary and ask for transparent
+    // huge pages (only a hint; where THP is in "madvise" mode, as on Debian,
+    // there are none without it): a 3D stencil walks three planes and an output
+    // at once, and on 4 KiB pages large grids run markedly slower
+    // (docs/performance.md). The bench's triad allocates here too.
+    const std::size_t huge = std::size_t(2) << 20;
+    const std::size_t align = bytes >= huge ? huge : 64;
+    std::size_t rounded = (bytes + align - 1) / align * align;
+    void* p = std::aligned_alloc(align, rounded ? rounded : 64);
+    if (p && align == huge) madvise(p, rounded, MADV_HUGEPAGE);
     if (!p) {
       // Same words as the GPU's message and the check before the run.
       char msg[160];
@@ -60,25 +70,35 @@ class WallTimer final : public Timer {
 };
 
 // Row by row: a row off every y and z face has its points 1..nx − 2 off
-// every face, so inner(row, i) may take their neighbours directly (a loop the
-// compiler vectorises); every other point goes through edge(i, j, k), the
-// formula with the boundary rules. The same formula with the same operands in
-// the same order either way, so the same values.
-template <int D, class Edge, class Inner>
-void for_rows(const std::int64_t* n, Edge&& edge, Inner&& inner) {
+// every face, so inner(first, last) may take the neighbours of points
+// first..last − 1 directly (a loop the compiler vectorises); a row on a
+// Dirichlet face in y or z is held, every point keeping its value, as the
+// point formulas' first rule says (heat_point_bc, jacobi_point); every other
+// point goes through edge(i, j, k, idx), the formula with the boundary rules.
+// The same formula with the same operands in the same order either way, so the
+// same values.
+template <int D, class T, class Edge, class Inner>
+void for_rows(const std::int64_t* n, const AxisBc<T>* bc, const T* in, T* out, Edge&& edge,
+              Inner&& inner) {
   const std::int64_t nx = n[0], ny = n[1], nz = n[2];
 #pragma omp parallel for collapse(2) schedule(static)
   for (std::int64_t k = 0; k < nz; ++k)
     for (std::int64_t j = 0; j < ny; ++j) {
+      const std::int64_t row = nx * (j + ny * k);
+      const bool held =
+          (D > 1 && on_dirichlet(j, ny, bc[1])) || (D > 2 && on_dirichlet(k, nz, bc[2]));
+      if (held) {
+        std::copy(in + row, in + row + nx, out + row);
+        continue;
+      }
       const bool off_faces =
           nx > 2 && (D < 2 || (j > 0 && j < ny - 1)) && (D < 3 || (k > 0 && k < nz - 1));
-      const std::int64_t row = nx * (j + ny * k);
       if (!off_faces) {
         for (std::int64_t i = 0; i < nx; ++i) edge(i, j, k, row + i);
         continue;
       }
       edge(0, j, k, row);
-      for (std::int64_t i = 1; i < nx - 1; ++i) inner(row + i);
+      inner(row + 1, row + nx - 1);
       edge(nx - 1, j, k, row + nx - 1);
     }
 }
@@ -99,19 +119,82 @@ inline void direct_neighbours(const T* u, std::int64_t idx, std::int64_t nx, std
   }
 }
 
+// The inner loops below take their arrays as restrict parameters (out is
+// never an input) and their per-point term (source, right-hand side) as a
+// function picked once per row, a constant or a field read: with no possible
+// aliasing and no branch per point, the compiler vectorises them.
+//
+// They are also compiled for AVX2 and picked at run time where the CPU has it:
+// the loops are bound by the core's arithmetic (3D heat: 11 additions and 3
+// products per point, none fused), and AVX2 does twice as much per instruction
+// as the baseline SSE2. The same operations on every lane, so the same values. AVX2 alone, not x86-64-v3: that brings
+// FMA, and g++ would then fuse a·b + c, which the point formulas must not see.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GF_ROW_LOOP_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GF_ROW_LOOP_CLONES
+#endif
+
+// FTCS at points first..last − 1, all off every face; s(idx) is heat_source.
+template <int D, class T, class Source>
+GF_ROW_LOOP_CLONES void heat_inner(const T* __restrict in, T* __restrict out, std::int64_t first,
+                                   std::int64_t last, std::int64_t nx, std::int64_t plane,
+                                   const T* __restrict c, Source s) {
+  for (std::int64_t idx = first; idx < last; ++idx) {
+    T m[3], p[3];
+    direct_neighbours<D>(in, idx, nx, plane, m, p);
+    out[idx] = ftcs_point<D>(in[idx], m, p, c, s(idx));
+  }
+}
+
 template <int D, class T>
 void heat_step_cpu(const HeatArgs<T>& a, const T* in, T* out) {
   const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
   for_rows<D>(
-      a.n,
+      a.n, a.bc, in, out,
       [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
         out[idx] = heat_point_bc<D>(a, in, i, j, k);
       },
-      [&, la = a](std::int64_t idx) {
-        // la: a copy the stores to out cannot alias, so the loop vectorises
-        T m[3], p[3];
-        direct_neighbours<D>(in, idx, nx, plane, m, p);
-        out[idx] = ftcs_point<D>(in[idx], m, p, la.c, heat_source(la, idx));
+      [&](std::int64_t first, std::int64_t last) {
+        if (a.source) {
+          heat_inner<D>(in, out, first, last, nx, plane, a.c,
+                        [&](std::int64_t idx) { return heat_source(a, idx); });
+        } else {
+          const T s = heat_source(a, first);  // a constant: the same at every point
+          heat_inner<D>(in, out, first, last, nx, plane, a.c, [s](std::int64_t) { return s; });
+        }
+      });
+}
+
+// Jacobi at points first..last − 1, all off every face; f(idx) is rhs_at.
+template <int D, class T, class Rhs>
+GF_ROW_LOOP_CLONES void jacobi_inner(const T* __restrict u, T* __restrict v, std::int64_t first,
+                                     std::int64_t last, std::int64_t nx, std::int64_t plane,
+                                     const T* __restrict ih2, T inv_diag, Rhs f) {
+  for (std::int64_t idx = first; idx < last; ++idx) {
+    T m[3], p[3];
+    direct_neighbours<D>(u, idx, nx, plane, m, p);
+    v[idx] = jacobi_formula<D>(m, p, ih2, f(idx), inv_diag);
+  }
+}
+
+template <int D, class T>
+void jacobi_sweep_cpu(const LaplaceArgs<T>& a, const T* u, T* v) {
+  const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
+  for_rows<D>(
+      a.n, a.bc, u, v,
+      [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+        v[idx] = jacobi_point<D>(a, u, i, j, k);
+      },
+      [&](std::int64_t first, std::int64_t last) {
+        if (a.f) {
+          jacobi_inner<D>(u, v, first, last, nx, plane, a.ih2, a.inv_diag,
+                          [&](std::int64_t idx) { return rhs_at(a, idx); });
+        } else {
+          const T f = rhs_at(a, first);  // a constant: the same at every point
+          jacobi_inner<D>(u, v, first, last, nx, plane, a.ih2, a.inv_diag,
+                          [f](std::int64_t) { return f; });
+        }
       });
 }
 
@@ -350,22 +433,7 @@ class CpuBackend final : public Backend<T> {
   }
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    const T* u = in.data();
-    T* v = out.data();
-    const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
-    by_dim(a.ndim, [&](auto d) {
-      constexpr int D = decltype(d)::value;
-      for_rows<D>(
-          a.n,
-          [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
-            v[idx] = jacobi_point<D>(a, u, i, j, k);
-          },
-          [&](std::int64_t idx) {
-            T m[3], p[3];
-            direct_neighbours<D>(u, idx, nx, plane, m, p);
-            v[idx] = jacobi_formula<D>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag);
-          });
-    });
+    by_dim(a.ndim, [&](auto d) { jacobi_sweep_cpu<decltype(d)::value>(a, in.data(), out.data()); });
   }
 
   // Points of one colour read only points of the other: the order does not matter.

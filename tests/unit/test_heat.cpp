@@ -305,5 +305,8 @@ TEST_CASE("the CPU's row loops give the point formulas' values to the bit", "[he
       cpu_rows_equal_points<double>(2, {23, 17, 1}, lo, hi, src);
       cpu_rows_equal_points<float>(3, {13, 11, 9}, lo, hi, src);
       cpu_rows_equal_points<double>(3, {2, 5, 3}, lo, hi, src);
+      // rows long enough for the vector loops' main body and remainder at any width
+      cpu_rows_equal_points<float>(3, {70, 5, 4}, lo, hi, src);
+      cpu_rows_equal_points<double>(3, {37, 4, 6}, lo, hi, src);
     }
 }
