@@ -117,6 +117,10 @@ def main():
                 "of", "BW", "vs", "cpu"):
         if col not in head:
             fail(f"table header lacks '{col}': {table[0]}")
+    # of what the fraction is: the triad for CPU rows, the copy for GPU rows (SPEC)
+    kinds = {r["device"] == "cpu" for r in rows}
+    if len(kinds) == 1 and ("triad" if True in kinds else "copy") not in head:
+        fail(f"the table's fraction column does not say of what: {table[0]}")
     if len(table) != len(rows) + 1:
         fail(f"the table has {len(table) - 1} rows, bench.json {len(rows)}")
     for line, r in zip(table[1:], rows):
