@@ -37,6 +37,12 @@ class OutputWriter {
   void field(const Field<T>& f, std::function<void(const T*)> write);
   // A write that needs no snapshot (an in-situ frame's PNG): queued, or run here.
   void task(std::function<void()> write);
+  // What the in-situ frames hand their encoding to: task() when writing in
+  // the background, empty (write in turn) otherwise.
+  std::function<void(std::function<void()>)> queue() {
+    if (!background()) return {};
+    return [this](std::function<void()> t) { task(std::move(t)); };
+  }
   // Returns once everything queued is written; throws the first write error.
   void drain();
   // drain() for a run that fails for another reason: an error of the writer

@@ -173,9 +173,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   // them and joins its thread before those go.
   const auto [background, why_sync] = output_mode(opts);
   OutputWriter<T> outputs(backend, c.grid, background, why_sync);
-  std::function<void(std::function<void()>)> queue;
-  if (outputs.background())
-    queue = [&outputs](std::function<void()> t) { outputs.task(std::move(t)); };
+  const auto queue = outputs.queue();
   auto frame = [&] {
     if (frames && frames->due(solver.iterations()))
       ph.output_s += frames->write(solver.iterations(), solver.field(), queue);
@@ -321,9 +319,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   // it finishes them and joins its thread before those go.
   const auto [background, why_sync] = output_mode(opts);
   OutputWriter<T> outputs(backend, c.grid, background, why_sync);
-  std::function<void(std::function<void()>)> queue;
-  if (outputs.background())
-    queue = [&outputs](std::function<void()> t) { outputs.task(std::move(t)); };
+  const auto queue = outputs.queue();
   auto checkpoint = [&] {
     const auto t_out = Clock::now();
     outputs.drain();  // never ahead of the outputs before it; one HDF5 writer at a time
