@@ -259,9 +259,13 @@ TEST_CASE("GPU temporally blocked heat without walls equals one step at a time",
   // rules; float64 tiles are 64 wide), planes on the z walls and between
   constexpr BcType D = BcType::Dirichlet, N = BcType::Neumann, P = BcType::Periodic;
   const std::vector<AxisKinds> kinds = {{{D, N, P}, {N, D, P}}, {{P, P, N}, {P, P, D}}};
-  for (int k : {2, 4})
+  for (int k : {2, 3, 4})
     for (const auto& kind : kinds) {
       compare_time_block<float>(k, {100, 90, 300}, kind, k == 2);
       compare_time_block<double>(k, {150, 90, 140}, kind, k == 4);
+      // the vectorised pass (nx a multiple of 4): several wall-free tiles of
+      // 64 columns and rows in each direction
+      compare_time_block<float>(k, {200, 140, 150}, kind, k != 2);
+      compare_time_block<double>(k, {200, 140, 150}, kind, k == 3);
     }
 }
