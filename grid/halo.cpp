@@ -391,18 +391,21 @@ class DistributedBackend final : public Backend<T> {
   // neighbours need, the halo, whatever lies outside the core) first, then
   // the exchange of out's halos beside the core's update. `part(p)` runs
   // part p of the step on the inner backend; false when it does not split
-  // the step (then nothing is done here either). On the GPU the core's
-  // kernels are queued before the exchange, whose MPI calls may make the
-  // host wait, and the exchange runs on the halo stream (halo_fork); on the
-  // CPU the core is computed in the call, so the first axis's messages are
-  // sent before it and received after it.
+  // the step (then nothing is done here either). On the GPU the shell and
+  // the exchange go on the halo stream (halo_fork) and the core on the
+  // compute stream, queued before the exchange, whose MPI calls may make
+  // the host wait; on the CPU the core is computed in the call, so the first
+  // axis's messages are sent before it and received after it.
   template <class Part>
   bool overlapped(Field<T>& out, Kind kind, Part&& part) {
     if (!overlap_ || !out.grid().has_halo()) return false;
+    in_->halo_fork();
     const bool split = part(StepPart::Shell);
     note(kind, split);
-    if (!split) return false;
-    in_->halo_fork();
+    if (!split) {
+      in_->halo_join();
+      return false;
+    }
     const bool queued = in_->is_gpu();
     if (!queued) halo_.start(out);
     part(StepPart::Core);

@@ -224,11 +224,11 @@ class Backend {
     return false;
   }
   // Between halo_fork() and halo_join() the exchange's work (pack, unpack,
-  // peer_exchange, upload, download, synchronize) goes on a stream of its own
-  // that starts after the work queued so far, so that kernels queued
-  // meanwhile (a step's core) run beside it; halo_join() makes the work
-  // queued after it wait for the exchange. Nothing on the CPU, whose calls
-  // return when done.
+  // peer_exchange, upload, download, synchronize) and part Shell of a split
+  // step go on a stream of its own that starts after the work queued so far,
+  // so that kernels queued meanwhile on the compute stream (part Core) run
+  // beside them; halo_join() makes the work queued after it wait for them.
+  // Nothing on the CPU, whose calls return when done.
   virtual void halo_fork() {}
   virtual void halo_join() {}
 

@@ -543,11 +543,14 @@ class CudaBackend final : public Backend<T> {
       return fixed_op<StarStencilOp<T, decltype(d)::value>>(a, fixed_);
     });
   }
+  // The shell on the halo stream (ahead of the exchange that sends it: the
+  // compute stream outside halo_fork/halo_join), the core on the compute
+  // stream beside it.
   template <bool BOX, class Make>
   bool split(int ndim, const std::int64_t* n, const Field<T>& in, Field<T>& out, const Box& core,
              StepPart part, Make&& make) {
-    if (!launch_split<BOX>(ndim, n, in.data(), out.data(), core, part, stream_, make))
-      return false;
+    cudaStream_t s = part == StepPart::Shell ? xs_ : stream_;
+    if (!launch_split<BOX>(ndim, n, in.data(), out.data(), core, part, s, make)) return false;
     GF_CUDA_CHECK_LAUNCH();
     return true;
   }

@@ -30,23 +30,25 @@ struct BoxSet {
 };
 
 // Every point of the boxes, through op.face; consecutive threads along x.
-template <class Op>
+// I: the index type, 32-bit where the grid allows (the divisions dominate,
+// as in faces3d).
+template <class Op, class I>
 __global__ void __launch_bounds__(256) box_points(Op op,
                                                   const typename Op::value_type* __restrict__ in,
                                                   typename Op::value_type* __restrict__ out,
                                                   BoxSet set) {
-  const std::int64_t total = set.first[set.n];
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
-       t += stride) {
+  const I total = I(set.first[set.n]);
+  const I stride = I(gridDim.x) * I(blockDim.x);
+  for (I t = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); t < total; t += stride) {
     int b = 0;
-    while (t >= set.first[b + 1]) ++b;
-    const std::int64_t q = t - set.first[b];
-    const std::int64_t r = q / set.cnt[b][0];
-    const std::int64_t i = set.lo[b][0] + q % set.cnt[b][0];
-    const std::int64_t j = set.lo[b][1] + r % set.cnt[b][1];
-    const std::int64_t k = set.lo[b][2] + r / set.cnt[b][1];
-    out[i + op.n[0] * (j + op.n[1] * k)] = op.face(in, i, j, k);
+    while (t >= I(set.first[b + 1])) ++b;
+    const I q = t - I(set.first[b]), c0 = I(set.cnt[b][0]), c1 = I(set.cnt[b][1]);
+    const I r = q / c0;
+    const I i = I(set.lo[b][0]) + q % c0;
+    const I j = I(set.lo[b][1]) + r % c1;
+    const I k = I(set.lo[b][2]) + r / c1;
+    out[i + I(op.n[0]) * (j + I(op.n[1]) * k)] =
+        op.face(in, std::int64_t(i), std::int64_t(j), std::int64_t(k));
   }
 }
 
@@ -66,7 +68,10 @@ void launch_box_points(const Op& op, const typename Op::value_type* in,
   const std::int64_t total = set.first[set.n];
   if (total == 0) return;
   const unsigned blocks = unsigned(std::min<std::int64_t>((total + 255) / 256, 65535 * 8));
-  box_points<Op><<<blocks, 256, 0, s>>>(op, in, out, set);
+  if (op.n[0] * op.n[1] * op.n[2] < (std::int64_t(1) << 31) - 256 * std::int64_t(blocks))
+    box_points<Op, int><<<blocks, 256, 0, s>>>(op, in, out, set);
+  else
+    box_points<Op, std::int64_t><<<blocks, 256, 0, s>>>(op, in, out, set);
 }
 
 // Part `part` of one step of op (a march operator, D = 2 or 3 dimensions)
