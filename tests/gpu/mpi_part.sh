@@ -77,10 +77,12 @@ echo "[gpu][step_parts] tests: $(tail -1 "$OUT/step_parts.log")" >> "$OUT/summar
 
 step "MPI on the GPU: N ranks against one GPU (tests/e2e/mpi.py, --device cuda), default halos, then GRIDFORGE_HALO=mpi, then 2 ranks on one GPU"
 # (layouts with more ranks than GPUs share GPUs, and so take MPI halos;
-# gpu1: every rank on GPU 0, layouts of 2 ranks only)
+# gpu1: every rank on GPU 0, layouts of 2 ranks only; mpi:overlap, 2 ranks
+# only too: the layouts of more ranks took MPI in the first overlap run)
 for mode in heat2d heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit restart overlap mpi:heat3d_periodic mpi:jacobi mpi:overlap gpu1:overlap; do
   halo=auto; gpus=; maxnp=
   case $mode in mpi:*) halo=mpi; mode=${mode#mpi:};; gpu1:*) gpus=0; maxnp=2; mode=${mode#gpu1:};; esac
+  [ "$mode:$halo" = overlap:mpi ] && maxnp=2
   tag=${halo}${gpus:+_gpu1}
   env GRIDFORGE_HALO=$halo ${gpus:+CUDA_VISIBLE_DEVICES=$gpus} ${maxnp:+GF_MPI_MAXNP=$maxnp} GF_MPI_DEVICE=cuda GF_MPI_RTOL=1e-6 \
     "GF_MPIRUN=mpirun -x LD_LIBRARY_PATH -x PATH -x GRIDFORGE_HALO" \
