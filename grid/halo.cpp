@@ -31,10 +31,11 @@ bool mpi_cuda_aware() {
 #endif
 }
 
-bool halo_overlap_requested() {
+bool halo_overlap_requested(bool gpu) {
   const char* e = std::getenv("GRIDFORGE_HALO_OVERLAP");
   const std::string v = e ? e : "";
-  if (v.empty() || v == "1") return true;
+  if (v.empty()) return !gpu;
+  if (v == "1") return true;
   if (v == "0") return false;
   throw UsageError("GRIDFORGE_HALO_OVERLAP: '" + v + "' is not 0 or 1");
 }
@@ -275,11 +276,15 @@ class DistributedBackend final : public Backend<T> {
     const Grid g = d.local_grid();
     for (int a = 0; a < 3; ++a) parity_ += int(g.offset[a] & 1);
     parity_ &= 1;
-    const bool wanted = halo_overlap_requested();
+    const bool wanted = halo_overlap_requested(in_->is_gpu());
+    const char* e = std::getenv("GRIDFORGE_HALO_OVERLAP");
+    const bool asked = e && *e;
     overlap_ = wanted && d.overlap_fits();
     how_ = halo_.how() + (overlap_ ? ", overlapped with the interior update"
                           : wanted ? ", after each step (blocks under 3 halo widths thick)"
-                                   : ", after each step (GRIDFORGE_HALO_OVERLAP=0)");
+                          : asked  ? ", after each step (GRIDFORGE_HALO_OVERLAP=0)"
+                                   : ", after each step (on the GPU the overlap is taken only with "
+                                     "GRIDFORGE_HALO_OVERLAP=1 until it has been run on GPUs)");
   }
 
   std::string name() const override { return in_->name(); }

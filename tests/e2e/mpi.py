@@ -17,8 +17,9 @@ compares every output step of fields.h5. Modes:
       (same steps, min and max equal, mean within rounding), timing.json
       (ranks, rank_dims, the global grid), the .pvd listing one .pvti per
       step whose pieces tile the whole extent, fields.xdmf as on one rank.
-  overlap: the halo exchange overlapped with the interior update (the
-      default, GRIDFORGE_HALO_OVERLAP=1): explicit heat (3D, periodic axes
+  overlap: the halo exchange overlapped with the interior update
+      (GRIDFORGE_HALO_OVERLAP=1, the default on the CPU; tests/gpu/mpi_part.sh
+      sets it on the GPU): explicit heat (3D, periodic axes
       split over 2 and 3 ranks, uneven splits, 2×2) and Jacobi (2D, uneven,
       periodic), bit for bit (on the GPU too, GF_MPI_RTOL notwithstanding),
       rank 0's log saying the steps overlapped (on the GPU only where the

@@ -35,6 +35,11 @@ else
   echo "no libnccl.so.2 on this machine: the halos go through MPI" | tee -a "$OUT/summary.txt"
 fi
 
+# The overlapped halo exchange is on by default on the CPU only, off on the
+# GPU until these runs have passed there: ask for it (the "noov" runs and
+# mpi.py's GRIDFORGE_HALO_OVERLAP=0 layouts set 0 themselves).
+export GRIDFORGE_HALO_OVERLAP=${GRIDFORGE_HALO_OVERLAP:-1}
+
 step "MPI: the machine's MPI, $ngpu GPUs"
 command -v mpirun || { echo "FAILED: no mpirun on this machine"; fail=1; }
 mpirun --version 2>&1 | head -2
@@ -85,7 +90,7 @@ for mode in heat2d heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg h
   [ "$mode:$halo" = overlap:mpi ] && maxnp=2
   tag=${halo}${gpus:+_gpu1}
   env GRIDFORGE_HALO=$halo ${gpus:+CUDA_VISIBLE_DEVICES=$gpus} ${maxnp:+GF_MPI_MAXNP=$maxnp} GF_MPI_DEVICE=cuda GF_MPI_RTOL=1e-6 \
-    "GF_MPIRUN=mpirun -x LD_LIBRARY_PATH -x PATH -x GRIDFORGE_HALO" \
+    "GF_MPIRUN=mpirun -x LD_LIBRARY_PATH -x PATH -x GRIDFORGE_HALO -x GRIDFORGE_HALO_OVERLAP" \
     python3 tests/e2e/mpi.py "$GF_BIN" $mode "$OUT/mpi_$tag/$mode" > "$OUT/mpi_${tag}_$mode.log" 2>&1
   rc=$?
   tail -4 "$OUT/mpi_${tag}_$mode.log"

@@ -94,20 +94,25 @@ TEST_CASE("the core of a rank's block leaves out its halo and the layers it send
   CHECK(d.overlap_fits());
 }
 
-TEST_CASE("GRIDFORGE_HALO_OVERLAP is 0 or 1, on when unset", "[step_parts]") {
+TEST_CASE("GRIDFORGE_HALO_OVERLAP is 0 or 1, on when unset on the CPU, off on the GPU",
+          "[step_parts]") {
   const char* old = std::getenv("GRIDFORGE_HALO_OVERLAP");
   const std::string keep = old ? old : "";
   unsetenv("GRIDFORGE_HALO_OVERLAP");
-  CHECK(halo_overlap_requested());
+  CHECK(halo_overlap_requested(false));
+  CHECK_FALSE(halo_overlap_requested(true));
   setenv("GRIDFORGE_HALO_OVERLAP", "", 1);
-  CHECK(halo_overlap_requested());
+  CHECK(halo_overlap_requested(false));
+  CHECK_FALSE(halo_overlap_requested(true));
   setenv("GRIDFORGE_HALO_OVERLAP", "1", 1);
-  CHECK(halo_overlap_requested());
+  CHECK(halo_overlap_requested(false));
+  CHECK(halo_overlap_requested(true));
   setenv("GRIDFORGE_HALO_OVERLAP", "0", 1);
-  CHECK_FALSE(halo_overlap_requested());
+  CHECK_FALSE(halo_overlap_requested(false));
+  CHECK_FALSE(halo_overlap_requested(true));
   for (const char* bad : {"yes", "2", "off", " 1"}) {
     setenv("GRIDFORGE_HALO_OVERLAP", bad, 1);
-    CHECK_THROWS_MATCHES(halo_overlap_requested(), UsageError,
+    CHECK_THROWS_MATCHES(halo_overlap_requested(false), UsageError,
                          Catch::Matchers::Message(std::string("GRIDFORGE_HALO_OVERLAP: '") + bad +
                                                   "' is not 0 or 1"));
   }
