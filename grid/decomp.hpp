@@ -77,6 +77,28 @@ struct Decomp {
     }
     return g;
   }
+  // The overlapped halo exchange (grid/halo.hpp): the core of this rank's
+  // padded block, the points that are neither in the halo nor within `halo`
+  // layers of a shared face (so none of them is sent to a neighbour, and
+  // none is received). A step updates the rest (the shell) first, starts
+  // the exchange of its faces and updates the core meanwhile.
+  Box core_box() const {
+    const Grid g = local_grid();
+    Box b = Box::whole(g.n.data());
+    for (int a = 0; a < 3; ++a) {
+      if (g.halo_lo[a]) b.lo[a] = g.halo_lo[a] + halo;
+      if (g.halo_hi[a]) b.hi[a] = g.n[a] - g.halo_hi[a] - halo;
+    }
+    return b;
+  }
+  // Whether the overlap is worth it: the thinnest block of every split axis
+  // (the same on every rank) is at least 3 halo widths thick, so that each
+  // core is at least as thick as the layers sent on either side of it.
+  bool overlap_fits() const {
+    for (int a = 0; a < 3; ++a)
+      if (dims[a] > 1 && global.n[a] / dims[a] < 3 * std::int64_t(halo)) return false;
+    return true;
+  }
 };
 
 // The ranks per axis for nranks ranks on grid g with halos of width `halo`:

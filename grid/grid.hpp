@@ -2,9 +2,11 @@
 // h = extent/(n−1) on walled axes and extent/n on periodic ones, point i at
 // origin + i·h, arrays x-fastest.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/ops/boundary.hpp"
 
@@ -53,6 +55,52 @@ struct Grid {
     return s;
   }
 };
+
+// A box of grid points: [lo, hi) on each axis (x fastest; {0, 1} on missing axes).
+struct Box {
+  std::array<std::int64_t, 3> lo{0, 0, 0}, hi{1, 1, 1};
+  // Every point of an array of n points per axis.
+  static Box whole(const std::int64_t* n) {
+    Box b;
+    for (int a = 0; a < 3; ++a) b.hi[a] = n[a];
+    return b;
+  }
+  std::int64_t size() const {
+    std::int64_t s = 1;
+    for (int a = 0; a < 3; ++a) s *= std::max<std::int64_t>(0, hi[a] - lo[a]);
+    return s;
+  }
+  bool empty() const { return size() == 0; }
+};
+
+// The points of `outer` that are not in `inner` (clipped to outer), as at most
+// six disjoint boxes: the slabs below and above inner in z (whole in x and y),
+// then in y within inner's z range, then in x within inner's y and z ranges;
+// empty ones left out. The overlapped halo exchange updates these first
+// (grid/halo.hpp).
+inline std::vector<Box> shell_boxes(const Box& outer, const Box& inner) {
+  Box in = inner;
+  for (int a = 0; a < 3; ++a) {
+    in.lo[a] = std::clamp(in.lo[a], outer.lo[a], outer.hi[a]);
+    in.hi[a] = std::clamp(in.hi[a], in.lo[a], outer.hi[a]);
+  }
+  std::vector<Box> out;
+  if (in.empty()) {
+    if (!outer.empty()) out.push_back(outer);
+    return out;
+  }
+  Box rest = outer;  // what is left to cut, shrunk axis by axis from z down
+  for (int a = 2; a >= 0; --a) {
+    Box below = rest, above = rest;
+    below.hi[a] = in.lo[a];
+    above.lo[a] = in.hi[a];
+    if (!below.empty()) out.push_back(below);
+    if (!above.empty()) out.push_back(above);
+    rest.lo[a] = in.lo[a];
+    rest.hi[a] = in.hi[a];
+  }
+  return out;
+}
 
 // Face numbering: x- x+ y- y+ z- z+.
 constexpr int kFaces = 6;

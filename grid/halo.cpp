@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
 #include "core/mpi.hpp"
@@ -28,6 +29,15 @@ bool mpi_cuda_aware() {
 #else
   return false;
 #endif
+}
+
+bool halo_overlap_requested(bool gpu) {
+  const char* e = std::getenv("GRIDFORGE_HALO_OVERLAP");
+  const std::string v = e ? e : "";
+  if (v.empty()) return !gpu;
+  if (v == "1") return true;
+  if (v == "0") return false;
+  throw UsageError("GRIDFORGE_HALO_OVERLAP: '" + v + "' is not 0 or 1");
 }
 
 #if defined(GRIDFORGE_HAVE_MPI)
@@ -130,7 +140,32 @@ class HaloExchange {
 
   void exchange(Field<T>& f) {
     for (int a = 0; a < g_.ndim; ++a)
-      if (d_.dims[a] > 1) exchange_axis(f, a);
+      if (d_.dims[a] > 1) {
+        begin_axis(f, a);
+        end_axis(f, a);
+      }
+  }
+  // The same exchange in two calls, for the overlapped steps: start() sends
+  // the faces along the first split axis (NCCL: queues the whole exchange),
+  // finish() waits for them and exchanges along the other axes (whose slabs
+  // carry the halos just received into the edges and corners).
+  void start(Field<T>& f) {
+    first_ = 0;
+    while (d_.dims[first_] == 1) ++first_;
+    if (mode_ == HaloMode::Nccl) {
+      exchange(f);
+      return;
+    }
+    begin_axis(f, first_);
+  }
+  void finish(Field<T>& f) {
+    if (mode_ == HaloMode::Nccl) return;
+    end_axis(f, first_);
+    for (int a = first_ + 1; a < g_.ndim; ++a)
+      if (d_.dims[a] > 1) {
+        begin_axis(f, a);
+        end_axis(f, a);
+      }
   }
 
   bool staged() const { return staged_; }
@@ -143,52 +178,71 @@ class HaloExchange {
     count[a] = d_.halo;
   }
 
-  void exchange_axis(Field<T>& f, int a) {
-    const std::int64_t w = d_.halo, n = g_.n[a];
-    const int lo_rank = d_.neighbour(a, -1), hi_rank = d_.neighbour(a, +1);
-    std::int64_t lo[2][3], cnt[2][3];  // [0]: toward −, [1]: toward +
-    slab(a, g_.halo_lo[a], lo[0], cnt[0]);
-    slab(a, n - g_.halo_hi[a] - w, lo[1], cnt[1]);
+  // Along axis a: the two slabs sent, the two halos received, the neighbours.
+  struct AxisPlan {
+    std::int64_t lo[2][3], cnt[2][3];    // [0]: toward −, [1]: toward +
     std::int64_t rlo[2][3], rcnt[2][3];  // [0]: the − halo, [1]: the + halo
-    slab(a, 0, rlo[0], rcnt[0]);
-    slab(a, n - w, rlo[1], rcnt[1]);
-    const std::int64_t count = cnt[0][0] * cnt[0][1] * cnt[0][2];
-    const int peer[2] = {lo_rank, hi_rank};
-    if (mode_ == HaloMode::Nccl) {  // all on the device's stream, no host wait
+    std::int64_t count;
+    int peer[2];
+  };
+  AxisPlan plan(int a) const {
+    const std::int64_t w = d_.halo, n = g_.n[a];
+    AxisPlan p;
+    slab(a, g_.halo_lo[a], p.lo[0], p.cnt[0]);
+    slab(a, n - g_.halo_hi[a] - w, p.lo[1], p.cnt[1]);
+    slab(a, 0, p.rlo[0], p.rcnt[0]);
+    slab(a, n - w, p.rlo[1], p.rcnt[1]);
+    p.count = p.cnt[0][0] * p.cnt[0][1] * p.cnt[0][2];
+    p.peer[0] = d_.neighbour(a, -1);
+    p.peer[1] = d_.neighbour(a, +1);
+    return p;
+  }
+
+  // Posts the receives of axis a's halos and sends its faces (NCCL: the
+  // whole exchange of the axis, queued on the device's stream, no host wait).
+  void begin_axis(Field<T>& f, int a) {
+    const AxisPlan p = plan(a);
+    if (mode_ == HaloMode::Nccl) {
       for (int s = 0; s < 2; ++s)
-        if (peer[s] >= 0) be_.pack(f, lo[s], cnt[s], bufs_[s]);
-      be_.peer_exchange(&bufs_[0], &bufs_[2], peer, count);
+        if (p.peer[s] >= 0) be_.pack(f, p.lo[s], p.cnt[s], bufs_[s]);
+      be_.peer_exchange(&bufs_[0], &bufs_[2], p.peer, p.count);
       for (int s = 0; s < 2; ++s)
-        if (peer[s] >= 0) be_.unpack(f, rlo[s], rcnt[s], bufs_[2 + s]);
+        if (p.peer[s] >= 0) be_.unpack(f, p.rlo[s], p.rcnt[s], bufs_[2 + s]);
       return;
     }
-    const int bytes = int(count * std::int64_t(sizeof(T)));
+    const int bytes = int(p.count * std::int64_t(sizeof(T)));
     // Tags by direction of travel: with two ranks on a periodic axis both
     // neighbours are the same rank.
     const int tag_minus = 2 * a, tag_plus = 2 * a + 1;
-    MPI_Request req[4];
-    int nreq = 0;
+    nreq_ = 0;
     for (int s = 0; s < 2; ++s)
-      if (peer[s] >= 0)
-        MPI_Irecv(recv_ptr(s), bytes, MPI_BYTE, peer[s], s == 0 ? tag_plus : tag_minus,
-                  MPI_COMM_WORLD, &req[nreq++]);
+      if (p.peer[s] >= 0)
+        MPI_Irecv(recv_ptr(s), bytes, MPI_BYTE, p.peer[s], s == 0 ? tag_plus : tag_minus,
+                  MPI_COMM_WORLD, &req_[nreq_++]);
     for (int s = 0; s < 2; ++s)
-      if (peer[s] >= 0) be_.pack(f, lo[s], cnt[s], bufs_[s]);
+      if (p.peer[s] >= 0) be_.pack(f, p.lo[s], p.cnt[s], bufs_[s]);
     if (staged_) {
       for (int s = 0; s < 2; ++s)
-        if (peer[s] >= 0) download_prefix(bufs_[s], host_[s].data(), count);
+        if (p.peer[s] >= 0) download_prefix(bufs_[s], host_[s].data(), p.count);
     } else {
       be_.synchronize();  // the packed slabs are in memory before MPI reads them
     }
     for (int s = 0; s < 2; ++s)
-      if (peer[s] >= 0)
-        MPI_Isend(send_ptr(s), bytes, MPI_BYTE, peer[s], s == 0 ? tag_minus : tag_plus,
-                  MPI_COMM_WORLD, &req[nreq++]);
-    MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+      if (p.peer[s] >= 0)
+        MPI_Isend(send_ptr(s), bytes, MPI_BYTE, p.peer[s], s == 0 ? tag_minus : tag_plus,
+                  MPI_COMM_WORLD, &req_[nreq_++]);
+  }
+
+  // Waits for axis a's messages and unpacks its halos (NCCL: nothing left).
+  void end_axis(Field<T>& f, int a) {
+    if (mode_ == HaloMode::Nccl) return;
+    const AxisPlan p = plan(a);
+    MPI_Waitall(nreq_, req_, MPI_STATUSES_IGNORE);
+    nreq_ = 0;
     for (int s = 0; s < 2; ++s) {
-      if (peer[s] < 0) continue;
-      if (staged_) upload_prefix(host_[2 + s].data(), bufs_[2 + s], count);
-      be_.unpack(f, rlo[s], rcnt[s], bufs_[2 + s]);
+      if (p.peer[s] < 0) continue;
+      if (staged_) upload_prefix(host_[2 + s].data(), bufs_[2 + s], p.count);
+      be_.unpack(f, p.rlo[s], p.rcnt[s], bufs_[2 + s]);
     }
   }
 
@@ -208,22 +262,34 @@ class HaloExchange {
   HaloMode mode_ = HaloMode::Host;
   std::string how_;
   bool staged_ = false;
+  MPI_Request req_[4];  // the messages of the axis begun
+  int nreq_ = 0;
+  int first_ = 0;  // the axis start() began
 };
 
 template <class T>
 class DistributedBackend final : public Backend<T> {
  public:
   DistributedBackend(std::unique_ptr<Backend<T>> inner, const Decomp& d)
-      : in_(std::move(inner)), d_(d), halo_(d_, *in_) {
+      : in_(std::move(inner)), d_(d), halo_(d_, *in_), core_(d.core_box()) {
     parity_ = 0;
     const Grid g = d.local_grid();
     for (int a = 0; a < 3; ++a) parity_ += int(g.offset[a] & 1);
     parity_ &= 1;
+    const bool wanted = halo_overlap_requested(in_->is_gpu());
+    const char* e = std::getenv("GRIDFORGE_HALO_OVERLAP");
+    const bool asked = e && *e;
+    overlap_ = wanted && d.overlap_fits();
+    how_ = halo_.how() + (overlap_ ? ", overlapped with the interior update"
+                          : wanted ? ", after each step (blocks under 3 halo widths thick)"
+                          : asked  ? ", after each step (GRIDFORGE_HALO_OVERLAP=0)"
+                                   : ", after each step (on the GPU the overlap is taken only with "
+                                     "GRIDFORGE_HALO_OVERLAP=1 until it has been run on GPUs)");
   }
 
   std::string name() const override { return in_->name(); }
   bool is_gpu() const override { return in_->is_gpu(); }
-  const std::string& halo_how() const { return halo_.how(); }
+  const std::string& halo_how() const { return how_; }
   MemoryResource& memory() override { return in_->memory(); }
   std::unique_ptr<Timer> make_timer() override { return in_->make_timer(); }
   void synchronize() override { in_->synchronize(); }
@@ -235,6 +301,8 @@ class DistributedBackend final : public Backend<T> {
   void download(const Field<T>& f, T* host) override { in_->download(f, host); }
 
   void heat_step(const HeatArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    if (overlapped(out, kHeat, [&](StepPart p) { return in_->heat_step_part(a, in, out, core_, p); }))
+      return;
     in_->heat_step(a, in, out);
     refresh(out);
   }
@@ -242,6 +310,8 @@ class DistributedBackend final : public Backend<T> {
     in_->set_stencil_taps(taps);
   }
   void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    if (overlapped(out, kStencil, [&](StepPart p) { return in_->stencil_part(a, in, out, core_, p); }))
+      return;
     in_->apply_stencil(a, in, out);
     refresh(out);
   }
@@ -262,6 +332,9 @@ class DistributedBackend final : public Backend<T> {
   }
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    if (overlapped(out, kJacobi,
+                   [&](StepPart p) { return in_->jacobi_sweep_part(a, in, out, core_, p); }))
+      return;
     in_->jacobi_sweep(a, in, out);
     refresh(out);
   }
@@ -318,10 +391,57 @@ class DistributedBackend final : public Backend<T> {
     if (f.grid().has_halo()) halo_.exchange(f);
   }
 
+  enum Kind { kHeat, kJacobi, kStencil };
+  // The overlapped step (NVIDIA's mpi_overlap): the shell (the faces the
+  // neighbours need, the halo, whatever lies outside the core) first, then
+  // the exchange of out's halos beside the core's update. `part(p)` runs
+  // part p of the step on the inner backend; false when it does not split
+  // the step (then nothing is done here either). On the GPU the shell and
+  // the exchange go on the halo stream (halo_fork) and the core on the
+  // compute stream, queued before the exchange, whose MPI calls may make
+  // the host wait; on the CPU the core is computed in the call, so the first
+  // axis's messages are sent before it and received after it.
+  template <class Part>
+  bool overlapped(Field<T>& out, Kind kind, Part&& part) {
+    if (!overlap_ || !out.grid().has_halo()) return false;
+    in_->halo_fork();
+    const bool split = part(StepPart::Shell);
+    note(kind, split);
+    if (!split) {
+      in_->halo_join();
+      return false;
+    }
+    const bool queued = in_->is_gpu();
+    if (!queued) halo_.start(out);
+    part(StepPart::Core);
+    if (queued) halo_.start(out);
+    halo_.finish(out);
+    in_->halo_join();
+    return true;
+  }
+  // Says once per kind of step (rank 0's log) whether it overlaps.
+  void note(Kind kind, bool split) {
+    if (noted_[kind]) return;
+    noted_[kind] = true;
+    static const char* what[] = {"explicit heat steps", "Jacobi sweeps", "stencil steps"};
+    if (split)
+      spdlog::info("mpi: {} overlap the halo exchange with the interior update", what[kind]);
+    else
+      spdlog::info("mpi: {} exchange the halos after the whole step: {} does not split it here{}",
+                   what[kind], in_->name(),
+                   in_->is_gpu() ? " (the overlap needs the vectorised marches: 2D or 3D rows of "
+                                   "whole 16-byte vectors; for stencils a radius-1 preset)"
+                                 : "");
+  }
+
   std::unique_ptr<Backend<T>> in_;
   Decomp d_;
   HaloExchange<T> halo_;
   int parity_ = 0;
+  Box core_;
+  bool overlap_ = false;
+  bool noted_[3] = {false, false, false};
+  std::string how_;
 };
 
 }  // namespace

@@ -9,6 +9,16 @@
 // and fill the edges and corners that box stencils read (the classic
 // trick: 2·ndim messages instead of 26).
 //
+// Overlap (GRIDFORGE_HALO_OVERLAP=1, the default on the CPU; on the GPU only
+// when asked for, until the GPU path has been run on GPUs): explicit heat steps,
+// Jacobi sweeps and stencil steps are split in two (Backend::*_part): the
+// shell of the block (the halo and the `halo` layers inside each shared
+// face: Decomp::core_box) is updated first, then its faces travel while the
+// core is updated (on the GPU: the exchange on a stream of its own beside
+// the core's kernels), and the step returns with the halo filled, as
+// before, bit for bit. Where the blocks are thin (Decomp::overlap_fits) or
+// the backend does not split a step, the exchange follows the whole step.
+//
 // On the GPU the slabs go from device memory straight to MPI when the MPI
 // library is CUDA-aware (MPIX_Query_cuda_support at run time; the
 // environment variable GRIDFORGE_CUDA_AWARE=0/1 overrides it) and through
@@ -26,7 +36,12 @@ namespace gf {
 
 // True when the MPI library passes device pointers (see above).
 bool mpi_cuda_aware();
-// How the halos of `be` travel, in words, for the log: "MPI" on the CPU; on
+// GRIDFORGE_HALO_OVERLAP: 1: overlap where it applies (see above); 0: the
+// exchange follows each whole step; unset or empty: 1 on the CPU, 0 on the
+// GPU (whose overlapped path has not run on a GPU yet). A UsageError otherwise.
+bool halo_overlap_requested(bool gpu);
+// How the halos of `be` travel, in words, for the log (then whether they
+// overlap the interior update, and why not): "MPI" on the CPU; on
 // the GPU "NCCL between the GPUs" (the default when libnccl.so.2 loads at run
 // time on every rank and no two ranks share a GPU: one group of
 // ncclSend/ncclRecv on the compute stream per axis, no host synchronisation),

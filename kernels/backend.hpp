@@ -55,6 +55,10 @@ class Snapshots {
   virtual const T* host(int s) const = 0;
 };
 
+// The two parts of a step split for the overlapped halo exchange
+// (grid/halo.hpp): the points outside a core box, then the points inside it.
+enum class StepPart { Shell, Core };
+
 template <class T>
 class Backend;
 
@@ -195,6 +199,38 @@ class Backend {
   // Plans the transforms and takes the spectra's memory for fft_poisson on
   // this grid, so that the solve's time is the solve's (setup, not compute).
   virtual void prepare_fft(const LaplaceArgs<T>& a) { (void)a; }
+
+  // ---- Steps split in two, for the overlapped halo exchange (grid/halo.hpp) ----
+  // One heat step, Jacobi sweep or stencil step in two parts: part Shell
+  // writes out at every point outside box `core`, part Core at every point
+  // inside it (the same formula at every point as the whole step: together
+  // bit for bit the whole step). Core reads only `in`, writes only the core,
+  // and may run while the shell's faces travel. False, having done nothing,
+  // where the backend does not split this step (the caller then takes the
+  // whole step): the CPU always splits; the GPU where its marches run.
+  virtual bool heat_step_part(const HeatArgs<T>& args, const Field<T>& in, Field<T>& out,
+                              const Box& core, StepPart part) {
+    (void)args, (void)in, (void)out, (void)core, (void)part;
+    return false;
+  }
+  virtual bool jacobi_sweep_part(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out,
+                                 const Box& core, StepPart part) {
+    (void)a, (void)in, (void)out, (void)core, (void)part;
+    return false;
+  }
+  virtual bool stencil_part(const StencilArgs<T>& args, const Field<T>& in, Field<T>& out,
+                            const Box& core, StepPart part) {
+    (void)args, (void)in, (void)out, (void)core, (void)part;
+    return false;
+  }
+  // Between halo_fork() and halo_join() the exchange's work (pack, unpack,
+  // peer_exchange, upload, download, synchronize) and part Shell of a split
+  // step go on a stream of its own that starts after the work queued so far,
+  // so that kernels queued meanwhile on the compute stream (part Core) run
+  // beside them; halo_join() makes the work queued after it wait for them.
+  // Nothing on the CPU, whose calls return when done.
+  virtual void halo_fork() {}
+  virtual void halo_join() {}
 
   // ---- Halo exchange (grid/halo.hpp) ----
   // buf[...] = f over the box [lo, lo + count) (x fastest), and back. buf is

@@ -69,37 +69,41 @@ class WallTimer final : public Timer {
   std::chrono::steady_clock::time_point t0_;
 };
 
-// Row by row: a row off every y and z face has its points 1..nx − 2 off
-// every face, so inner(first, last) may take the neighbours of points
-// first..last − 1 directly (a loop the compiler vectorises); a row on a
-// Dirichlet face in y or z is held, every point keeping its value, as the
-// point formulas' first rule says (heat_point_bc, jacobi_point); every other
-// point goes through edge(i, j, k, idx), the formula with the boundary rules.
-// The same formula with the same operands in the same order either way, so the
-// same values.
+// Row by row over box b of the grid (the whole grid for a whole step, the
+// parts of a split one: backend.hpp): a row off every y and z face has its
+// points 1..nx − 2 off every face, so inner(first, last) may take the
+// neighbours of points first..last − 1 directly (a loop the compiler
+// vectorises); a row on a Dirichlet face in y or z is held, every point
+// keeping its value, as the point formulas' first rule says (heat_point_bc,
+// jacobi_point); every other point goes through edge(i, j, k, idx), the
+// formula with the boundary rules. The same formula with the same operands in
+// the same order either way, so the same values.
 template <int D, class T, class Edge, class Inner>
-void for_rows(const std::int64_t* n, const AxisBc<T>* bc, const T* in, T* out, Edge&& edge,
-              Inner&& inner) {
+void for_rows(const std::int64_t* n, const Box& b, const AxisBc<T>* bc, const T* in, T* out,
+              Edge&& edge, Inner&& inner) {
   const std::int64_t nx = n[0], ny = n[1], nz = n[2];
+  const std::int64_t i0 = b.lo[0], i1 = b.hi[0];
+  if (i0 >= i1) return;
 #pragma omp parallel for collapse(2) schedule(static)
-  for (std::int64_t k = 0; k < nz; ++k)
-    for (std::int64_t j = 0; j < ny; ++j) {
+  for (std::int64_t k = b.lo[2]; k < b.hi[2]; ++k)
+    for (std::int64_t j = b.lo[1]; j < b.hi[1]; ++j) {
       const std::int64_t row = nx * (j + ny * k);
       const bool held =
           (D > 1 && on_dirichlet(j, ny, bc[1])) || (D > 2 && on_dirichlet(k, nz, bc[2]));
       if (held) {
-        std::copy(in + row, in + row + nx, out + row);
+        std::copy(in + row + i0, in + row + i1, out + row + i0);
         continue;
       }
       const bool off_faces =
           nx > 2 && (D < 2 || (j > 0 && j < ny - 1)) && (D < 3 || (k > 0 && k < nz - 1));
       if (!off_faces) {
-        for (std::int64_t i = 0; i < nx; ++i) edge(i, j, k, row + i);
+        for (std::int64_t i = i0; i < i1; ++i) edge(i, j, k, row + i);
         continue;
       }
-      edge(0, j, k, row);
-      inner(row + 1, row + nx - 1);
-      edge(nx - 1, j, k, row + nx - 1);
+      const std::int64_t first = std::max<std::int64_t>(i0, 1), last = std::min(i1, nx - 1);
+      if (i0 == 0) edge(0, j, k, row);
+      if (first < last) inner(row + first, row + last);
+      if (i1 == nx) edge(nx - 1, j, k, row + nx - 1);
     }
 }
 
@@ -148,10 +152,10 @@ GF_ROW_LOOP_CLONES void heat_inner(const T* __restrict in, T* __restrict out, st
 }
 
 template <int D, class T>
-void heat_step_cpu(const HeatArgs<T>& a, const T* in, T* out) {
+void heat_step_cpu(const HeatArgs<T>& a, const Box& box, const T* in, T* out) {
   const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
   for_rows<D>(
-      a.n, a.bc, in, out,
+      a.n, box, a.bc, in, out,
       [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
         out[idx] = heat_point_bc<D>(a, in, i, j, k);
       },
@@ -179,10 +183,10 @@ GF_ROW_LOOP_CLONES void jacobi_inner(const T* __restrict u, T* __restrict v, std
 }
 
 template <int D, class T>
-void jacobi_sweep_cpu(const LaplaceArgs<T>& a, const T* u, T* v) {
+void jacobi_sweep_cpu(const LaplaceArgs<T>& a, const Box& box, const T* u, T* v) {
   const std::int64_t nx = a.n[0], plane = a.n[0] * a.n[1];
   for_rows<D>(
-      a.n, a.bc, u, v,
+      a.n, box, a.bc, u, v,
       [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
         v[idx] = jacobi_point<D>(a, u, i, j, k);
       },
@@ -199,13 +203,21 @@ void jacobi_sweep_cpu(const LaplaceArgs<T>& a, const T* u, T* v) {
 }
 
 template <int D, class T>
-void stencil_cpu(const StencilArgs<T>& a, const StencilTap<T>* taps, const T* in, T* out) {
-  const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
+void stencil_cpu(const StencilArgs<T>& a, const Box& b, const StencilTap<T>* taps, const T* in,
+                 T* out) {
+  const std::int64_t nx = a.n[0], ny = a.n[1];
 #pragma omp parallel for collapse(2) schedule(static)
-  for (std::int64_t k = 0; k < nz; ++k)
-    for (std::int64_t j = 0; j < ny; ++j)
-      for (std::int64_t i = 0; i < nx; ++i)
+  for (std::int64_t k = b.lo[2]; k < b.hi[2]; ++k)
+    for (std::int64_t j = b.lo[1]; j < b.hi[1]; ++j)
+      for (std::int64_t i = b.lo[0]; i < b.hi[0]; ++i)
         out[i + nx * (j + ny * k)] = stencil_point_bc<D>(a, taps, in, i, j, k);
+}
+
+// The boxes of one part of a split step (backend.hpp): the core, or the
+// boxes around it.
+inline std::vector<Box> part_boxes(const std::int64_t* n, const Box& core, StepPart part) {
+  if (part == StepPart::Core) return {core};
+  return shell_boxes(Box::whole(n), core);
 }
 
 // Calls fn(i, j, k, idx) at every point, parallel over the outer axes.
@@ -382,20 +394,30 @@ class CpuBackend final : public Backend<T> {
   }
 
   void heat_step(const HeatArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    switch (a.ndim) {
-      case 1: heat_step_cpu<1>(a, in.data(), out.data()); break;
-      case 2: heat_step_cpu<2>(a, in.data(), out.data()); break;
-      default: heat_step_cpu<3>(a, in.data(), out.data()); break;
-    }
+    heat_box(a, Box::whole(a.n), in, out);
+  }
+  bool heat_step_part(const HeatArgs<T>& a, const Field<T>& in, Field<T>& out, const Box& core,
+                      StepPart part) override {
+    for (const Box& b : part_boxes(a.n, core, part)) heat_box(a, b, in, out);
+    return true;
+  }
+  void heat_box(const HeatArgs<T>& a, const Box& b, const Field<T>& in, Field<T>& out) {
+    by_dim(a.ndim, [&](auto d) { heat_step_cpu<decltype(d)::value>(a, b, in.data(), out.data()); });
   }
 
   void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override { taps_ = taps; }
   void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    switch (a.ndim) {
-      case 1: stencil_cpu<1>(a, taps_.data(), in.data(), out.data()); break;
-      case 2: stencil_cpu<2>(a, taps_.data(), in.data(), out.data()); break;
-      default: stencil_cpu<3>(a, taps_.data(), in.data(), out.data()); break;
-    }
+    stencil_box(a, Box::whole(a.n), in, out);
+  }
+  bool stencil_part(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out, const Box& core,
+                    StepPart part) override {
+    for (const Box& b : part_boxes(a.n, core, part)) stencil_box(a, b, in, out);
+    return true;
+  }
+  void stencil_box(const StencilArgs<T>& a, const Box& b, const Field<T>& in, Field<T>& out) {
+    by_dim(a.ndim, [&](auto d) {
+      stencil_cpu<decltype(d)::value>(a, b, taps_.data(), in.data(), out.data());
+    });
   }
 
   FieldStats stats(const Field<T>& f) override {
@@ -433,7 +455,16 @@ class CpuBackend final : public Backend<T> {
   }
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    by_dim(a.ndim, [&](auto d) { jacobi_sweep_cpu<decltype(d)::value>(a, in.data(), out.data()); });
+    jacobi_box(a, Box::whole(a.n), in, out);
+  }
+  bool jacobi_sweep_part(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out,
+                         const Box& core, StepPart part) override {
+    for (const Box& b : part_boxes(a.n, core, part)) jacobi_box(a, b, in, out);
+    return true;
+  }
+  void jacobi_box(const LaplaceArgs<T>& a, const Box& b, const Field<T>& in, Field<T>& out) {
+    by_dim(a.ndim,
+           [&](auto d) { jacobi_sweep_cpu<decltype(d)::value>(a, b, in.data(), out.data()); });
   }
 
   // Points of one colour read only points of the other: the order does not matter.

@@ -20,6 +20,7 @@
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/halo_kernels.cuh"
 #include "kernels/cuda/nccl_peer.cuh"
+#include "kernels/cuda/part_kernels.cuh"
 #include "kernels/cuda/heat_kernels.cuh"
 #include "kernels/cuda/heat_tb_kernels.cuh"
 #include "kernels/cuda/laplace_kernels.cuh"
@@ -271,6 +272,7 @@ class CudaBackend final : public Backend<T> {
       : label_(label_for(device)), device_(device), mem_(label_) {
     GF_CUDA_CHECK(cudaSetDevice(device));
     GF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    xs_ = stream_;
     GF_CUDA_CHECK(cudaMallocHost(&stats_host_, sizeof(StatsAcc)));
     GF_CUDA_CHECK(cudaMallocHost(&sum_host_, sizeof(double)));
     const char* g = std::getenv("GRIDFORGE_CUDA_GRAPHS");
@@ -285,6 +287,9 @@ class CudaBackend final : public Backend<T> {
     cudaFreeHost(sum_host_);
     if (scratch_) mem_.deallocate(scratch_, scratch_bytes_);
     cudaFreeHost(stats_host_);
+    if (side_) cudaStreamDestroy(side_);
+    if (forked_) cudaEventDestroy(forked_);
+    if (joined_) cudaEventDestroy(joined_);
     cudaStreamDestroy(stream_);
   }
 
@@ -292,14 +297,15 @@ class CudaBackend final : public Backend<T> {
   bool is_gpu() const override { return true; }
   MemoryResource& memory() override { return mem_; }
   std::unique_ptr<Timer> make_timer() override { return std::make_unique<EventTimer>(stream_); }
-  void synchronize() override { GF_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  // (xs_: the compute stream, or between halo_fork and halo_join the halo stream)
+  void synchronize() override { GF_CUDA_CHECK(cudaStreamSynchronize(xs_)); }
 
   void upload(const T* host, Field<T>& f) override {
-    GF_CUDA_CHECK(cudaMemcpyAsync(f.data(), host, f.bytes(), cudaMemcpyHostToDevice, stream_));
+    GF_CUDA_CHECK(cudaMemcpyAsync(f.data(), host, f.bytes(), cudaMemcpyHostToDevice, xs_));
     synchronize();
   }
   void download(const Field<T>& f, T* host) override {
-    GF_CUDA_CHECK(cudaMemcpyAsync(host, f.data(), f.bytes(), cudaMemcpyDeviceToHost, stream_));
+    GF_CUDA_CHECK(cudaMemcpyAsync(host, f.data(), f.bytes(), cudaMemcpyDeviceToHost, xs_));
     synchronize();
   }
 
@@ -476,11 +482,11 @@ class CudaBackend final : public Backend<T> {
     nc.check(nc.group_start(), "ncclGroupStart");
     for (int s = 1; s >= 0; --s)  // toward peer[1] first (see backend.hpp)
       if (peer[s] >= 0)
-        nc.check(nc.send(send[s].data(), std::size_t(count), type, peer[s], peer_, stream_),
+        nc.check(nc.send(send[s].data(), std::size_t(count), type, peer[s], peer_, xs_),
                  "ncclSend");
     for (int s = 0; s < 2; ++s)
       if (peer[s] >= 0)
-        nc.check(nc.recv(recv[s].data(), std::size_t(count), type, peer[s], peer_, stream_),
+        nc.check(nc.recv(recv[s].data(), std::size_t(count), type, peer[s], peer_, xs_),
                  "ncclRecv");
     nc.check(nc.group_end(), "ncclGroupEnd");
   }
@@ -489,9 +495,64 @@ class CudaBackend final : public Backend<T> {
   void box_copy(T* u, const Grid& g, const std::int64_t* lo, const std::int64_t* c, T* buf) {
     const std::int64_t total = c[0] * c[1] * c[2];
     if (total == 0) return;
-    box_copy_kernel<T, ToBuf><<<flat_blocks(total), 256, 0, stream_>>>(
+    box_copy_kernel<T, ToBuf><<<flat_blocks(total), 256, 0, xs_>>>(
         u, g.n[0], g.n[1], lo[0], lo[1], lo[2], c[0], c[1], total, buf);
     GF_CUDA_CHECK_LAUNCH();
+  }
+
+  // ---- steps split for the overlapped halo exchange (part_kernels.cuh) ----
+  // The exchange's work goes on a stream of its own, of the highest priority
+  // (its few small kernels get SMs as soon as the core's blocks free them).
+  void halo_fork() override {
+    if (!side_) {
+      int least = 0, greatest = 0;
+      GF_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+      GF_CUDA_CHECK(cudaStreamCreateWithPriority(&side_, cudaStreamNonBlocking, greatest));
+      GF_CUDA_CHECK(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming));
+      GF_CUDA_CHECK(cudaEventCreateWithFlags(&joined_, cudaEventDisableTiming));
+    }
+    GF_CUDA_CHECK(cudaEventRecord(forked_, stream_));
+    GF_CUDA_CHECK(cudaStreamWaitEvent(side_, forked_, 0));
+    xs_ = side_;
+  }
+  void halo_join() override {
+    if (xs_ == stream_) return;
+    GF_CUDA_CHECK(cudaEventRecord(joined_, side_));
+    GF_CUDA_CHECK(cudaStreamWaitEvent(stream_, joined_, 0));
+    xs_ = stream_;
+  }
+  bool heat_step_part(const HeatArgs<T>& a, const Field<T>& in, Field<T>& out, const Box& core,
+                      StepPart part) override {
+    return split<false>(a.ndim, a.n, in, out, core, part,
+                        [&](auto d) { return HeatOp<T, decltype(d)::value>{a}; });
+  }
+  bool jacobi_sweep_part(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out,
+                         const Box& core, StepPart part) override {
+    return split<false>(a.ndim, a.n, in, out, core, part,
+                        [&](auto d) { return JacobiOp<T, decltype(d)::value>{a}; });
+  }
+  // The radius-1 presets (the marches' stencils) only.
+  bool stencil_part(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out, const Box& core,
+                    StepPart part) override {
+    if (fixed_.shape == FixedShape::None || fixed_.ndim != a.ndim) return false;
+    if (fixed_.shape == FixedShape::Box)
+      return split<true>(a.ndim, a.n, in, out, core, part, [&](auto d) {
+        return fixed_op<BoxStencilOp<T, decltype(d)::value>>(a, fixed_);
+      });
+    return split<false>(a.ndim, a.n, in, out, core, part, [&](auto d) {
+      return fixed_op<StarStencilOp<T, decltype(d)::value>>(a, fixed_);
+    });
+  }
+  // The shell on the halo stream (ahead of the exchange that sends it: the
+  // compute stream outside halo_fork/halo_join), the core on the compute
+  // stream beside it.
+  template <bool BOX, class Make>
+  bool split(int ndim, const std::int64_t* n, const Field<T>& in, Field<T>& out, const Box& core,
+             StepPart part, Make&& make) {
+    cudaStream_t s = part == StepPart::Shell ? xs_ : stream_;
+    if (!launch_split<BOX>(ndim, n, in.data(), out.data(), core, part, s, make)) return false;
+    GF_CUDA_CHECK_LAUNCH();
+    return true;
   }
 
   // ---- Laplace / Poisson ----
@@ -904,6 +965,9 @@ class CudaBackend final : public Backend<T> {
   StatsAcc* stats_host_ = nullptr;
   double* sum_host_ = nullptr;
   ncclComm_t peer_ = nullptr;  // NCCL over the ranks' GPUs (GRIDFORGE_HALO=nccl)
+  // The halo exchange's stream: stream_, or side_ between halo_fork and halo_join.
+  cudaStream_t xs_{}, side_ = nullptr;
+  cudaEvent_t forked_ = nullptr, joined_ = nullptr;
   void* scratch_ = nullptr;
   std::size_t scratch_bytes_ = 0;
   FixedStencil<T> fixed_;  // the taps' shape, when the marches can run them

@@ -25,6 +25,15 @@
 
 namespace gf {
 
+// The points a ranged march covers (the core of a step split for the
+// overlapped halo exchange, part_kernels.cuh): x from i_lo (a multiple of
+// W) below i_hi, y from j_lo below j_hi (2D: the rows), z from k_lo below
+// k_hi, inside the march's own reach (1 ≤ j < ny − 1, 1 ≤ k < nz − 1). A
+// march that is not RANGED ignores it and covers its whole reach.
+struct MarchRange {
+  int i_lo = 0, i_hi = 0, j_lo = 0, j_hi = 0, k_lo = 0, k_hi = 0;
+};
+
 // Off the y and z faces, vectorised in x: each thread owns W = 16/sizeof(T)
 // consecutive points of a row and moves them with 16-byte loads and stores;
 // it marches along z over kchunk planes with the z − 1, z, z + 1 vectors in
@@ -33,17 +42,19 @@ namespace gf {
 // loads. Needs nx % W == 0, 16-byte aligned fields and fewer than 2³¹ points.
 // (Heat on an H100 at 512³: 0.97 of copy bandwidth in float32, 0.92 in
 // float64; at most 40 registers for float32 at 6 blocks of 256 per SM.)
-template <class Op, class T, int MINB>
+template <class Op, class T, int MINB, bool RANGED = false>
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
-                                                          T* __restrict__ out, int kchunk) {
+                                                          T* __restrict__ out, int kchunk,
+                                                          MarchRange rg = {}) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
   const int nx = int(op.n[0]), ny = int(op.n[1]), nz = int(op.n[2]);
-  const int i0 = W * int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = 1 + int(blockIdx.y * blockDim.y + threadIdx.y);
-  if (i0 >= nx || j >= ny - 1) return;
-  const int kb = 1 + int(blockIdx.z) * kchunk;
-  const int ke = kb + kchunk < nz - 1 ? kb + kchunk : nz - 1;
+  const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i0 >= (RANGED ? rg.i_hi : nx) || j >= (RANGED ? rg.j_hi : ny - 1)) return;
+  const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
+  const int kend = RANGED ? rg.k_hi : nz - 1;
+  const int ke = kb + kchunk < kend ? kb + kchunk : kend;
   const int plane = nx * ny;
   int idx = i0 + nx * j + kb * plane;
   V zm = *reinterpret_cast<const V*>(in + idx - plane);
@@ -121,17 +132,19 @@ __device__ __forceinline__ void load_box_plane(BoxPlane<T>& p, const T* in, int 
 // The box march: as march3d_star, with the whole 3×3×3 neighbourhood of the
 // thread's points in registers (three rows of three planes), for operators
 // with diagonal taps. Same requirements.
-template <class Op, class T, int MINB>
+template <class Op, class T, int MINB, bool RANGED = false>
 __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restrict__ in,
-                                                         T* __restrict__ out, int kchunk) {
+                                                         T* __restrict__ out, int kchunk,
+                                                         MarchRange rg = {}) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
   const int nx = int(op.n[0]), ny = int(op.n[1]), nz = int(op.n[2]);
-  const int i0 = W * int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = 1 + int(blockIdx.y * blockDim.y + threadIdx.y);
-  if (i0 >= nx || j >= ny - 1) return;
-  const int kb = 1 + int(blockIdx.z) * kchunk;
-  const int ke = kb + kchunk < nz - 1 ? kb + kchunk : nz - 1;
+  const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i0 >= (RANGED ? rg.i_hi : nx) || j >= (RANGED ? rg.j_hi : ny - 1)) return;
+  const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
+  const int kend = RANGED ? rg.k_hi : nz - 1;
+  const int ke = kb + kchunk < kend ? kb + kchunk : kend;
   const int plane = nx * ny;
   int idx = i0 + nx * j + kb * plane;
   const bool has_left = i0 > 0, has_right = i0 + W < nx;
@@ -186,16 +199,17 @@ __global__ void __launch_bounds__(256) faces3d(Op op, const typename Op::value_t
 // Needs nx % W == 0, aligned fields and fewer than 2³¹ points. (The first
 // one-thread-per-point kernels ran a 16384² float32 Jacobi sweep at 0.27 of
 // copy bandwidth on an H200, this march 0.84.)
-template <bool BOX, class Op, class T>
+template <bool BOX, class Op, class T, bool RANGED = false>
 __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
-                                               T* __restrict__ out, int kc) {
+                                               T* __restrict__ out, int kc, MarchRange rg = {}) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
   const int nx = int(op.n[0]), ny = int(op.n[1]);
-  const int i0 = W * int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int jb = 1 + int(blockIdx.y * blockDim.y + threadIdx.y) * kc;
-  if (i0 >= nx || jb >= ny - 1) return;
-  const int je = min(jb + kc, ny - 1);
+  const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int jb = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y) * kc;
+  const int jend = RANGED ? rg.j_hi : ny - 1;
+  if (i0 >= (RANGED ? rg.i_hi : nx) || jb >= jend) return;
+  const int je = min(jb + kc, jend);
   int idx = i0 + nx * jb;
   // rows j − 1, j, j + 1 with their left and right values: one plane of a box
   // (left and right of the piece only where the row goes on: at a row's ends
@@ -339,6 +353,35 @@ void launch_march3d(const Op& op, const typename Op::value_type* in,
   // The faces kernel writes other points than the march: the two could
   // overlap; in one stream they simply follow each other.
   launch_faces3d(op, in, out, s);
+}
+
+// The march alone over range r (non-empty, inside its reach; no faces
+// kernel): the core of a split step (part_kernels.cuh). The same blocks and
+// z chunks as launch_march3d.
+template <bool BOX, class Op>
+void launch_march3d_range(const Op& op, const typename Op::value_type* in,
+                          typename Op::value_type* out, const MarchRange& r, cudaStream_t s) {
+  using T = typename Op::value_type;
+  constexpr int W = Vec16<T>::n;
+  const int kc = std::min(sizeof(T) == 4 ? 4 : 8, r.k_hi - r.k_lo);
+  const dim3 g(march_blocks((r.i_hi - r.i_lo) / W, 32), march_blocks(r.j_hi - r.j_lo, 8),
+               march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
+  constexpr int min_blocks = Op::min_blocks;
+  if constexpr (BOX)
+    march3d_box<Op, T, min_blocks, true><<<g, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+  else
+    march3d_star<Op, T, min_blocks, true><<<g, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+}
+
+// The 2D march alone over range r (rows j_lo..j_hi − 1; no row kernel).
+template <bool BOX, class Op>
+void launch_march2d_range(const Op& op, const typename Op::value_type* in,
+                          typename Op::value_type* out, const MarchRange& r, cudaStream_t s) {
+  using T = typename Op::value_type;
+  const int kc = 8;  // as launch_march2d
+  const dim3 grid(march_blocks((r.i_hi - r.i_lo) / Vec16<T>::n, 32),
+                  march_blocks((r.j_hi - r.j_lo + kc - 1) / kc, 8));
+  march2d<BOX, Op, T, true><<<grid, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
 }
 
 }  // namespace gf

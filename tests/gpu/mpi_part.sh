@@ -1,18 +1,26 @@
 # Part "mpi" of tests/gpu/run_on_gpu.sh (issue 8), sourced by it (step,
 # check, fail and OUT come from there). On a machine with 2 or more GPUs
-# (nvidia-h200-x2 or -x4), about 5 minutes:
+# (nvidia-h200-x2 or -x4), about 7 minutes:
 #   bash .devicepack/run.sh bash tests/gpu/run_on_gpu.sh "$OUT" mpi
 # 1. the machine's MPI: mpirun --version, CUDA support, which libmpi the
 #    bundled gridforge loads; the bundled libmpi (Debian's Open MPI) is tried
 #    first under the machine's mpirun, the machine's own libmpi second;
 # 2. N ranks on N GPUs against one GPU, with tests/e2e/mpi.py on --device
 #    cuda: bit for bit where the CPU is (any field that is not is reported
-#    with its difference, and passes within 1e-6 relative);
+#    with its difference, and passes within 1e-6 relative); mode overlap
+#    (the halo exchange overlapped with the interior update, the default, and
+#    GRIDFORGE_HALO_OVERLAP=0) with the default halos, with
+#    GRIDFORGE_HALO=mpi, and with 2 ranks on ONE GPU (CUDA_VISIBLE_DEVICES=0:
+#    the ranks share it, so the halos go through MPI); the split steps and
+#    the halo stream themselves ([gpu][step_parts] tests);
 # 3. strong and weak scaling at 1024^3 float32 of explicit heat (7 points,
 #    z periodic) and Jacobi (3D, 200 sweeps): T1, TN per step, T1/(N·TN)
 #    (weak: T1/TN with N times the points on N GPUs), into summary.txt, with
 #    the default halos (NCCL when libnccl.so.2 loads: it is looked for first
-#    and put on LD_LIBRARY_PATH) and, for comparison, with GRIDFORGE_HALO=mpi.
+#    and put on LD_LIBRARY_PATH) and, for comparison, with GRIDFORGE_HALO=mpi;
+#    the strong runs again with GRIDFORGE_HALO_OVERLAP=0 (both transports), so
+#    that summary.txt sets the overlapped exchange against the one after
+#    each step.
 
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 GF_BIN=$(command -v gridforge)
@@ -26,6 +34,11 @@ if [ -n "$nccl_lib" ] && [ -f "$nccl_lib" ]; then
 else
   echo "no libnccl.so.2 on this machine: the halos go through MPI" | tee -a "$OUT/summary.txt"
 fi
+
+# The overlapped halo exchange is on by default on the CPU only, off on the
+# GPU until these runs have passed there: ask for it (the "noov" runs and
+# mpi.py's GRIDFORGE_HALO_OVERLAP=0 layouts set 0 themselves).
+export GRIDFORGE_HALO_OVERLAP=${GRIDFORGE_HALO_OVERLAP:-1}
 
 step "MPI: the machine's MPI, $ngpu GPUs"
 command -v mpirun || { echo "FAILED: no mpirun on this machine"; fail=1; }
@@ -62,16 +75,31 @@ grep -h "^mpi:" "$OUT/mpi_smoke.log" 2>/dev/null | head -1
 timeout 120 "${MPIRUN[@]}" -np 2 "$GF_BIN" run cases/heat2d_plate.yaml --device cuda \
   --out "$OUT/mpi_smoke2" "grid.dims=[33,29]" heat.t_end=0.001 2>&1 | grep -E "^mpi:|device" | head -3 | tee -a "$OUT/summary.txt"
 
-step "MPI on the GPU: N ranks against one GPU (tests/e2e/mpi.py, --device cuda), default halos, then GRIDFORGE_HALO=mpi"
-# (layouts with more ranks than GPUs share GPUs, and so take MPI halos)
-for mode in heat2d heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit restart mpi:heat3d_periodic mpi:jacobi; do
-  halo=auto; case $mode in mpi:*) halo=mpi; mode=${mode#mpi:};; esac
-  env GRIDFORGE_HALO=$halo GF_MPI_DEVICE=cuda GF_MPI_RTOL=1e-6 "GF_MPIRUN=mpirun -x LD_LIBRARY_PATH -x PATH -x GRIDFORGE_HALO" \
-    python3 tests/e2e/mpi.py "$GF_BIN" $mode "$OUT/mpi_$halo/$mode" > "$OUT/mpi_${halo}_$mode.log" 2>&1
+step "the GPU's split steps and halo stream ([gpu][step_parts])"
+check gridforge_tests "[gpu][step_parts]" > "$OUT/step_parts.log" 2>&1
+tail -2 "$OUT/step_parts.log"
+echo "[gpu][step_parts] tests: $(tail -1 "$OUT/step_parts.log")" >> "$OUT/summary.txt"
+
+step "MPI on the GPU: N ranks against one GPU (tests/e2e/mpi.py, --device cuda), default halos, then GRIDFORGE_HALO=mpi, then 2 ranks on one GPU"
+# (layouts with more ranks than GPUs share GPUs, and so take MPI halos;
+# gpu1: every rank on GPU 0, layouts of 2 ranks only; mpi:overlap, 2 ranks
+# only too: the layouts of more ranks took MPI in the first overlap run)
+for mode in heat2d heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit restart overlap mpi:heat3d_periodic mpi:jacobi mpi:overlap gpu1:overlap; do
+  halo=auto; gpus=; maxnp=
+  case $mode in mpi:*) halo=mpi; mode=${mode#mpi:};; gpu1:*) gpus=0; maxnp=2; mode=${mode#gpu1:};; esac
+  [ "$mode:$halo" = overlap:mpi ] && maxnp=2
+  tag=${halo}${gpus:+_gpu1}
+  env GRIDFORGE_HALO=$halo ${gpus:+CUDA_VISIBLE_DEVICES=$gpus} ${maxnp:+GF_MPI_MAXNP=$maxnp} GF_MPI_DEVICE=cuda GF_MPI_RTOL=1e-6 \
+    "GF_MPIRUN=mpirun -x LD_LIBRARY_PATH -x PATH -x GRIDFORGE_HALO -x GRIDFORGE_HALO_OVERLAP" \
+    python3 tests/e2e/mpi.py "$GF_BIN" $mode "$OUT/mpi_$tag/$mode" > "$OUT/mpi_${tag}_$mode.log" 2>&1
   rc=$?
-  tail -4 "$OUT/mpi_${halo}_$mode.log"
-  [ $rc = 0 ] || { echo "FAILED: mpi.py $mode on the GPU, GRIDFORGE_HALO=$halo"; fail=1; }
-  echo "mpi.py $mode on the GPU, GRIDFORGE_HALO=$halo: $([ $rc = 0 ] && echo pass || echo FAIL)$(grep -c "NOT bit for bit" "$OUT/mpi_${halo}_$mode.log" | sed 's/^0$//; s/.\+/, & fields not bit for bit/')" >> "$OUT/summary.txt"
+  tail -4 "$OUT/mpi_${tag}_$mode.log"
+  [ $rc = 0 ] || { echo "FAILED: mpi.py $mode on the GPU, GRIDFORGE_HALO=$halo${gpus:+, one GPU}"; fail=1; }
+  echo "mpi.py $mode on the GPU, GRIDFORGE_HALO=$halo${gpus:+, 2 ranks on one GPU}: $([ $rc = 0 ] && echo pass || echo FAIL)$(grep -c "NOT bit for bit" "$OUT/mpi_${tag}_$mode.log" | sed 's/^0$//; s/.\+/, & fields not bit for bit/')" >> "$OUT/summary.txt"
+done
+# how many of the overlap mode's layouts rank 0's log said overlapped
+for tag in auto mpi auto_gpu1; do
+  echo "mpi.py overlap ($tag): $(grep -c "(overlap the halo exchange)" "$OUT/mpi_${tag}_overlap.log") layouts overlapped, $(grep -c "GRIDFORGE_HALO_OVERLAP=0)" "$OUT/mpi_${tag}_overlap.log") after each step, bit for bit against one GPU" | tee -a "$OUT/summary.txt"
 done
 
 step "MPI scaling at 1024^3 float32 (heat3d explicit, Jacobi): 1 to N GPUs"
@@ -83,7 +111,7 @@ per_step() {
 }
 scale_run() {  # workload np nz out [extra env...]
   local w=$1 np=$2 nz=$3 out=$4; shift 4
-  local launch=(); [ "$np" -gt 1 ] && launch=("${MPIRUN[@]}" -x GRIDFORGE_HALO -x GRIDFORGE_CUDA_AWARE -np "$np")
+  local launch=(); [ "$np" -gt 1 ] && launch=("${MPIRUN[@]}" -x GRIDFORGE_HALO -x GRIDFORGE_CUDA_AWARE -x GRIDFORGE_HALO_OVERLAP -np "$np")
   rm -rf "$out"
   if [ "$w" = heat ]; then
     env "$@" "${launch[@]}" "$GF_BIN" run cases/heat3d_hotspot.yaml --device cuda --out "$out" \
@@ -117,15 +145,24 @@ PY
   done
 done
 # The strong runs with MPI halos (staged through the host unless the MPI is
-# CUDA-aware), for comparison.
+# CUDA-aware), and both transports with the exchange after each whole step
+# (GRIDFORGE_HALO_OVERLAP=0) against the overlapped default, for comparison.
+strong_row() {  # workload n label out
+  local t1 ts
+  t1=$(per_step /tmp/gf_mpi/$1_1); ts=$(per_step "$4")
+  python3 -c "import sys; t1, ts, n = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]); print(f'mpi {sys.argv[4]} 1024^3 float32 strong {n} GPUs, {sys.argv[5]}: TN {ts:.4f} ms/step, efficiency T1/(N*TN) = {t1 / (n * ts):.3f}')" "$t1" "${ts:-nan}" "$2" "$1" "$3" | tee -a "$OUT/summary.txt"
+}
 for w in heat jacobi; do
-  t1=$(per_step /tmp/gf_mpi/${w}_1)
   for n in "${ns[@]}"; do
     [ "$n" = 1 ] && continue
+    scale_run $w "$n" 1024 /tmp/gf_mpi/${w}_strong_${n}_noov GRIDFORGE_HALO_OVERLAP=0
+    strong_row $w "$n" "default halos, GRIDFORGE_HALO_OVERLAP=0 (exchange after each step)" /tmp/gf_mpi/${w}_strong_${n}_noov
     scale_run $w "$n" 1024 /tmp/gf_mpi/${w}_strong_${n}_mpi GRIDFORGE_HALO=mpi
-    ts=$(per_step /tmp/gf_mpi/${w}_strong_${n}_mpi)
-    python3 -c "import sys; t1, ts, n = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]); print(f'mpi {sys.argv[4]} 1024^3 float32 strong {n} GPUs, GRIDFORGE_HALO=mpi: TN {ts:.4f} ms/step, efficiency T1/(N*TN) = {t1 / (n * ts):.3f}')" "$t1" "${ts:-nan}" "$n" "$w" | tee -a "$OUT/summary.txt"
+    strong_row $w "$n" "GRIDFORGE_HALO=mpi (overlapped)" /tmp/gf_mpi/${w}_strong_${n}_mpi
+    scale_run $w "$n" 1024 /tmp/gf_mpi/${w}_strong_${n}_mpi_noov GRIDFORGE_HALO=mpi GRIDFORGE_HALO_OVERLAP=0
+    strong_row $w "$n" "GRIDFORGE_HALO=mpi, GRIDFORGE_HALO_OVERLAP=0" /tmp/gf_mpi/${w}_strong_${n}_mpi_noov
   done
 done
-grep -h "^mpi:" /tmp/gf_mpi/heat_strong_2_mpi.log | head -1 | tee -a "$OUT/summary.txt"
-grep -h "^mpi:" /tmp/gf_mpi/heat_strong_2.log | head -1 | tee -a "$OUT/summary.txt"
+for r in heat_strong_2 heat_strong_2_noov heat_strong_2_mpi heat_strong_2_mpi_noov jacobi_strong_2; do
+  grep -h "^mpi:" /tmp/gf_mpi/$r.log | sed "s/^/$r: /" | tee -a "$OUT/summary.txt"
+done
