@@ -115,6 +115,26 @@ void write_checkpoint_of(const Case& c, io::Checkpoint& ck, const std::filesyste
   if (mpi::rank() == 0) io::write_checkpoint(path, ck);
 }
 
+// Writes the checkpoint of the solver's state (after the queued outputs:
+// one HDF5 writer at a time) and returns the seconds it took.
+template <class T, class Solver>
+double write_checkpoint_now(const Case& c, const RunOptions& opts, OutputWriter<T>& outputs,
+                            Solver& solver) {
+  const auto t_out = Clock::now();
+  outputs.drain();  // never ahead of the outputs before it
+  io::Checkpoint ck = checkpoint_of(c, opts.version);
+  solver.save(ck);
+  write_checkpoint_of<T>(c, ck, opts.out_dir / kCheckpointFile);
+  return seconds_since(t_out);
+}
+
+// The field series (fields.h5 + .xdmf, .vti/.pvti + .pvd) of this run.
+io::SeriesSpec series_spec(const Case& c, const RunOptions& opts) {
+  return io::SeriesSpec{opts.out_dir,  c.name,       c.decomp ? c.decomp->global : c.grid,
+                        c.precision,   c.output.vtk, c.output.hdf5,
+                        opts.version,  std::nullopt, c.decomp};
+}
+
 // What an interrupted run's message adds when it wrote a checkpoint.
 std::string restart_hint(const Case& c, const RunOptions& opts) {
   if (c.output.checkpoint_every <= 0) return "";
@@ -149,9 +169,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
                  "with no Dirichlet face f must balance the boundaries)",
                  solver.mean_removed());
 
-  io::SeriesSpec sspec{opts.out_dir, c.name,       c.decomp ? c.decomp->global : c.grid,
-                       c.precision,  c.output.vtk, c.output.hdf5,
-                       opts.version, std::nullopt, c.decomp};
+  io::SeriesSpec sspec = series_spec(c, opts);
   io::CsvLog log(opts.out_dir / "log.csv", {"iteration", "residual"});
   if (opts.restart) {
     solver.restore(*opts.restart);
@@ -191,14 +209,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
     last_written = it;
   };
 
-  auto checkpoint = [&] {
-    const auto t_out = Clock::now();
-    outputs.drain();  // never ahead of the outputs before it; one HDF5 writer at a time
-    io::Checkpoint ck = checkpoint_of(c, opts.version);
-    solver.save(ck);
-    write_checkpoint_of<T>(c, ck, opts.out_dir / kCheckpointFile);
-    ph.output_s += seconds_since(t_out);
-  };
+  auto checkpoint = [&] { ph.output_s += write_checkpoint_now(c, opts, outputs, solver); };
 
   if (!opts.restart) {
     log.row({0.0, solver.residual()});
@@ -282,9 +293,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   Stepper<T>& solver = *stepper;
   const double setup_s = seconds_since(t_start) - solver.upload_ms() / 1e3;
 
-  io::SeriesSpec spec{opts.out_dir, c.name,           c.decomp ? c.decomp->global : c.grid,
-                      c.precision,  c.output.vtk,     c.output.hdf5,
-                      opts.version, std::nullopt,     c.decomp};
+  io::SeriesSpec spec = series_spec(c, opts);
   io::CsvLog log(opts.out_dir / "log.csv", {"step", "time", "wall_s", "min", "max", "mean"});
   if (opts.restart) {
     // The rows and outputs of the checkpoint's step itself are written again
@@ -320,14 +329,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   const auto [background, why_sync] = output_mode(opts);
   OutputWriter<T> outputs(backend, c.grid, background, why_sync);
   const auto queue = outputs.queue();
-  auto checkpoint = [&] {
-    const auto t_out = Clock::now();
-    outputs.drain();  // never ahead of the outputs before it; one HDF5 writer at a time
-    io::Checkpoint ck = checkpoint_of(c, opts.version);
-    solver.save(ck);
-    write_checkpoint_of<T>(c, ck, opts.out_dir / kCheckpointFile);
-    output_s += seconds_since(t_out);
-  };
+  auto checkpoint = [&] { output_s += write_checkpoint_now(c, opts, outputs, solver); };
 
   auto observe = [&](bool is_output, bool log_row) {
     const FieldStats st = backend.stats(solver.field());
