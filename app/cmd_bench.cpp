@@ -288,8 +288,6 @@ int cmd_bench(const BenchArgs& a) {
     for (std::size_t i = 0; i < p.devices.size(); ++i) {
       if (interrupt_requested()) throw InterruptedError("bench interrupted; nothing written");
       const std::string label = device_label(p.choices[i], p.devices[i]);
-      // The CPU reference takes one step per pass whatever the depth asked.
-      if (it.time_block > 1 && p.choices[i].gpu < 0) continue;
       auto be = make_backend<T>(p.choices[i]);
       if (auto r = run_row<T>(it, label, p.choices[i], *be, bws.at(label), p.timing))
         rows.push_back(*r);

@@ -107,7 +107,8 @@ class Backend {
   // one pass over memory for these args. asked = k forces k where the
   // backend has such a pass, else 1; asked = 0 (auto) returns the deepest
   // pass it has for these args (1: none), and the solver times the depths up
-  // to it and keeps the fastest. The CPU reference always says 1.
+  // to it and keeps the fastest. The CPU and CUDA executors have passes for
+  // 3D grids (k = 2 to 4); the default here, and over several ranks, is 1.
   virtual int heat_time_block(const HeatArgs<T>& args, int asked) const {
     (void)args;
     (void)asked;

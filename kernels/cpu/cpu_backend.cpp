@@ -170,6 +170,94 @@ void heat_step_cpu(const HeatArgs<T>& a, const Box& box, const T* in, T* out) {
       });
 }
 
+// One row of a level of the temporal-blocking wavefront below, points
+// first..last − 1 off every face: the row c of the plane below, its rows
+// yl, yr in y and zm, zp in z (distinct arrays from out).
+template <class T, class Source>
+GF_ROW_LOOP_CLONES void heat_tb_inner(const T* __restrict c, const T* __restrict yl,
+                                      const T* __restrict yr, const T* __restrict zm,
+                                      const T* __restrict zp, T* __restrict out,
+                                      std::int64_t first, std::int64_t last,
+                                      const T* __restrict cc, Source s) {
+  for (std::int64_t i = first; i < last; ++i) {
+    const T m[3] = {c[i - 1], yl[i], zm[i]}, p[3] = {c[i + 1], yr[i], zp[i]};
+    out[i] = ftcs_point<3>(c[i], m, p, cc, s(i));
+  }
+}
+
+// k explicit 3D steps in one pass, in → out, bit for bit k heat_step_cpu
+// calls: a wavefront along z. Level 0 is `in`; levels 1..k − 1 each live in a
+// ring of three planes (which stay in the caches), level k is `out`. When
+// plane z of level 0 has been passed, level 1 is computed at z, level 2 at
+// z − 1, ..., level k at z − k + 1 (each needs the level below at p − 1, p,
+// p + 1). On a periodic z axis the levels below k are computed k − l planes
+// beyond either end too (wrapped), as the GPU's passes do. Each point goes
+// through tb_point (ops/heat.hpp: heat_point_bc's rules from the neighbours
+// as held here) or, off every face, heat_tb_inner: the same formula with the
+// same operands in the same order. The rows of a plane are shared among the
+// threads, with a barrier after each plane of each level.
+template <class T>
+void heat_steps_cpu(const HeatArgs<T>& a, int k, const T* in, T* out) {
+  const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2], plane = nx * ny;
+  const bool px = a.bc[0].lo == BcType::Periodic, py = a.bc[1].lo == BcType::Periodic,
+             pz = a.bc[2].lo == BcType::Periodic;
+  std::vector<T> ring(std::size_t(k - 1) * 3 * std::size_t(plane));
+  const auto wrap = [](std::int64_t g, std::int64_t n) { return ((g % n) + n) % n; };
+  // level l's plane p (p wrapped on a periodic z; level 0: in; level k: out)
+  const auto level = [&](int l, std::int64_t p) -> T* {
+    if (l == 0) return const_cast<T*>(in) + plane * (pz ? wrap(p, nz) : p);
+    if (l == k) return out + plane * p;
+    return ring.data() + (std::size_t(l - 1) * 3 + std::size_t(wrap(p, 3))) * std::size_t(plane);
+  };
+  // the planes of level l computed: [lo(l), hi(l))
+  const auto lo = [&](int l) { return pz ? -std::int64_t(k - l) : std::int64_t(0); };
+  const auto hi = [&](int l) { return pz ? nz + (k - l) : nz; };
+  const auto x_walls = [&](std::int64_t i) { return tb_walls<T>(int(i), int(nx), px, a.bc[0]); };
+#pragma omp parallel
+  for (std::int64_t z = lo(1); z < hi(1) + k - 1; ++z)
+    for (int l = 1; l <= k; ++l) {
+      const std::int64_t p = z - (l - 1);
+      if (p < lo(l) || p >= hi(l)) continue;  // alike on every thread
+      const std::int64_t iz = pz ? wrap(p, nz) : p;
+      const TbWalls wz = tb_walls<T>(int(iz), int(nz), pz, a.bc[2]);
+      const T* cpl = level(l - 1, p);
+      // beyond a z wall the neighbour plane is not read: the plane itself stands in
+      const T* zmp = (pz || p > 0) ? level(l - 1, p - 1) : cpl;
+      const T* zpp = (pz || p < nz - 1) ? level(l - 1, p + 1) : cpl;
+      T* dst = level(l, p);
+#pragma omp for schedule(static)
+      for (std::int64_t j = 0; j < ny; ++j) {
+        const TbWalls wy = tb_walls<T>(int(j), int(ny), py, a.bc[1]);
+        const std::int64_t jl = j > 0 ? j - 1 : (py ? ny - 1 : j);
+        const std::int64_t jr = j < ny - 1 ? j + 1 : (py ? 0 : j);
+        const T *c = cpl + nx * j, *yl = cpl + nx * jl, *yr = cpl + nx * jr;
+        const T *zm = zmp + nx * j, *zp = zpp + nx * j;
+        T* o = dst + nx * j;
+        const std::int64_t base = nx * (j + ny * iz);  // the row's index in the grid
+        const auto src = [&](std::int64_t i) { return heat_source(a, base + i); };
+        const auto point = [&](std::int64_t i) {
+          const T xl = i > 0 ? c[i - 1] : (px ? c[nx - 1] : c[i]);
+          const T xr = i < nx - 1 ? c[i + 1] : (px ? c[0] : c[i]);
+          o[i] = tb_point<true>(a, x_walls(i), wy, wz, src(i), c[i], xl, xr, yl[i], yr[i], zm[i],
+                                zp[i]);
+        };
+        const bool plain = !(wy.held || wy.lo || wy.hi || wz.held || wz.lo || wz.hi) && nx > 2;
+        if (!plain) {
+          for (std::int64_t i = 0; i < nx; ++i) point(i);
+          continue;
+        }
+        point(0);
+        if (a.source) {
+          heat_tb_inner(c, yl, yr, zm, zp, o, 1, nx - 1, a.c, src);
+        } else {
+          const T s = heat_source(a, base);  // a constant: the same at every point
+          heat_tb_inner(c, yl, yr, zm, zp, o, 1, nx - 1, a.c, [s](std::int64_t) { return s; });
+        }
+        point(nx - 1);
+      }
+    }
+}
+
 // Jacobi at points first..last − 1, all off every face; f(idx) is rhs_at.
 template <int D, class T, class Rhs>
 GF_ROW_LOOP_CLONES void jacobi_inner(const T* __restrict u, T* __restrict v, std::int64_t first,
@@ -401,6 +489,18 @@ class CpuBackend final : public Backend<T> {
     for (const Box& b : part_boxes(a.n, core, part)) heat_box(a, b, in, out);
     return true;
   }
+  // 3D grids: k = 2 to 4 steps a pass (a wavefront along z, heat_steps_cpu).
+  int heat_time_block(const HeatArgs<T>& a, int asked) const override {
+    if (a.ndim != 3 || a.n[2] < 2) return 1;
+    if (asked > 0) return asked >= 2 && asked <= kDeepestTimeBlock ? asked : 1;
+    return kDeepestTimeBlock;  // auto: the solver measures which pays
+  }
+  void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
+    if (heat_time_block(a, k) != k || k < 2)
+      throw DeviceError("cpu: no temporally blocked heat pass of " + std::to_string(k) + " steps here");
+    heat_steps_cpu(a, k, in.data(), out.data());
+  }
+  static constexpr int kDeepestTimeBlock = 4;
   void heat_box(const HeatArgs<T>& a, const Box& b, const Field<T>& in, Field<T>& out) {
     by_dim(a.ndim, [&](auto d) { heat_step_cpu<decltype(d)::value>(a, b, in.data(), out.data()); });
   }

@@ -40,41 +40,6 @@ __device__ __forceinline__ int tb_axis_index(int g, int n, bool periodic) {
   return g < 0 ? g + n : g;
 }
 
-// Where a column or a plane sits against the walls, worked out once: held
-// (a Dirichlet point), and which faces take the mirrored neighbour.
-struct TbWalls {
-  bool held, lo, hi;
-};
-
-template <class T>
-__device__ __forceinline__ TbWalls tb_walls(int i, int n, bool periodic, const AxisBc<T>& bc) {
-  if (periodic) return {false, false, false};
-  return {on_dirichlet<T>(i, n, bc), i == 0, i == n - 1};
-}
-
-// One point of a time level from the level below: u its value, xl, xr, yl,
-// yr its x and y neighbours (from the tile or the thread's own strip), zm and
-// zp from registers, s its source term (heat_source's value); with WALLS, the
-// wall rules of heat_point_bc where the point sits on a wall face. The
-// neighbours go into ftcs_point in the order heat_point_bc gives them.
-template <bool WALLS, class T>
-__device__ __forceinline__ T tb_point(const HeatArgs<T>& a, TbWalls wx, TbWalls wy, TbWalls wz,
-                                      T s, T u, T xl, T xr, T yl, T yr, T zm, T zp) {
-  T m[3], p[3];
-  if constexpr (WALLS) {
-    if (wx.held || wy.held || wz.held) return u;
-    m[0] = wx.lo ? xr + a.bc[0].ghost_lo : xl;
-    p[0] = wx.hi ? xl + a.bc[0].ghost_hi : xr;
-    m[1] = wy.lo ? yr + a.bc[1].ghost_lo : yl;
-    p[1] = wy.hi ? yl + a.bc[1].ghost_hi : yr;
-    m[2] = wz.lo ? zp + a.bc[2].ghost_lo : zm;
-    p[2] = wz.hi ? zm + a.bc[2].ghost_hi : zp;
-  } else {
-    m[0] = xl, p[0] = xr, m[1] = yl, p[1] = yr, m[2] = zm, p[2] = zp;
-  }
-  return ftcs_point<3>(u, m, p, a.c, s);
-}
-
 // The shape of a blocked pass: BX × TY threads, each owning a strip of S
 // points along y, so a block holds a BX × (TY·S) tile of every level's
 // plane; its inner (BX − 2K) × (TY·S − 2K) points are written.

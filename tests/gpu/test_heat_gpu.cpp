@@ -12,38 +12,13 @@
 #include "kernels/backend.hpp"
 #include "core/error.hpp"
 #include "kernels/device.hpp"
+#include "tests/unit/heat_test_util.hpp"
 
 using namespace gf;
+using test::random_args;
+using test::random_field;
 
 namespace {
-
-template <class T>
-std::vector<T> random_field(std::size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
-
-template <class T>
-HeatArgs<T> random_args(int ndim, const std::int64_t* n, BcType lo, BcType hi, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> d(0.01, 0.15);  // stable: Σc ≤ 0.45
-  HeatArgs<T> a;
-  a.ndim = ndim;
-  for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = ax < ndim ? n[ax] : 1;
-    a.c[ax] = ax < ndim ? static_cast<T>(d(rng)) : T(0);
-    // periodic must pair with periodic; mix the others across axes
-    const bool per = lo == BcType::Periodic;
-    a.bc[ax].lo = per ? lo : (ax % 2 ? hi : lo);
-    a.bc[ax].hi = per ? hi : (ax % 2 ? lo : hi);
-    a.bc[ax].ghost_lo = static_cast<T>(d(rng));
-    a.bc[ax].ghost_hi = static_cast<T>(-d(rng));
-  }
-  a.dt = static_cast<T>(1e-3);
-  a.source_const = static_cast<T>(d(rng));
-  return a;
-}
 
 template <class T>
 void compare_step(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bool source_field,
@@ -159,113 +134,36 @@ TEST_CASE("GPU out-of-memory is a DeviceError naming what and how much", "[gpu][
   }
 }
 
-namespace {
-
-struct AxisKinds {
-  BcType lo[3], hi[3];
-};
-
-// k steps in one temporally blocked pass, twice, against 2k single steps on
-// the GPU: equal bit for bit (same formula, same neighbours, same order).
-template <class T>
-void compare_time_block(int k, std::vector<std::int64_t> n, const AxisKinds& kinds,
-                        bool source_field) {
-  std::mt19937_64 rng(4321 + k * 131 + n[0] * 7 + n[2] + int(kinds.lo[0]) * 5 +
-                      int(kinds.hi[2]) * 3 + source_field);
-  HeatArgs<T> a = random_args<T>(3, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
-  for (int ax = 0; ax < 3; ++ax) {
-    a.bc[ax].lo = kinds.lo[ax];
-    a.bc[ax].hi = kinds.hi[ax];
-  }
-  Grid g;
-  g.ndim = 3;
-  for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
-  const std::size_t np = static_cast<std::size_t>(g.size());
-  const auto u0 = random_field<T>(np, rng);
-  const auto s0 = random_field<T>(np, rng);
-  const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
-  auto gpu = make_cuda_backend<T>(0);
-  REQUIRE(gpu->heat_time_block(a, k) == k);
-  auto run = [&](bool blocked) {
-    Field<T> u = gpu->make_field(g, "u"), v = gpu->make_field(g, "v"), s = gpu->make_field(g, "s");
-    gpu->upload(u0.data(), u);
-    gpu->upload(s0.data(), s);
-    HeatArgs<T> args = a;
-    if (source_field) args.source = s.data();
-    for (int pass = 0; pass < 2; ++pass) {
-      gpu->upload(poison.data(), v);
-      if (blocked) {
-        gpu->heat_steps(args, k, u, v);
-        u.swap(v);
-      } else {
-        for (int i = 0; i < k; ++i) {
-          gpu->heat_step(args, u, v);
-          u.swap(v);
-        }
-      }
-    }
-    std::vector<T> out(np);
-    gpu->download(u, out.data());
-    return out;
-  };
-  const auto one = run(false);
-  const auto blocked = run(true);
-  std::size_t unwritten = 0, differ = 0;
-  for (std::size_t i = 0; i < np; ++i) {
-    if (std::isnan(double(blocked[i]))) ++unwritten;
-    else if (std::memcmp(&blocked[i], &one[i], sizeof(T)) != 0) ++differ;
-  }
-  INFO("k " << k << " n " << n[0] << "x" << n[1] << "x" << n[2] << " x " << int(kinds.lo[0]) << "/"
-            << int(kinds.hi[0]) << " y " << int(kinds.lo[1]) << "/" << int(kinds.hi[1]) << " z "
-            << int(kinds.lo[2]) << "/" << int(kinds.hi[2]) << " source field " << source_field
-            << " float" << 8 * sizeof(T));
-  CHECK(unwritten == 0);
-  CHECK(differ == 0);
-}
-
-}  // namespace
-
 TEST_CASE("GPU temporally blocked heat equals one step at a time, bit for bit", "[gpu]") {
-  constexpr BcType D = BcType::Dirichlet, N = BcType::Neumann, P = BcType::Periodic;
-  const std::vector<AxisKinds> kinds = {
-      {{D, D, D}, {D, D, D}},
-      {{N, N, N}, {N, N, N}},
-      {{P, P, P}, {P, P, P}},
-      {{P, N, D}, {P, D, N}},  // x periodic, y Neumann/Dirichlet, z Dirichlet/Neumann
-      {{N, D, P}, {D, N, P}},  // z periodic
-  };
-  // several tiles in x and y, partial ones; several z chunks (128 planes
-  // each); a grid smaller than one tile; a periodic axis shorter than k
+  // several tiles in x and y, partial ones; several z chunks; a grid smaller
+  // than one tile; a periodic axis shorter than k
   const std::vector<std::vector<std::int64_t>> shapes = {
       {37, 29, 23}, {70, 33, 150}, {5, 4, 3}, {36, 11, 19}};
+  auto gpu32 = make_cuda_backend<float>(0);
+  auto gpu64 = make_cuda_backend<double>(0);
   for (int k : {2, 3, 4})
-    for (const auto& kind : kinds)
+    for (const auto& kind : test::time_block_kinds())
       for (const auto& n : shapes)
         for (bool src : {false, true}) {
-          compare_time_block<float>(k, n, kind, src);
-          compare_time_block<double>(k, n, kind, src);
+          test::compare_time_block<float>(*gpu32, k, n, kind, src);
+          test::compare_time_block<double>(*gpu64, k, n, kind, src);
         }
-  // the CPU reference takes one step per pass, whatever is asked
-  auto cpu = make_cpu_backend<float>();
-  HeatArgs<float> a;
-  a.ndim = 3;
-  a.n[0] = a.n[1] = a.n[2] = 32;
-  CHECK(cpu->heat_time_block(a, 2) == 1);
-  CHECK(cpu->heat_time_block(a, 0) == 1);
 }
 
 TEST_CASE("GPU temporally blocked heat without walls equals one step at a time", "[gpu]") {
-  // blocks clear of every x and y face (the kernel's path without the wall
+  // blocks clear of every x and y face (the kernels' paths without the wall
   // rules; float64 tiles are 64 wide), planes on the z walls and between
   constexpr BcType D = BcType::Dirichlet, N = BcType::Neumann, P = BcType::Periodic;
-  const std::vector<AxisKinds> kinds = {{{D, N, P}, {N, D, P}}, {{P, P, N}, {P, P, D}}};
+  const std::vector<test::AxisKinds> kinds = {{{D, N, P}, {N, D, P}}, {{P, P, N}, {P, P, D}}};
+  auto gpu32 = make_cuda_backend<float>(0);
+  auto gpu64 = make_cuda_backend<double>(0);
   for (int k : {2, 3, 4})
     for (const auto& kind : kinds) {
-      compare_time_block<float>(k, {100, 90, 300}, kind, k == 2);
-      compare_time_block<double>(k, {150, 90, 140}, kind, k == 4);
-      // the vectorised pass (nx a multiple of 4): several wall-free tiles of
-      // 64 columns and rows in each direction
-      compare_time_block<float>(k, {200, 140, 150}, kind, k != 2);
-      compare_time_block<double>(k, {200, 140, 150}, kind, k == 3);
+      test::compare_time_block<float>(*gpu32, k, {100, 90, 300}, kind, k == 2);
+      test::compare_time_block<double>(*gpu64, k, {150, 90, 140}, kind, k == 4);
+      // the vectorised pass (nx a multiple of 4): several wall-free tiles in
+      // each direction
+      test::compare_time_block<float>(*gpu32, k, {200, 140, 150}, kind, k != 2);
+      test::compare_time_block<double>(*gpu64, k, {200, 140, 150}, kind, k == 3);
     }
 }
