@@ -203,12 +203,15 @@ void heat_steps_cpu(const HeatArgs<T>& a, int k, const T* in, T* out) {
              pz = a.bc[2].lo == BcType::Periodic;
   std::vector<T> ring(std::size_t(k - 1) * 3 * std::size_t(plane));
   const auto wrap = [](std::int64_t g, std::int64_t n) { return ((g % n) + n) % n; };
-  // level l's plane p (p wrapped on a periodic z; level 0: in; level k: out)
-  const auto level = [&](int l, std::int64_t p) -> T* {
-    if (l == 0) return const_cast<T*>(in) + plane * (pz ? wrap(p, nz) : p);
-    if (l == k) return out + plane * p;
+  // level l's plane p in its ring (1 ≤ l < k)
+  const auto ring_plane = [&](int l, std::int64_t p) {
     return ring.data() + (std::size_t(l - 1) * 3 + std::size_t(wrap(p, 3))) * std::size_t(plane);
   };
+  // the planes read (level 0: in, wrapped on a periodic z) and written (level k: out)
+  const auto source_plane = [&](int l, std::int64_t p) -> const T* {
+    return l == 0 ? in + plane * (pz ? wrap(p, nz) : p) : ring_plane(l, p);
+  };
+  const auto target_plane = [&](int l, std::int64_t p) { return l == k ? out + plane * p : ring_plane(l, p); };
   // the planes of level l computed: [lo(l), hi(l))
   const auto lo = [&](int l) { return pz ? -std::int64_t(k - l) : std::int64_t(0); };
   const auto hi = [&](int l) { return pz ? nz + (k - l) : nz; };
@@ -220,11 +223,11 @@ void heat_steps_cpu(const HeatArgs<T>& a, int k, const T* in, T* out) {
       if (p < lo(l) || p >= hi(l)) continue;  // alike on every thread
       const std::int64_t iz = pz ? wrap(p, nz) : p;
       const TbWalls wz = tb_walls<T>(int(iz), int(nz), pz, a.bc[2]);
-      const T* cpl = level(l - 1, p);
+      const T* cpl = source_plane(l - 1, p);
       // beyond a z wall the neighbour plane is not read: the plane itself stands in
-      const T* zmp = (pz || p > 0) ? level(l - 1, p - 1) : cpl;
-      const T* zpp = (pz || p < nz - 1) ? level(l - 1, p + 1) : cpl;
-      T* dst = level(l, p);
+      const T* zmp = (pz || p > 0) ? source_plane(l - 1, p - 1) : cpl;
+      const T* zpp = (pz || p < nz - 1) ? source_plane(l - 1, p + 1) : cpl;
+      T* dst = target_plane(l, p);
 #pragma omp for schedule(static)
       for (std::int64_t j = 0; j < ny; ++j) {
         const TbWalls wy = tb_walls<T>(int(j), int(ny), py, a.bc[1]);

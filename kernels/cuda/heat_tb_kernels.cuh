@@ -228,11 +228,6 @@ struct TbvShape {
   static_assert(S * W <= 32, "a patch's face points fit one bit mask");
 };
 
-template <int R>
-struct TbRot {
-  static constexpr int value = R;
-};
-
 template <bool XYW, class T, class Sh>
 __device__ __forceinline__ void tbv_march(const HeatArgs<T>& a, const T* __restrict__ in,
                                           T* __restrict__ out, T* __restrict__ edge, int zchunk,
@@ -421,9 +416,9 @@ __device__ __forceinline__ void tbv_march(const HeatArgs<T>& a, const T* __restr
   // Whole rounds of three planes: up to two more than [zs, ke + K) are
   // marched through, read as zeros and never written.
   for (int z = zs; z < ke + K; z += 3) {
-    step(z, TbRot<0>{});
-    step(z + 1, TbRot<1>{});
-    step(z + 2, TbRot<2>{});
+    step(z, std::integral_constant<int, 0>{});
+    step(z + 1, std::integral_constant<int, 1>{});
+    step(z + 2, std::integral_constant<int, 2>{});
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
+#include "tests/unit/random_field.hpp"
 #include "kernels/device.hpp"
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
@@ -18,14 +19,6 @@
 using namespace gf;
 
 namespace {
-
-template <class T>
-std::vector<T> random_values(std::size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
 
 template <class T>
 LaplaceArgs<T> random_args(int ndim, const std::int64_t* n, BcType lo, BcType hi,
@@ -84,8 +77,8 @@ void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bo
   g.ndim = ndim;
   for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
   const std::size_t np = static_cast<std::size_t>(g.size());
-  const auto u0 = random_values<T>(np, rng), f0 = random_values<T>(np, rng);
-  auto x0 = random_values<T>(np, rng);
+  const auto u0 = test::random_field<T>(np, rng), f0 = test::random_field<T>(np, rng);
+  auto x0 = test::random_field<T>(np, rng);
   // CG's vectors are 0 at Dirichlet points
   for (std::int64_t k = 0; k < g.n[2]; ++k)
     for (std::int64_t j = 0; j < g.n[1]; ++j)
@@ -225,7 +218,7 @@ TEST_CASE("GPU spectral Poisson (cuFFT) equals the CPU one (FFTW)", "[gpu]") {
       const std::size_t np = static_cast<std::size_t>(g.size());
       auto check = [&](auto tag, const auto& a, double tol) {
         using T = decltype(tag);
-        const auto f0 = random_values<T>(np, rng);
+        const auto f0 = test::random_field<T>(np, rng);
         const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
         auto solve = [&](Backend<T>& be, double* res) {
           Field<T> f = be.make_field(g, "f"), u = be.make_field(g, "u");

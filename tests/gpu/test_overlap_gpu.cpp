@@ -23,6 +23,7 @@
 #include "io/checkpoint.hpp"
 #include "io/output.hpp"
 #include "kernels/backend.hpp"
+#include "tests/unit/random_field.hpp"
 #include "kernels/device.hpp"
 #include "solvers/run.hpp"
 
@@ -30,14 +31,6 @@ using namespace gf;
 namespace fs = std::filesystem;
 
 namespace {
-
-template <class T>
-std::vector<T> random_values(std::size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
 
 template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
@@ -73,7 +66,7 @@ void check_snapshots(std::vector<std::int64_t> n, int slots) {
   const std::size_t np = std::size_t(g.size());
   std::mt19937_64 rng(77 + np + slots);
   const HeatArgs<T> a = heat_args<T>(g, rng, BcType::Neumann);
-  const auto u0 = random_values<T>(np, rng);
+  const auto u0 = test::random_field<T>(np, rng);
   const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
   auto gpu = make_cuda_backend<T>(0);
   // The reference: downloads after 0, 3, 6, ... steps.
@@ -140,8 +133,8 @@ void check_heat_graphs(std::vector<std::int64_t> n, BcType bc, bool source_field
   HeatArgs<T> b0 = a0;  // another dt, as the short last step of a t_end run
   b0.dt = static_cast<T>(0.4e-3);
   for (int ax = 0; ax < g.ndim; ++ax) b0.c[ax] = static_cast<T>(double(a0.c[ax]) * 0.4);
-  const auto u0 = random_values<T>(np, rng);
-  const auto s0 = random_values<T>(np, rng);
+  const auto u0 = test::random_field<T>(np, rng);
+  const auto s0 = test::random_field<T>(np, rng);
   const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
   auto gpu = make_cuda_backend<T>(0);
   if (gpu->steps_per_call(g) <= 1) WARN("no CUDA graphs here (GRIDFORGE_CUDA_GRAPHS=0?)");
@@ -214,7 +207,7 @@ void check_stencil_graphs(std::vector<std::int64_t> n, int radius) {
   a.radius = radius;
   a.update = true;
   a.coeff = static_cast<T>(0.3);
-  const auto u0 = random_values<T>(np, rng);
+  const auto u0 = test::random_field<T>(np, rng);
   const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
   auto gpu = make_cuda_backend<T>(0);
   auto run = [&](bool graphs) {
@@ -271,8 +264,8 @@ void check_laplace_graphs(std::vector<std::int64_t> n, BcType bc, bool sor) {
   a.inv_diag = static_cast<T>(1.0 / diag);
   a.omega = static_cast<T>(1.6);
   a.f_const = static_cast<T>(0.3);
-  const auto u0 = random_values<T>(np, rng);
-  const auto f0 = random_values<T>(np, rng);
+  const auto u0 = test::random_field<T>(np, rng);
+  const auto f0 = test::random_field<T>(np, rng);
   const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
   auto gpu = make_cuda_backend<T>(0);
   auto run = [&](bool graphs) {

@@ -12,16 +12,9 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "tests/unit/random_field.hpp"
 
 namespace gf::test {
-
-template <class T>
-std::vector<T> random_field(std::size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(d(rng));
-  return v;
-}
 
 template <class T>
 HeatArgs<T> random_args(int ndim, const std::int64_t* n, BcType lo, BcType hi, std::mt19937_64& rng) {
