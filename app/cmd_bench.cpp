@@ -297,9 +297,12 @@ int cmd_bench(const BenchArgs& a) {
     for (int d : p.dims)
       for (Precision prec : p.precisions)
         for (std::int64_t n : p.sizes ? *p.sizes : default_sizes(d)) {
-          for (int tb : w == "heat" ? p.time_blocks : std::vector<int>{1}) {
-            BenchItem it{w, default_bench_method(w, d), d, n, prec, tb};
-            if (w == "stencil" && p.stencil) it.method = *p.stencil;
+          std::string method = default_bench_method(w, d);
+          if (w == "stencil" && p.stencil) method = *p.stencil;
+          // depths for heat and for the stencil the blocked passes run (star7)
+          const bool blocks = w == "heat" || (w == "stencil" && method == "star7");
+          for (int tb : blocks ? p.time_blocks : std::vector<int>{1}) {
+            BenchItem it{w, method, d, n, prec, tb};
             if (prec == Precision::Float32)
               run_typed(float{}, it);
             else

@@ -13,7 +13,7 @@ struct RunArgs {
   std::optional<std::string> device;
   std::optional<std::string> out;
   std::optional<std::string> restart;  // checkpoint.h5 to continue from
-  std::optional<std::string> time_block;  // heat.time_block
+  std::optional<std::string> time_block;  // heat.time_block or stencil.time_block
   bool dry_run = false, quiet = false, json = false;
   std::string command_line;
 };
@@ -24,7 +24,7 @@ struct ValidateArgs {
   std::vector<std::string> overrides;
   std::optional<double> rtol, atol;
   std::optional<long long> steps;
-  std::optional<std::string> time_block;  // heat.time_block
+  std::optional<std::string> time_block;  // heat.time_block or stencil.time_block
   bool quiet = false;
 };
 int cmd_validate(const ValidateArgs& a);

@@ -74,10 +74,12 @@ std::string now_iso8601() {
 Case load_case_with(const std::string& path, std::vector<std::string> overrides,
                     const std::optional<std::string>& time_block) {
   if (!time_block) return load_case(path, overrides);
-  if (const Case c = load_case(path, overrides); c.workload != Workload::Heat)
-    throw UsageError("--time-block: temporal blocking is for heat cases; " + path + " is a " +
-                     to_string(c.workload) + " case");
-  overrides.push_back("heat.time_block=" + *time_block);
+  const Case c = load_case(path, overrides);
+  if (c.workload != Workload::Heat && c.workload != Workload::Stencil)
+    throw UsageError("--time-block: temporal blocking is for heat and stencil cases; " + path +
+                     " is a " + to_string(c.workload) + " case");
+  overrides.push_back(std::string(c.workload == Workload::Heat ? "heat" : "stencil") +
+                      ".time_block=" + *time_block);
   return load_case(path, overrides);
 }
 

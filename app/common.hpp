@@ -34,7 +34,8 @@ std::string now_iso8601();
 std::string human_bytes(double bytes);
 
 // The case with its overrides and, when given, --time-block as the override
-// heat.time_block=VALUE (a UsageError for a case that is not heat).
+// heat.time_block=VALUE or stencil.time_block=VALUE (a UsageError for a case
+// of another workload).
 Case load_case_with(const std::string& path, std::vector<std::string> overrides,
                     const std::optional<std::string>& time_block);
 

@@ -644,17 +644,22 @@ double effective_tolerance(double asked, Precision p) {
   return p == Precision::Float32 ? std::max(asked, kFloat32ToleranceFloor) : asked;
 }
 
-// heat.time_block: auto (0) or the explicit steps per pass, 1 to kMaxTimeBlock.
-int read_time_block(const Value& v, const HeatSpec& h) {
+// heat.time_block, stencil.time_block: auto (0) or the steps per pass, 1 to kMaxTimeBlock.
+int read_time_block(const Value& v) {
   if (v.node().IsScalar() && v.node().Scalar() == "auto") return 0;
   long long k = 0;
   if (!v.node().IsScalar() || !YAML::convert<long long>::decode(v.node(), k) || k < 1 ||
       k > kMaxTimeBlock)
     v.fail(fmt::format("expected auto or a whole number of steps from 1 to {}, got {}",
                        kMaxTimeBlock, v.describe()));
+  return int(k);
+}
+
+int read_time_block(const Value& v, const HeatSpec& h) {
+  const int k = read_time_block(v);
   if (k > 1 && h.implicit())
     v.fail(fmt::format("temporal blocking is for the explicit scheme, not {}", h.scheme));
-  return int(k);
+  return k;
 }
 
 SolverInput read_heat(const Map& top, const Params& params, const Grid& g, Precision prec,
@@ -896,6 +901,18 @@ void check_fits(const Map& top, const Grid& g, int radius) {
                       2 * radius + 1));
 }
 
+// True for the 7 points of star7 in its order (whatever the weights): the
+// stencils the temporally blocked passes run (ops/time_block.hpp).
+bool star7_order(const std::vector<StencilPoint>& pts) {
+  static const int d[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0},
+                              {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
+  if (pts.size() != 7) return false;
+  for (int t = 0; t < 7; ++t)
+    for (int ax = 0; ax < 3; ++ax)
+      if (pts[std::size_t(t)].d[ax] != d[t][ax]) return false;
+  return true;
+}
+
 void read_stencil(const Map& top, const Grid& g, StencilSpec& s) {
   const Map m = top.require("stencil").map(schema::kStencilKeys);
   const std::string source = exactly_one_of(m, "preset", "points");
@@ -908,6 +925,13 @@ void read_stencil(const Map& top, const Grid& g, StencilSpec& s) {
                                                                       : StencilSpec::Form::Update;
   if (m.has("coeff")) s.coeff = m.get("coeff").number();
   s.steps = m.require("steps").integer(0);
+  if (m.has("time_block")) {
+    s.time_block = read_time_block(m.get("time_block"));
+    if (s.time_block > 1 && !(g.ndim == 3 && star7_order(s.points)))
+      m.get("time_block")
+          .fail("temporal blocking is for 3D stars of radius 1 (star7, or points in its order: "
+                "centre, -x, +x, -y, +y, -z, +z)");
+  }
 }
 
 // ---- output -----------------------------------------------------------------------------
@@ -1056,6 +1080,7 @@ void emit_stencil(YAML::Emitter& out, const StencilSpec& s) {
       << (s.form == StencilSpec::Form::Update ? "update" : "replace");
   out << YAML::Key << "coeff" << YAML::Value << num(s.coeff);
   out << YAML::Key << "steps" << YAML::Value << s.steps;
+  if (s.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << s.time_block;
   out << YAML::EndMap;
 }
 

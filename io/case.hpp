@@ -74,7 +74,7 @@ struct HeatSpec {
 // case says so), rather than running to max_iters.
 inline constexpr double kFloat32ToleranceFloor = 1e-5;
 
-// The most explicit heat steps heat.time_block may ask for in one pass.
+// The most steps heat.time_block and stencil.time_block may ask for in one pass.
 inline constexpr int kMaxTimeBlock = 8;
 
 // ∇²u = f (workload laplace): the method, the right-hand side and the
@@ -115,6 +115,8 @@ struct StencilSpec {
   double coeff = 1.0;
   std::int64_t steps = 0;
   int radius = 0;                    // largest |offset| over all points and axes
+  // Steps per pass over memory (temporal blocking, 3D star7-shaped stencils): 0 = auto.
+  int time_block = 0;
 };
 
 struct OutputSpec {

@@ -35,7 +35,7 @@ inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "st
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
 inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "check_every", "formats",
                                                    "checkpoint_every"};
-inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps"};
+inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps", "time_block"};
 inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tolerance",  "max_iters",
                                                     "check_every", "omega", "remove_mean"};
 

@@ -164,7 +164,7 @@ std::string show(const YAML::Node& n) {
 bool may_differ(const std::string& key) {
   static const char* const keys[] = {"name",          "device",            "initial",
                                      "output",        "heat.steps",        "heat.t_end",        "heat.time_block",
-                                     "stencil.steps",
+                                     "stencil.steps",     "stencil.time_block",
                                      "laplace.max_iters", "laplace.tolerance",
                                      "laplace.check_every", "render",
                                      "grid.ranks"};

@@ -13,6 +13,7 @@
 #include "kernels/ops/laplace.hpp"
 #include "kernels/ops/raymarch.hpp"
 #include "kernels/ops/stencil.hpp"
+#include "kernels/ops/time_block.hpp"
 #include "kernels/ops/stream.hpp"
 
 namespace gf {
@@ -141,6 +142,23 @@ class Backend {
       heat_step(args, u, tmp);
       u.swap(tmp);
     }
+  }
+  // Temporal blocking of the stencil, as heat_time_block and heat_steps: for
+  // a 3D star of radius 1 with its taps in the presets' order (ops/time_block.hpp,
+  // whatever the weights, update or replace) the CPU and CUDA executors have
+  // passes of k = 2 to 4; 1 for any other stencil. Asked after set_stencil_taps.
+  virtual int stencil_time_block(const StencilArgs<T>& args, int asked) const {
+    (void)args;
+    (void)asked;
+    return 1;
+  }
+  virtual void stencil_steps(const StencilArgs<T>& args, int k, const Field<T>& in,
+                             Field<T>& out) {
+    (void)args;
+    (void)k;
+    (void)in;
+    (void)out;
+    throw DeviceError(name() + " has no temporally blocked stencil pass");
   }
   // The stencil's taps (at most kMaxStencilTaps), kept by the backend (in
   // constant memory on the GPU) for the apply_stencil calls that follow.

@@ -30,6 +30,7 @@ std::string dims_list(int dims, std::int64_t n) {
 std::string workload_label(const BenchItem& it) {
   if (it.workload == "heat")
     return it.time_block > 1 ? fmt::format("heat/tb{}", it.time_block) : it.workload;
+  if (it.time_block > 1) return fmt::format("{}/{}/tb{}", it.workload, it.method, it.time_block);
   return it.workload + "/" + it.method;
 }
 
@@ -56,8 +57,9 @@ Case bench_case(const BenchItem& it) {
   } else if (it.workload == "stencil") {
     // coeff·Σ|w| ≤ 0.4 for every preset (Σ|w| ≤ 20/h²): a stable update.
     const double h = 1.0 / double(n - 1);
-    body = fmt::format("stencil: {{preset: {}, form: update, coeff: {:.17g}, steps: {}}}\n",
-                       it.method, 0.02 * h * h, kUnlimitedSteps);
+    body = fmt::format(
+        "stencil: {{preset: {}, form: update, coeff: {:.17g}, steps: {}, time_block: {}}}\n",
+        it.method, 0.02 * h * h, kUnlimitedSteps, it.time_block);
   } else if (it.workload == "laplace") {
     body = fmt::format("laplace: {{method: {}, max_iters: {}, check_every: {}}}\n", it.method,
                        kUnlimitedSteps, kUnlimitedSteps);
@@ -86,19 +88,21 @@ double median(std::vector<double> v) {
 }
 
 BenchTiming time_steps(const std::function<void(std::int64_t)>& advance, Timer& timer,
-                       const TimingPlan& plan) {
+                       const TimingPlan& plan, int granule) {
+  const std::int64_t g = std::max(granule, 1);
   BenchTiming t;
   timer.start();
-  advance(1);  // first touch of the pages, kernels' lazy loading, constant uploads
+  advance(g);  // first touch of the pages, kernels' lazy loading, constant uploads
   timer.stop_ms();
   timer.start();
-  advance(1);
-  const double one_ms = timer.stop_ms();
+  advance(g);
+  const double one_ms = timer.stop_ms() / double(g);
   t.steps = plan.steps;
   if (t.steps <= 0) {
     const double want = plan.target_ms / std::max(one_ms, 1e-4);
     t.steps = std::clamp<std::int64_t>(std::int64_t(std::ceil(want)), 1, plan.max_steps);
   }
+  t.steps = (t.steps + g - 1) / g * g;  // whole passes
   // A short repetition gets one more run, untimed, to settle clocks and
   // caches; a long one (a big grid on the CPU) has had its two warm-up steps.
   if (t.steps > 1 && double(t.steps) * one_ms <= 2 * plan.target_ms) {
@@ -124,7 +128,8 @@ BenchTiming time_bench_case(const Case& c, Backend<T>& backend, const TimingPlan
     t.bytes_per_step = solver.bytes_per_iteration();
   } else {
     const std::unique_ptr<Stepper<T>> stepper = make_stepper<T>(c, backend);
-    t = time_steps([&](std::int64_t n) { stepper->advance(n); }, *timer, plan);
+    t = time_steps([&](std::int64_t n) { stepper->advance(n); }, *timer, plan,
+                   stepper->time_block());
     t.bytes_per_step = stepper->bytes_per_step();
   }
   t.points = c.grid.size();

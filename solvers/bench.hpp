@@ -22,7 +22,7 @@ struct BenchItem {
   int dims = 3;
   std::int64_t size = 64;         // points per axis
   Precision precision = Precision::Float32;
-  int time_block = 1;  // heat: explicit steps per pass (heat.time_block)
+  int time_block = 1;  // heat, stencil star7: steps per pass (heat.time_block, stencil.time_block)
 };
 
 // The workloads bench knows and their method ("" for the stencil: the preset
@@ -51,15 +51,17 @@ struct BenchTiming {
   std::int64_t points = 0;
 };
 
-// Times a row: one step to warm up (first touch, lazy set-up), one timed step
-// to size an auto repetition, a warm-up repetition when that is short, then
+// Times a row: one step (pass) to warm up (first touch, lazy set-up), one
+// timed step (pass) to size an auto repetition, a warm-up repetition when that is short, then
 // the repetitions, each timed with the backend's timer (CUDA events on the GPU).
 template <class T>
 BenchTiming time_bench_case(const Case& c, Backend<T>& backend, const TimingPlan& plan);
 
-// The same loop over any advance(n) (exposed for tests).
+// The same loop over any advance(n) (exposed for tests). granule: the steps
+// one pass takes (a temporally blocked run's time_block); every advance is a
+// whole number of them, so that the passes timed are the blocked ones.
 BenchTiming time_steps(const std::function<void(std::int64_t)>& advance, Timer& timer,
-                       const TimingPlan& plan);
+                       const TimingPlan& plan, int granule = 1);
 
 // A bandwidth ceiling measured on a backend: the GPU's device-to-device copy
 // (2 × bytes moved), the CPU's STREAM triad a = b + s·c (3 × bytes moved).

@@ -100,39 +100,18 @@ HeatArgs<T> HeatSolver<T>::args_for(double dt) const {
 
 // Steps per pass: heat.time_block when the case sets it (1 where the backend
 // has no such pass); auto: the depth that runs fastest here, timed on the
-// run's own grid and fields (a warm-up and 3 timed passes of each depth the
-// backend has, from u into u_next_, which the next step overwrites anyway,
-// so the run's result is untouched; blocked passes are bit for bit the single
-// steps, so the choice changes only the speed). A depth is taken only when it
-// beats the best before it by 5 %, and runs too short to repay the timing
-// (under 200 steps) take one step a pass. Done once, at setup.
+// run's own grid and fields, from u into u_next_, which the next step
+// overwrites anyway (fastest_time_block; blocked passes are bit for bit the
+// single steps, so the choice changes only the speed). Done once, at setup.
 template <class T>
 int HeatSolver<T>::pick_time_block(const HeatArgs<T>& regular) {
   if (cg_) return 1;
   if (case_.heat.time_block > 0) return backend_.heat_time_block(regular, case_.heat.time_block);
-  const int deepest = backend_.heat_time_block(regular, 0);
-  if (deepest <= 1 || case_.heat.steps < 200) return 1;
-  auto timer = backend_.make_timer();
-  int best = 1;
-  double best_ms = 0;
-  for (int k = 1; k <= deepest; ++k) {
-    const auto pass = [&] {
-      if (k == 1) backend_.heat_step(regular, u_, u_next_);
-      else backend_.heat_steps(regular, k, u_, u_next_);
-    };
-    pass();
-    timer->start();
-    for (int r = 0; r < 3; ++r) pass();
-    const double ms = timer->stop_ms() / (3.0 * k);  // per step
-    if (k == 1 || ms < 0.95 * best_ms) {
-      if (k > 1) best = k;
-      best_ms = ms;
-    }
-  }
-  spdlog::info("heat: {} explicit step{} per pass over memory (time_block auto: the fastest "
-               "measured here, {:.4g} ms a step)",
-               best, best == 1 ? "" : "s", best_ms);
-  return best;
+  return fastest_time_block<T>(backend_, backend_.heat_time_block(regular, 0), case_.heat.steps,
+                               "heat: {} explicit step{} per pass over memory", [&](int k) {
+                                 if (k == 1) backend_.heat_step(regular, u_, u_next_);
+                                 else backend_.heat_steps(regular, k, u_, u_next_);
+                               });
 }
 
 template <class T>

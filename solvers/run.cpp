@@ -407,7 +407,8 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   if (opts.restart) timing["restarted_at_step"] = start;
   if (c.heat.implicit() && c.workload == Workload::Heat)
     timing["solver_iterations"] = solver.solver_iterations();
-  if (c.workload == Workload::Heat && !c.heat.implicit()) timing["time_block"] = solver.time_block();
+  if ((c.workload == Workload::Heat && !c.heat.implicit()) || c.workload == Workload::Stencil)
+    timing["time_block"] = solver.time_block();
   if (frames) timing["render"] = frames->summary();
   timing["output_writer"] = outputs.summary();
   io::write_json_atomic(opts.out_dir / "timing.json", timing);

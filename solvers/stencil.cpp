@@ -41,14 +41,32 @@ StencilSolver<T>::StencilSolver(const Case& c, Backend<T>& backend)
   u_next_ = backend.make_field(c.grid, "the next step of u");
   backend.set_stencil_taps(stencil_taps<T>(c));
   upload_ms_ = upload_initial_state(c, backend, u_);
+  // Steps per pass, as heat picks them (HeatSolver::pick_time_block).
+  if (c.stencil.time_block > 0) {
+    time_block_ = backend.stencil_time_block(args_, c.stencil.time_block);
+  } else {
+    time_block_ = fastest_time_block<T>(backend, backend.stencil_time_block(args_, 0),
+                                        c.stencil.steps, "stencil: {} step{} per pass over memory",
+                                        [&](int k) {
+                                          if (k == 1) backend.apply_stencil(args_, u_, u_next_);
+                                          else backend.stencil_steps(args_, k, u_, u_next_);
+                                        });
+  }
 }
 
 template <class T>
 void StencilSolver<T>::advance(std::int64_t n) {
   n = std::min(n, case_.stencil.steps - step_);
-  // Small grids on the GPU: chunks of steps replayed as one graph.
-  const int chunk = backend_.steps_per_call(case_.grid);
+  // Temporal blocking: k steps a pass while k remain, the rest one at a time.
+  const int k = time_block_;
   std::int64_t s = 0;
+  for (; k > 1 && s + k <= n && !interrupt_requested(); s += k) {
+    backend_.stencil_steps(args_, k, u_, u_next_);
+    u_.swap(u_next_);
+    step_ += k;
+  }
+  // Small grids on the GPU: chunks of steps replayed as one graph.
+  const int chunk = k > 1 ? 1 : backend_.steps_per_call(case_.grid);
   while (chunk > 1 && s < n && !interrupt_requested()) {
     const int m = int(std::min<std::int64_t>(chunk, n - s));
     backend_.stencil_run(args_, m, u_, u_next_);

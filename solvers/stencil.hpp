@@ -23,6 +23,9 @@ class StencilSolver final : public Stepper<T> {
   const Field<T>& field() const override { return u_; }
   double upload_ms() const override { return upload_ms_; }
   std::size_t bytes_per_step() const override { return 2 * u_.bytes(); }
+  // Steps per pass over memory the run took (stencil.time_block, or what
+  // auto measured fastest at setup).
+  int time_block() const override { return time_block_; }
   void save(io::Checkpoint& ck) override;
   void restore(const io::Checkpoint& ck) override;
   static MemoryNeed memory_needed(const Case& c);
@@ -34,6 +37,7 @@ class StencilSolver final : public Stepper<T> {
   Field<T> u_, u_next_;
   std::int64_t step_ = 0;
   double upload_ms_ = 0;
+  int time_block_ = 1;
 };
 
 }  // namespace gf

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include "grid/decomp.hpp"
 #include "io/expression.hpp"
@@ -152,6 +153,32 @@ MemoryNeed stepper_memory_needed(const Case& c) {
   return need;
 }
 
+template <class T>
+int fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps, const char* what,
+                       const std::function<void(int)>& pass) {
+  if (deepest <= 1 || steps < 200) return 1;
+  auto timer = backend.make_timer();
+  int best = 1;
+  double best_ms = 0;
+  for (int k = 1; k <= deepest; ++k) {
+    pass(k);
+    timer->start();
+    for (int r = 0; r < 3; ++r) pass(k);
+    const double ms = timer->stop_ms() / (3.0 * k);  // per step
+    if (k == 1 || ms < 0.95 * best_ms) {
+      if (k > 1) best = k;
+      best_ms = ms;
+    }
+  }
+  spdlog::info("{} (time_block auto: the fastest measured here, {:.4g} ms a step)",
+               fmt::format(fmt::runtime(what), best, best == 1 ? "" : "s"), best_ms);
+  return best;
+}
+
+template int fastest_time_block<float>(Backend<float>&, int, std::int64_t, const char*,
+                                       const std::function<void(int)>&);
+template int fastest_time_block<double>(Backend<double>&, int, std::int64_t, const char*,
+                                        const std::function<void(int)>&);
 template std::vector<float> initial_state<float>(const Case&);
 template std::vector<double> initial_state<double>(const Case&);
 template std::unique_ptr<Stepper<float>> make_stepper<float>(const Case&, Backend<float>&);

@@ -2,6 +2,7 @@
 // stencil): written once, against Backend<T>.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -67,6 +68,16 @@ double upload_initial_state(const Case& c, Backend<T>& backend, Field<T>& f);
 // The case's boundary conditions, per axis of the grid, as the kernels take them.
 template <class T>
 void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]);
+
+// Temporal blocking's auto: of the depths 1..deepest, the one whose pass(k)
+// (k steps a pass; k = 1 the single step) runs fastest here, timed as a
+// warm-up and 3 timed passes of each. A depth is taken only when it beats the
+// best before it by 5 %; runs of fewer than 200 steps, too short to repay the
+// timing, take 1. The passes must leave the run's state untouched (they
+// write a scratch field). Logs what it chose, for `what` ("heat: ...").
+template <class T>
+int fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps, const char* what,
+                       const std::function<void(int)>& pass);
 
 // The steps at which a run writes its fields: 0, every, 2·every, ... and the
 // last step (only the last when every is 0).

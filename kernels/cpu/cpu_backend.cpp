@@ -172,32 +172,33 @@ void heat_step_cpu(const HeatArgs<T>& a, const Box& box, const T* in, T* out) {
 
 // One row of a level of the temporal-blocking wavefront below, points
 // first..last − 1 off every face: the row c of the plane below, its rows
-// yl, yr in y and zm, zp in z (distinct arrays from out).
-template <class T, class Source>
-GF_ROW_LOOP_CLONES void heat_tb_inner(const T* __restrict c, const T* __restrict yl,
-                                      const T* __restrict yr, const T* __restrict zm,
-                                      const T* __restrict zp, T* __restrict out,
-                                      std::int64_t first, std::int64_t last,
-                                      const T* __restrict cc, Source s) {
+// yl, yr in y and zm, zp in z (distinct arrays from out). The operator is a
+// copy of the caller's, so that its coefficients are known not to change.
+template <class Op, class T, class Source>
+GF_ROW_LOOP_CLONES void tb_inner(const Op op, const T* __restrict c, const T* __restrict yl,
+                                 const T* __restrict yr, const T* __restrict zm,
+                                 const T* __restrict zp, T* __restrict out, std::int64_t first,
+                                 std::int64_t last, Source s) {
   for (std::int64_t i = first; i < last; ++i) {
     const T m[3] = {c[i - 1], yl[i], zm[i]}, p[3] = {c[i + 1], yr[i], zp[i]};
-    out[i] = ftcs_point<3>(c[i], m, p, cc, s(i));
+    out[i] = op.point(c[i], m, p, s(i));
   }
 }
 
-// k explicit 3D steps in one pass, in → out, bit for bit k heat_step_cpu
+// k explicit 3D steps of an operator of ops/time_block.hpp (heat, a 3D star
+// stencil) in one pass, in → out, bit for bit k heat_step_cpu (stencil_cpu)
 // calls: a wavefront along z. Level 0 is `in`; levels 1..k − 1 each live in a
 // ring of three planes (which stay in the caches), level k is `out`. When
 // plane z of level 0 has been passed, level 1 is computed at z, level 2 at
 // z − 1, ..., level k at z − k + 1 (each needs the level below at p − 1, p,
 // p + 1). On a periodic z axis the levels below k are computed k − l planes
 // beyond either end too (wrapped), as the GPU's passes do. Each point goes
-// through tb_point (ops/heat.hpp: heat_point_bc's rules from the neighbours
-// as held here) or, off every face, heat_tb_inner: the same formula with the
+// through tb_point (ops/time_block.hpp: the point rules from the neighbours
+// as held here) or, off every face, tb_inner: the same formula with the
 // same operands in the same order. The rows of a plane are shared among the
 // threads, with a barrier after each plane of each level.
-template <class T>
-void heat_steps_cpu(const HeatArgs<T>& a, int k, const T* in, T* out) {
+template <class Op, class T = typename Op::value_type>
+void time_block_cpu(const Op& a, int k, const T* in, T* out) {
   const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2], plane = nx * ny;
   const bool px = a.bc[0].lo == BcType::Periodic, py = a.bc[1].lo == BcType::Periodic,
              pz = a.bc[2].lo == BcType::Periodic;
@@ -237,7 +238,7 @@ void heat_steps_cpu(const HeatArgs<T>& a, int k, const T* in, T* out) {
         const T *zm = zmp + nx * j, *zp = zpp + nx * j;
         T* o = dst + nx * j;
         const std::int64_t base = nx * (j + ny * iz);  // the row's index in the grid
-        const auto src = [&](std::int64_t i) { return heat_source(a, base + i); };
+        const auto src = [&](std::int64_t i) { return tb_source(a, base + i); };
         const auto point = [&](std::int64_t i) {
           const T xl = i > 0 ? c[i - 1] : (px ? c[nx - 1] : c[i]);
           const T xr = i < nx - 1 ? c[i + 1] : (px ? c[0] : c[i]);
@@ -250,11 +251,13 @@ void heat_steps_cpu(const HeatArgs<T>& a, int k, const T* in, T* out) {
           continue;
         }
         point(0);
-        if (a.source) {
-          heat_tb_inner(c, yl, yr, zm, zp, o, 1, nx - 1, a.c, src);
+        bool field_source = false;
+        if constexpr (Op::kSource) field_source = a.source != nullptr;
+        if (field_source) {
+          tb_inner(a, c, yl, yr, zm, zp, o, 1, nx - 1, src);
         } else {
-          const T s = heat_source(a, base);  // a constant: the same at every point
-          heat_tb_inner(c, yl, yr, zm, zp, o, 1, nx - 1, a.c, [s](std::int64_t) { return s; });
+          const T s = tb_source(a, base);  // a constant: the same at every point
+          tb_inner(a, c, yl, yr, zm, zp, o, 1, nx - 1, [s](std::int64_t) { return s; });
         }
         point(nx - 1);
       }
@@ -492,7 +495,7 @@ class CpuBackend final : public Backend<T> {
     for (const Box& b : part_boxes(a.n, core, part)) heat_box(a, b, in, out);
     return true;
   }
-  // 3D grids: k = 2 to 4 steps a pass (a wavefront along z, heat_steps_cpu).
+  // 3D grids: k = 2 to 4 steps a pass (a wavefront along z, time_block_cpu).
   int heat_time_block(const HeatArgs<T>& a, int asked) const override {
     if (a.ndim != 3 || a.n[2] < 2) return 1;
     if (asked > 0) return asked >= 2 && asked <= kDeepestTimeBlock ? asked : 1;
@@ -501,14 +504,28 @@ class CpuBackend final : public Backend<T> {
   void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (heat_time_block(a, k) != k || k < 2)
       throw DeviceError("cpu: no temporally blocked heat pass of " + std::to_string(k) + " steps here");
-    heat_steps_cpu(a, k, in.data(), out.data());
+    time_block_cpu(TbHeat<T>(a), k, in.data(), out.data());
   }
   static constexpr int kDeepestTimeBlock = 4;
   void heat_box(const HeatArgs<T>& a, const Box& b, const Field<T>& in, Field<T>& out) {
     by_dim(a.ndim, [&](auto d) { heat_step_cpu<decltype(d)::value>(a, b, in.data(), out.data()); });
   }
 
-  void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override { taps_ = taps; }
+  void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
+    taps_ = taps;
+    fixed_ = fixed_stencil(taps);
+  }
+  // A 3D star of radius 1 in the presets' order: the heat passes' wavefront.
+  int stencil_time_block(const StencilArgs<T>& a, int asked) const override {
+    if (a.ndim != 3 || a.n[2] < 2 || fixed_.shape != FixedShape::Star || fixed_.ndim != 3) return 1;
+    if (asked > 0) return asked >= 2 && asked <= kDeepestTimeBlock ? asked : 1;
+    return kDeepestTimeBlock;
+  }
+  void stencil_steps(const StencilArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
+    if (stencil_time_block(a, k) != k || k < 2)
+      throw DeviceError("cpu: no temporally blocked stencil pass of " + std::to_string(k) + " steps here");
+    time_block_cpu(TbStar<T>(a, fixed_), k, in.data(), out.data());
+  }
   void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
     stencil_box(a, Box::whole(a.n), in, out);
   }
@@ -708,6 +725,7 @@ class CpuBackend final : public Backend<T> {
  private:
   HostMemory mem_;
   std::vector<StencilTap<T>> taps_;
+  FixedStencil<T> fixed_;  // the taps' shape, when a blocked pass can run them
   LaplaceArgs<T> op_;
 };
 

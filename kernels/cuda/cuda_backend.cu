@@ -22,7 +22,7 @@
 #include "kernels/cuda/nccl_peer.cuh"
 #include "kernels/cuda/part_kernels.cuh"
 #include "kernels/cuda/heat_kernels.cuh"
-#include "kernels/cuda/heat_tb_kernels.cuh"
+#include "kernels/cuda/time_block_kernels.cuh"
 #include "kernels/cuda/laplace_kernels.cuh"
 #include "kernels/cuda/raymarch_kernels.cuh"
 #include "kernels/cuda/stencil_kernels.cuh"
@@ -367,14 +367,30 @@ class CudaBackend final : public Backend<T> {
   int heat_time_block(const HeatArgs<T>& a, int asked) const override {
     const bool fits = a.ndim == 3 && a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31);
     if (!fits) return 1;
-    if (asked > 0) return heat_time_block_supported(asked) ? asked : 1;
-    return heat_time_block_deepest();  // auto: the solver measures which pays
+    if (asked > 0) return time_block_supported(asked) ? asked : 1;
+    return time_block_deepest();  // auto: the solver measures which pays
   }
   void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (heat_time_block(a, k) != k || k < 2)
       throw DeviceError(label_ + ": no temporally blocked heat pass of " + std::to_string(k) +
                         " steps here");
-    launch_heat_time_block(a, k, in.data(), out.data(), stream_);
+    launch_time_block(TbHeat<T>(a), k, in.data(), out.data(), stream_);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+  // A 3D star of radius 1 in the presets' order (fixed_stencil's Star), on a
+  // grid of fewer than 2³¹ points: the same passes as heat.
+  int stencil_time_block(const StencilArgs<T>& a, int asked) const override {
+    const bool fits = a.ndim == 3 && fixed_.shape == FixedShape::Star && fixed_.ndim == 3 &&
+                      a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31);
+    if (!fits) return 1;
+    if (asked > 0) return time_block_supported(asked) ? asked : 1;
+    return time_block_deepest();
+  }
+  void stencil_steps(const StencilArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
+    if (stencil_time_block(a, k) != k || k < 2)
+      throw DeviceError(label_ + ": no temporally blocked stencil pass of " + std::to_string(k) +
+                        " steps here");
+    launch_time_block(TbStar<T>(a, fixed_), k, in.data(), out.data(), stream_);
     GF_CUDA_CHECK_LAUNCH();
   }
 

@@ -383,52 +383,7 @@ __global__ void __launch_bounds__(256) stencil_shell_kernel(StencilArgs<T> a,
 }
 
 // ---- fixed shapes: the radius-1 presets through the marches ---------------------
-
-// A stencil whose taps are those of a radius-1 preset in the preset's order
-// (star: centre, −x, +x, −y, +y, −z, +z; box: the 3^d box with dz, then dy,
-// then dx running from −1 to 1), whatever its weights: such a stencil runs
-// through the vectorised marches, with the offsets known at compile time and
-// the taps summed in the same order as the generic kernels and the CPU sum
-// them. (The generic tiled kernel ran 512³ star7 at 0.44 and box27 at 0.31
-// of copy bandwidth in float32 on an H200.)
-enum class FixedShape { None, Star, Box };
-template <class T>
-struct FixedStencil {
-  FixedShape shape = FixedShape::None;
-  int ndim = 0;
-  T w[27] = {};
-};
-
-template <class T>
-FixedStencil<T> fixed_stencil(const std::vector<StencilTap<T>>& taps) {
-  auto same = [&](const std::vector<std::array<int, 3>>& d) {
-    if (taps.size() != d.size()) return false;
-    for (std::size_t t = 0; t < d.size(); ++t)
-      for (int ax = 0; ax < 3; ++ax)
-        if (taps[t].d[ax] != d[t][ax]) return false;
-    return true;
-  };
-  FixedStencil<T> f;
-  for (int dims = 2; dims <= 3; ++dims) {
-    std::vector<std::array<int, 3>> star(1, {0, 0, 0}), box;
-    for (int ax = 0; ax < dims; ++ax)
-      for (int sign : {-1, 1}) {
-        std::array<int, 3> d{0, 0, 0};
-        d[ax] = sign;
-        star.push_back(d);
-      }
-    for (int dz = dims == 3 ? -1 : 0; dz <= (dims == 3 ? 1 : 0); ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) box.push_back({dx, dy, dz});
-    if (same(star)) f.shape = FixedShape::Star;
-    else if (same(box)) f.shape = FixedShape::Box;
-    else continue;
-    f.ndim = dims;
-    for (std::size_t t = 0; t < taps.size(); ++t) f.w[t] = taps[t].w;
-    return f;
-  }
-  return f;
-}
+// (FixedStencil, fixed_stencil: ops/stencil.hpp)
 
 // A face point of a fixed-shape stencil, out of line: a march reaches it only
 // at a row's ends, and inlined it would cost every thread of the march the
@@ -447,14 +402,7 @@ struct StarStencilOp : StencilArgs<T> {
   static constexpr int min_blocks = 4;
   T w[2 * D + 1];
   __device__ __forceinline__ T interior(T u, const T* m, const T* p, int) const {
-    T v[2 * D + 1];
-    v[0] = u;
-#pragma unroll
-    for (int ax = 0; ax < D; ++ax) {
-      v[1 + 2 * ax] = m[ax];
-      v[2 + 2 * ax] = p[ax];
-    }
-    return stencil_combine<T>(*this, u, stencil_sum<2 * D + 1>(w, v));
+    return star_point<D>(*this, w, u, m, p);
   }
   // A point at a row's end (j, k interior): the x neighbour off the grid by
   // the x rule (value_at, as stencil_point_bc takes it), the rest from the march.

@@ -33,43 +33,6 @@ GF_HD T heat_source(const HeatArgs<T>& a, std::int64_t idx) {
   return mul_rn(a.dt, a.source ? a.source[idx] : a.source_const);
 }
 
-// Where a column or a plane sits against the walls, worked out once: held
-// (a Dirichlet point), and which faces take the mirrored neighbour.
-struct TbWalls {
-  bool held, lo, hi;
-};
-
-template <class T>
-GF_HD TbWalls tb_walls(int i, int n, bool periodic, const AxisBc<T>& bc) {
-  if (periodic) return {false, false, false};
-  return {on_dirichlet<T>(i, n, bc), i == 0, i == n - 1};
-}
-
-// One point of a time level from the level below, for the temporally blocked
-// passes (the CUDA kernels in heat_tb_kernels.cuh and the CPU's wavefront):
-// u its value; xl, xr, yl, yr, zm, zp its neighbours as the pass holds them
-// (wrapped on a periodic axis); s its source term (heat_source's value).
-// With WALLS, the wall rules of heat_point_bc where the point sits on a wall
-// face (the neighbour beyond the wall is not used). The neighbours go into
-// ftcs_point in the order heat_point_bc gives them.
-template <bool WALLS, class T>
-GF_HD T tb_point(const HeatArgs<T>& a, TbWalls wx, TbWalls wy, TbWalls wz, T s, T u, T xl, T xr,
-                 T yl, T yr, T zm, T zp) {
-  T m[3], p[3];
-  if constexpr (WALLS) {
-    if (wx.held || wy.held || wz.held) return u;
-    m[0] = wx.lo ? xr + a.bc[0].ghost_lo : xl;
-    p[0] = wx.hi ? xl + a.bc[0].ghost_hi : xr;
-    m[1] = wy.lo ? yr + a.bc[1].ghost_lo : yl;
-    p[1] = wy.hi ? yl + a.bc[1].ghost_hi : yr;
-    m[2] = wz.lo ? zp + a.bc[2].ghost_lo : zm;
-    p[2] = wz.hi ? zm + a.bc[2].ghost_hi : zp;
-  } else {
-    m[0] = xl, p[0] = xr, m[1] = yl, p[1] = yr, m[2] = zm, p[2] = zp;
-  }
-  return ftcs_point<3>(u, m, p, a.c, s);
-}
-
 // Update of point (i, j, k) with boundary rules on every axis: used by the CPU
 // reference for every point and by the CUDA kernels for points near a face.
 template <int D, class T>

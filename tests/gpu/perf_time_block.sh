@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Temporal blocking of the 3D explicit heat step on the GPU machine: the
-# bit-for-bit tests, racecheck over them, a whole run blocked against one step
-# at a time, then bench rows for 1 to 4 steps per pass beside the peers'
-# heat3d (which measure the copy bandwidth in the same call). Run from the
+# Temporal blocking of the 3D explicit heat step and the star7 stencil on the
+# GPU machine: the bit-for-bit tests, racecheck over the heat ones, whole runs
+# blocked against one step at a time, then bench rows for 1 to 4 steps per
+# pass beside the peers' heat3d (which measure the copy bandwidth in the same
+# call). Run from the
 # repo root through .devicepack/run.sh:  bash tests/gpu/perf_time_block.sh OUT
 set -uo pipefail
 OUT=${1:-/tmp/gf_tb}
 mkdir -p "$OUT"
 fail=0
 check() { "$@" || { echo "FAILED: $*"; fail=1; }; }
-T="GPU temporally blocked heat*"  # both test cases (a comma would split the test spec)
+T="GPU temporally blocked*"  # heat's two test cases and star7's (a comma would split the test spec)
 check gridforge_tests "$T" | tail -3
 if [ "${GF_NO_SAN:-0}" != 1 ]; then  # GF_NO_SAN=1: the timings only
 # racecheck is slow: over the small grids only (the wall-free ones take
@@ -21,31 +22,35 @@ echo "synccheck: $(tail -1 "$OUT/synccheck.log")"
 check compute-sanitizer --tool memcheck --error-exitcode 9 gridforge_tests "$T" > "$OUT/memcheck.log" 2>&1
 echo "memcheck: $(tail -1 "$OUT/memcheck.log")"
 fi
-# a whole run, periodic z and a source field, over 200 steps (so that auto
-# times the depths at setup): blocked and auto = one step per pass
+# whole runs over 200 steps or more (so that auto times the depths at
+# setup): heat with periodic z and a source field, to t_end (a shortened last
+# step); the star7 case: blocked and auto = one step per pass
 for tb in 1 4 auto; do
   check gridforge run cases/heat3d_hotspot.yaml --device cuda --quiet --out "$OUT/run_tb$tb" --time-block $tb \
     "grid.dims=[96,80,70]" 'heat={alpha: 1.0e-2, t_end: 0.5, source: "x*y"}' "boundary.z={type: periodic}" output.every=50 "output.formats=[hdf5]"
+  check gridforge run cases/stencil3d_star7.yaml --device cuda --quiet --out "$OUT/star7_tb$tb" --time-block $tb \
+    "grid.dims=[96,80,70]" "output.formats=[hdf5]"
 done
 python3 - "$OUT" <<'PY'
 import h5py, numpy as np, sys
 import json
-a = h5py.File(sys.argv[1] + "/run_tb1/fields.h5")
 ok = True
-for tb in ("4", "auto"):
-    b = h5py.File(sys.argv[1] + f"/run_tb{tb}/fields.h5")
-    same = all(np.array_equal(a["steps"][s]["u"][...], b["steps"][s]["u"][...]) for s in a["steps"])
-    took = json.load(open(sys.argv[1] + f"/run_tb{tb}/timing.json")).get("time_block")
-    print(f"run 96x80x70 to t_end 0.5 (a shortened last step), outputs {list(a['steps'])}: time_block {tb} (took {took}) vs 1 bit for bit: {same}")
-    ok = ok and same
+for run, what in (("run", "heat 96x80x70 to t_end 0.5 (a shortened last step)"), ("star7", "star7 96x80x70, 240 steps")):
+    a = h5py.File(sys.argv[1] + f"/{run}_tb1/fields.h5")
+    for tb in ("4", "auto"):
+        b = h5py.File(sys.argv[1] + f"/{run}_tb{tb}/fields.h5")
+        same = all(np.array_equal(a["steps"][s]["u"][...], b["steps"][s]["u"][...]) for s in a["steps"])
+        took = json.load(open(sys.argv[1] + f"/{run}_tb{tb}/timing.json")).get("time_block")
+        print(f"{what}, outputs {list(a['steps'])}: time_block {tb} (took {took}) vs 1 bit for bit: {same}")
+        ok = ok and same
 sys.exit(0 if ok else 1)
 PY
 [ $? = 0 ] || fail=1
 for p in float32 float64; do
   python3 "$DEVICEPACK_EXTRA/shared/bench/peers.py" --problem heat3d --size 512 --precision $p --json "$OUT/peers_$p.json" 2>&1 | tail -8
 done
-check gridforge bench --workload heat --dims 3 --sizes 256,512 --precision float32,float64 --devices cuda \
-  --time-block 1,2,3,4 --out "$OUT/bench" 2>&1 | tail -17
+check gridforge bench --workload heat,stencil --dims 3 --sizes ${GF_TB_SIZES:-256,512} --precision float32,float64 --devices cuda \
+  --time-block 1,2,3,4 --out "$OUT/bench" 2>&1 | tail -33
 # what auto takes on a whole 512^3 run
 for p in float32 float64; do
   check gridforge run cases/heat3d_hotspot.yaml --device cuda --quiet --out "$OUT/auto512_$p" "grid.dims=[512,512,512]" \

@@ -1,6 +1,7 @@
-// Random heat arguments and fields, and the temporal-blocking comparison,
-// shared by the CPU tests (tests/unit/test_heat.cpp) and the GPU tests
-// (tests/gpu/test_heat_gpu.cpp).
+// Random heat arguments and fields, and the temporal-blocking comparisons
+// (heat and the 3D star stencil), shared by the CPU tests
+// (tests/unit/test_heat.cpp, test_stencil.cpp) and the GPU tests
+// (tests/gpu/test_heat_gpu.cpp, test_stencil_gpu.cpp).
 #pragma once
 #include <catch2/catch.hpp>
 
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -42,7 +44,54 @@ struct AxisKinds {
 
 // k steps in one temporally blocked pass of `be`, twice, against 2k single
 // steps of `be`: equal bit for bit (same formula, same neighbours, same
-// order), and every point written.
+// order), and every point written. single(u, v) and blocked(u, v) take one
+// step and one pass from u into v; `what` says which case failed.
+template <class T, class Single, class Blocked>
+void compare_passes(Backend<T>& be, int k, const Grid& g, const std::vector<T>& u0,
+                    const std::string& what, Single single, Blocked blocked) {
+  const std::size_t np = static_cast<std::size_t>(g.size());
+  const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
+  auto run = [&](bool blocks) {
+    Field<T> u = be.make_field(g, "u"), v = be.make_field(g, "v");
+    be.upload(u0.data(), u);
+    for (int pass = 0; pass < 2; ++pass) {
+      be.upload(poison.data(), v);
+      if (blocks) {
+        blocked(u, v);
+        u.swap(v);
+      } else {
+        for (int i = 0; i < k; ++i) {
+          single(u, v);
+          u.swap(v);
+        }
+      }
+    }
+    std::vector<T> out(np);
+    be.download(u, out.data());
+    return out;
+  };
+  const auto one = run(false);
+  const auto many = run(true);
+  std::size_t unwritten = 0, differ = 0;
+  for (std::size_t i = 0; i < np; ++i) {
+    if (std::isnan(double(many[i]))) ++unwritten;
+    else if (std::memcmp(&many[i], &one[i], sizeof(T)) != 0) ++differ;
+  }
+  INFO(be.name() << " " << what << " k " << k << " n " << g.n[0] << "x" << g.n[1] << "x" << g.n[2]
+                 << " float" << 8 * sizeof(T));
+  CHECK(unwritten == 0);
+  CHECK(differ == 0);
+}
+
+inline std::string kinds_text(const AxisKinds& kinds) {
+  std::string s;
+  for (int ax = 0; ax < 3; ++ax)
+    s += std::string(" ") + "xyz"[ax] + " " + std::to_string(int(kinds.lo[ax])) + "/" +
+         std::to_string(int(kinds.hi[ax]));
+  return s;
+}
+
+// Heat: heat_steps against heat_step, with a source field or a constant source.
 template <class T>
 void compare_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n, const AxisKinds& kinds,
                         bool source_field) {
@@ -59,43 +108,58 @@ void compare_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n, cons
   const std::size_t np = static_cast<std::size_t>(g.size());
   const auto u0 = random_field<T>(np, rng);
   const auto s0 = random_field<T>(np, rng);
-  const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
   REQUIRE(be.heat_time_block(a, k) == k);
-  auto run = [&](bool blocked) {
-    Field<T> u = be.make_field(g, "u"), v = be.make_field(g, "v"), s = be.make_field(g, "s");
-    be.upload(u0.data(), u);
-    be.upload(s0.data(), s);
-    HeatArgs<T> args = a;
-    if (source_field) args.source = s.data();
-    for (int pass = 0; pass < 2; ++pass) {
-      be.upload(poison.data(), v);
-      if (blocked) {
-        be.heat_steps(args, k, u, v);
-        u.swap(v);
-      } else {
-        for (int i = 0; i < k; ++i) {
-          be.heat_step(args, u, v);
-          u.swap(v);
-        }
-      }
-    }
-    std::vector<T> out(np);
-    be.download(u, out.data());
-    return out;
-  };
-  const auto one = run(false);
-  const auto blocked = run(true);
-  std::size_t unwritten = 0, differ = 0;
-  for (std::size_t i = 0; i < np; ++i) {
-    if (std::isnan(double(blocked[i]))) ++unwritten;
-    else if (std::memcmp(&blocked[i], &one[i], sizeof(T)) != 0) ++differ;
+  Field<T> s = be.make_field(g, "s");
+  be.upload(s0.data(), s);
+  if (source_field) a.source = s.data();
+  compare_passes<T>(
+      be, k, g, u0, "heat" + kinds_text(kinds) + (source_field ? " source field" : ""),
+      [&](Field<T>& u, Field<T>& v) { be.heat_step(a, u, v); },
+      [&](Field<T>& u, Field<T>& v) { be.heat_steps(a, k, u, v); });
+}
+
+// A 3D star of radius 1 in the presets' order with random weights: update
+// (centre weight −Σ of the others, a random coeff) or replace (a convex
+// average): stencil_steps against apply_stencil.
+template <class T>
+void compare_stencil_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n,
+                                const AxisKinds& kinds, bool replace) {
+  std::mt19937_64 rng(977 + k * 31 + n[0] * 5 + n[1] + int(kinds.lo[1]) * 7 + replace);
+  const HeatArgs<T> h = random_args<T>(3, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
+  StencilArgs<T> a;
+  a.ndim = 3;
+  for (int ax = 0; ax < 3; ++ax) {
+    a.n[ax] = n[std::size_t(ax)];
+    a.bc[ax] = h.bc[ax];  // the ghosts
+    a.bc[ax].lo = kinds.lo[ax];
+    a.bc[ax].hi = kinds.hi[ax];
   }
-  INFO(be.name() << " k " << k << " n " << n[0] << "x" << n[1] << "x" << n[2] << " x "
-                 << int(kinds.lo[0]) << "/" << int(kinds.hi[0]) << " y " << int(kinds.lo[1]) << "/"
-                 << int(kinds.hi[1]) << " z " << int(kinds.lo[2]) << "/" << int(kinds.hi[2])
-                 << " source field " << source_field << " float" << 8 * sizeof(T));
-  CHECK(unwritten == 0);
-  CHECK(differ == 0);
+  a.ntaps = 7;
+  a.radius = 1;
+  a.update = !replace;
+  std::uniform_real_distribution<double> d(0.02, 0.3);
+  a.coeff = static_cast<T>(d(rng));
+  const int off[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
+  std::vector<StencilTap<T>> taps(7);
+  double others = 0;
+  for (int t = 6; t >= 0; --t) {
+    StencilTap<T>& tp = taps[std::size_t(t)];
+    for (int ax = 0; ax < 3; ++ax) tp.d[ax] = off[t][ax];
+    tp.lin = tp.d[0] + a.n[0] * (tp.d[1] + a.n[1] * std::int64_t(tp.d[2]));
+    const double w = t > 0 ? d(rng) : (replace ? 1.0 - others : -others);
+    tp.w = static_cast<T>(w);
+    others += w;
+  }
+  be.set_stencil_taps(taps);
+  REQUIRE(be.stencil_time_block(a, k) == k);
+  Grid g;
+  g.ndim = 3;
+  for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
+  const auto u0 = random_field<T>(static_cast<std::size_t>(g.size()), rng);
+  compare_passes<T>(
+      be, k, g, u0, std::string("star7 ") + (replace ? "replace" : "update") + kinds_text(kinds),
+      [&](Field<T>& u, Field<T>& v) { be.apply_stencil(a, u, v); },
+      [&](Field<T>& u, Field<T>& v) { be.stencil_steps(a, k, u, v); });
 }
 
 // The boundary mixes the blocked passes are tested over.

@@ -139,6 +139,19 @@ TEST_CASE("bench timing: warm-up, auto steps, repetitions", "[bench]") {
   plan.target_ms = 1e9;  // capped
   t = time_steps(advance, timer, plan);
   CHECK(t.steps == plan.max_steps);
+
+  // passes of 3 steps (time_block 3): every advance whole passes
+  clock.advanced = 0;
+  plan = TimingPlan{};
+  plan.target_ms = 0.2;
+  std::vector<std::int64_t> calls;
+  t = time_steps([&](std::int64_t n) { calls.push_back(n); clock.advanced += n; }, timer, plan, 3);
+  CHECK(t.steps == 3);
+  for (std::int64_t n : calls) CHECK(n == 3);
+  plan.target_ms = 100;  // 200 steps → 201, a whole number of passes
+  t = time_steps(advance, timer, plan, 3);
+  CHECK(t.steps == 201);
+  for (double ms : t.ms_per_step) CHECK(ms == Approx(0.5));
 }
 
 TEST_CASE("bench rows: median, points/s, T_eff GB/s, fraction, speed-up", "[bench]") {

@@ -10,6 +10,7 @@
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
 #include "solvers/stencil.hpp"
+#include "tests/unit/heat_test_util.hpp"
 
 using namespace gf;
 
@@ -147,4 +148,79 @@ TEST_CASE("Dirichlet faces are held by stencils", "[stencil]") {
     CHECK(u[c.grid.index(0, j)] == 3.0);
     CHECK(u[c.grid.index(11, j)] == 3.0);
   }
+}
+
+TEST_CASE("CPU temporally blocked star7 equals one step at a time, bit for bit", "[stencil]") {
+  // update and replace, every boundary mix of the heat passes' test, a
+  // periodic z shorter than k, rows of 1 and 2 interior points
+  auto cpu32 = make_cpu_backend<float>();
+  auto cpu64 = make_cpu_backend<double>();
+  const std::vector<std::vector<std::int64_t>> shapes = {{13, 9, 11}, {3, 4, 3}, {4, 5, 2}};
+  for (int k : {2, 3, 4})
+    for (const auto& kind : test::time_block_kinds())
+      for (const auto& n : shapes)
+        for (bool replace : {false, true}) {
+          test::compare_stencil_time_block<float>(*cpu32, k, n, kind, replace);
+          test::compare_stencil_time_block<double>(*cpu64, k, n, kind, replace);
+        }
+  // what it offers: a 3D star of radius 1 in the presets' order only
+  StencilArgs<float> a;
+  a.ndim = 3;
+  a.n[0] = a.n[1] = a.n[2] = 32;
+  CHECK(cpu32->stencil_time_block(a, 3) == 3);
+  CHECK(cpu32->stencil_time_block(a, 0) == 4);
+  CHECK(cpu32->stencil_time_block(a, 5) == 1);
+  std::vector<StencilTap<float>> box;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) box.push_back({{dx, dy, dz}, 1.0f, 0});
+  cpu32->set_stencil_taps(box);
+  CHECK(cpu32->stencil_time_block(a, 2) == 1);
+  CHECK(cpu32->stencil_time_block(a, 0) == 1);
+  Grid g;
+  g.ndim = 3;
+  g.n[0] = g.n[1] = g.n[2] = 32;
+  Field<float> u = cpu32->make_field(g, "u"), v = cpu32->make_field(g, "v");
+  CHECK_THROWS_AS(cpu32->stencil_steps(a, 2, u, v), DeviceError);
+}
+
+TEST_CASE("stencil.time_block: the same fields as one step a pass, and what it allows",
+          "[stencil]") {
+  const std::string text = R"Y(workload: stencil
+grid: {dims: [12, 10, 9]}
+initial: {expr: "sin(3*x)*cos(2*y)+z"}
+boundary: {default: {type: neumann, gradient: 0.5}, z: {type: periodic}}
+stencil: {preset: star7, coeff: 0.0004, steps: 23}
+)Y";
+  auto field_after = [&](const char* tb, int* took) {
+    const Case c = load_case_text(text, "case.yaml", {std::string("stencil.time_block=") + tb});
+    auto cpu = make_cpu_backend<double>();
+    StencilSolver<double> s(c, *cpu);
+    s.advance(c.stencil.steps);
+    *took = s.time_block();
+    CHECK(s.step() == 23);
+    std::vector<double> u(static_cast<std::size_t>(c.grid.size()));
+    cpu->download(s.field(), u.data());
+    return u;
+  };
+  int k4 = 0, k1 = 0, kauto = 0;
+  CHECK(field_after("4", &k4) == field_after("1", &k1));
+  CHECK(k4 == 4);
+  CHECK(k1 == 1);
+  field_after("auto", &kauto);
+  CHECK(kauto == 1);  // fewer than 200 steps: not worth timing
+  // a stencil the passes do not run
+  const std::string box = R"Y(workload: stencil
+grid: {dims: [8, 8, 8]}
+stencil: {preset: box27, steps: 3, time_block: 2}
+)Y";
+  try {
+    load_case_text(box, "box.yaml");
+    FAIL("no error");
+  } catch (const CaseError& e) {
+    CHECK(std::string(e.what()) ==
+          "box.yaml:3:48: stencil.time_block: temporal blocking is for 3D stars of radius 1 "
+          "(star7, or points in its order: centre, -x, +x, -y, +y, -z, +z)");
+  }
+  CHECK(load_case_text(box, "box.yaml", {"stencil.time_block=1"}).stencil.time_block == 1);
 }

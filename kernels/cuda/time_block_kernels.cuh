@@ -1,7 +1,8 @@
-// Temporal blocking for the 3D explicit heat step: K steps in one pass over
-// memory, bit for bit the K steps of launch_heat_step (every point goes
-// through ftcs_point with the same neighbours in the same order, and the
-// boundary rules of heat_point_bc).
+// Temporal blocking for the 3D explicit heat step and the 3D radius-1 star
+// stencils: K steps in one pass over memory, bit for bit the K steps of
+// launch_heat_step or of the star's march (every point goes through the
+// operator's formula, ops/time_block.hpp, with the same neighbours in the
+// same order, and the boundary rules of heat_point_bc / stencil_point_bc).
 //
 // A block owns a BX × BY column of the grid in x and y, K points wider on
 // every side than the points it writes, and marches along a chunk of z.
@@ -18,7 +19,8 @@
 // and computed like any other point, so every neighbour is simply the next
 // point of the tile. Dirichlet and Neumann axes: the points beyond the ends
 // are never read; the boundary points are held (Dirichlet) or take the
-// mirrored neighbour plus 2h·g (Neumann), as heat_point_bc does.
+// mirrored neighbour plus 2h·g (Neumann), as heat_point_bc and
+// stencil_point_bc do.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -27,7 +29,7 @@
 
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/vec16.cuh"
-#include "kernels/ops/heat.hpp"
+#include "kernels/ops/time_block.hpp"
 
 namespace gf {
 
@@ -55,8 +57,8 @@ struct TbShape {
 // ordinary point of the grid in x and y, or on a periodic axis any point)
 // without them. The z rules are taken plane by plane: only the planes on a
 // wall face (or off the grid) pay for them, a branch the whole block takes alike.
-template <bool XYW, class T, class Sh>
-__device__ __forceinline__ void tb_march(const HeatArgs<T>& a, const T* __restrict__ in,
+template <bool XYW, class Op, class Sh, class T = typename Op::value_type>
+__device__ __forceinline__ void tb_march(const Op& a, const T* __restrict__ in,
                                          T* __restrict__ out, T (*tile)[2][Sh::ROWS * Sh::BX],
                                          int zchunk) {
   constexpr int K = Sh::K, BX = Sh::BX, S = Sh::S;
@@ -138,9 +140,9 @@ __device__ __forceinline__ void tb_march(const HeatArgs<T>& a, const T* __restri
         v[s] = T(0);
         if (XYW || zwall) {
           if (col[s] >= 0 && in_z)
-            v[s] = tb_point<true>(a, wx, wy[s], wz, heat_source(a, idx), u, xl, xr, yl, yr, zm, zp);
+            v[s] = tb_point<true>(a, wx, wy[s], wz, tb_source(a, idx), u, xl, xr, yl, yr, zm, zp);
         } else if (in_z) {
-          v[s] = tb_point<false>(a, wx, wy[s], wz, heat_source(a, idx), u, xl, xr, yl, yr, zm, zp);
+          v[s] = tb_point<false>(a, wx, wy[s], wz, tb_source(a, idx), u, xl, xr, yl, yr, zm, zp);
         }
       }
 #pragma unroll
@@ -165,11 +167,9 @@ __device__ __forceinline__ bool tb_plain_range(int lo, int hi, int n, bool perio
 }
 
 // K steps from in to out over a grid of fewer than 2³¹ points.
-template <class T, class Sh>
-__global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY)) heat3d_time_block(HeatArgs<T> a,
-                                                                         const T* __restrict__ in,
-                                                                         T* __restrict__ out,
-                                                                         int zchunk) {
+template <class Op, class Sh, class T = typename Op::value_type>
+__global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY))
+    time_block3d(Op a, const T* __restrict__ in, T* __restrict__ out, int zchunk) {
   constexpr int K = Sh::K;
   // two buffers of the tile per level below K (dynamic: float64 needs more
   // than the 48 KiB a static array may have)
@@ -186,9 +186,9 @@ __global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY)) heat
   const bool plain = tb_plain_range(x0, x0 + Sh::BX, nx, a.bc[0].lo == BcType::Periodic) &&
                      tb_plain_range(y0, y0 + Sh::BY, ny, a.bc[1].lo == BcType::Periodic);
   if (plain)
-    tb_march<false, T, Sh>(a, in, out, tile, zchunk);
+    tb_march<false, Op, Sh>(a, in, out, tile, zchunk);
   else
-    tb_march<true, T, Sh>(a, in, out, tile, zchunk);
+    tb_march<true, Op, Sh>(a, in, out, tile, zchunk);
 }
 
 // ---------------------------------------------------------------------------
@@ -228,8 +228,8 @@ struct TbvShape {
   static_assert(S * W <= 32, "a patch's face points fit one bit mask");
 };
 
-template <bool XYW, class T, class Sh>
-__device__ __forceinline__ void tbv_march(const HeatArgs<T>& a, const T* __restrict__ in,
+template <bool XYW, class Op, class Sh, class T = typename Op::value_type>
+__device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
                                           T* __restrict__ out, T* __restrict__ edge, int zchunk,
                                           int bx, int by) {
   using V = typename Vec16<T>::type;
@@ -367,14 +367,19 @@ __device__ __forceinline__ void tbv_march(const HeatArgs<T>& a, const T* __restr
           const T* yr = s < S - 1 ? r[l - 1][C][s + 1] : down;
           const bool here = G ? (col[s] >= 0 && in_z) : (!XYW || col[s] >= 0);
           T src[W];
-          if (a.source && here) {
-            V sv = load(a.source + col[s] + plane * iz);
-            const T* sp = reinterpret_cast<const T*>(&sv);
+          if constexpr (Op::kSource) {
+            if (a.source && here) {
+              V sv = load(a.source + col[s] + plane * iz);
+              const T* sp = reinterpret_cast<const T*>(&sv);
 #pragma unroll
-            for (int e = 0; e < W; ++e) src[e] = mul_rn(a.dt, sp[e]);
+              for (int e = 0; e < W; ++e) src[e] = mul_rn(a.dt, sp[e]);
+            } else {
+#pragma unroll
+              for (int e = 0; e < W; ++e) src[e] = mul_rn(a.dt, a.source_const);
+            }
           } else {
 #pragma unroll
-            for (int e = 0; e < W; ++e) src[e] = mul_rn(a.dt, a.source_const);
+            for (int e = 0; e < W; ++e) src[e] = T(0);
           }
 #pragma unroll
           for (int e = 0; e < W; ++e) {
@@ -426,10 +431,10 @@ __device__ __forceinline__ void tbv_march(const HeatArgs<T>& a, const T* __restr
 // false: launched over that rectangle alone) and the others (XYW true:
 // launched over the whole grid, the rectangle's blocks leave at once), as two
 // kernels, so that the blocks in the middle carry no registers for the rules.
-template <class T, class Sh, bool XYW>
+template <class Op, class Sh, bool XYW, class T = typename Op::value_type>
 __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
-    heat3d_time_block_vec(HeatArgs<T> a, const T* __restrict__ in, T* __restrict__ out, int zchunk,
-                          int bx0, int bx1, int by0, int by1) {
+    time_block3d_vec(Op a, const T* __restrict__ in, T* __restrict__ out, int zchunk,
+                     int bx0, int bx1, int by0, int by1) {
   int bx = int(blockIdx.x), by = int(blockIdx.y);
   if constexpr (XYW) {
     if (bx >= bx0 && bx < bx1 && by >= by0 && by < by1) return;
@@ -446,7 +451,7 @@ __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
     const int strip = rest < SPARE ? 0 : Sh::TY + 1;
     edge[buf * Sh::EDGE + strip * SPARE + rest % SPARE] = T(0);
   }
-  tbv_march<XYW, T, Sh>(a, in, out, edge, zchunk, bx, by);
+  tbv_march<XYW, Op, Sh>(a, in, out, edge, zchunk, bx, by);
 }
 
 // z chunks for a pass of `columns` blocks in x and y over nz planes, with
@@ -477,12 +482,12 @@ inline void tb_plain_blocks(int n_blocks, int inner, int pad, int width, int n, 
   }
 }
 
-template <class T, class Sh, bool XYW>
+template <class Op, class Sh, bool XYW>
 int tbv_blocks_per_sm() {
   static const int per_sm = [] {
     int blocks = 0;
     GF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks, heat3d_time_block_vec<T, Sh, XYW>, Sh::THREADS, Sh::SMEM));
+        &blocks, time_block3d_vec<Op, Sh, XYW>, Sh::THREADS, Sh::SMEM));
     return blocks > 0 ? blocks : 1;
   }();
   return per_sm;
@@ -490,8 +495,8 @@ int tbv_blocks_per_sm() {
 
 // One vectorised pass: the middle blocks and the others as two launches,
 // each in the z chunks that fill the device best.
-template <class T, class Sh>
-void launch_heat_tbv(const HeatArgs<T>& a, const T* in, T* out, cudaStream_t s) {
+template <class Op, class Sh, class T = typename Op::value_type>
+void launch_tbv(const Op& a, const T* in, T* out, cudaStream_t s) {
   static_assert(Sh::SMEM <= 48 * 1024, "no opt-in shared memory needed");
   int dev = 0, sms = 0;
   GF_CUDA_CHECK(cudaGetDevice(&dev));
@@ -504,22 +509,22 @@ void launch_heat_tbv(const HeatArgs<T>& a, const T* in, T* out, cudaStream_t s) 
   tb_plain_blocks(by, Sh::IY, Sh::K, Sh::BY, ny, a.bc[1].lo == BcType::Periodic, by0, by1);
   const long long middle = (long long)(bx1 - bx0) * (by1 - by0);
   if (middle > 0) {
-    const int zchunk = tb_zchunk(middle, nz, Sh::K, tbv_blocks_per_sm<T, Sh, false>() * sms);
+    const int zchunk = tb_zchunk(middle, nz, Sh::K, tbv_blocks_per_sm<Op, Sh, false>() * sms);
     const dim3 grid(unsigned(bx1 - bx0), unsigned(by1 - by0), unsigned((nz + zchunk - 1) / zchunk));
-    heat3d_time_block_vec<T, Sh, false><<<grid, dim3(Sh::TX, Sh::TY), Sh::SMEM, s>>>(
+    time_block3d_vec<Op, Sh, false><<<grid, dim3(Sh::TX, Sh::TY), Sh::SMEM, s>>>(
         a, in, out, zchunk, bx0, bx1, by0, by1);
   }
   if (middle < (long long)bx * by) {
-    const int zchunk = tb_zchunk((long long)bx * by - middle, nz, Sh::K, tbv_blocks_per_sm<T, Sh, true>() * sms);
+    const int zchunk = tb_zchunk((long long)bx * by - middle, nz, Sh::K, tbv_blocks_per_sm<Op, Sh, true>() * sms);
     const dim3 grid(unsigned(bx), unsigned(by), unsigned((nz + zchunk - 1) / zchunk));
-    heat3d_time_block_vec<T, Sh, true><<<grid, dim3(Sh::TX, Sh::TY), Sh::SMEM, s>>>(
+    time_block3d_vec<Op, Sh, true><<<grid, dim3(Sh::TX, Sh::TY), Sh::SMEM, s>>>(
         a, in, out, zchunk, bx0, bx1, by0, by1);
   }
 }
 
-// The depths launch_heat_time_block takes.
-inline bool heat_time_block_supported(int k) { return k >= 2 && k <= 4; }
-inline int heat_time_block_deepest() { return 4; }
+// The depths launch_time_block takes.
+inline bool time_block_supported(int k) { return k >= 2 && k <= 4; }
+inline int time_block_deepest() { return 4; }
 
 // K = k steps, in → out (distinct buffers). When nx is a multiple of W the
 // vectorised pass: patches of W × 2 points, 16 × 16 threads (tiles of 64 × 32
@@ -532,14 +537,14 @@ inline int heat_time_block_deepest() { return 4; }
 // pass below: float32 in tiles of 32 × 32 points (8 × 32 threads, strips of
 // 4), float64 in tiles of 64 × 32 (16 × 64 threads, strips of 2), z chunks of
 // 128 planes.
-template <class T>
-void launch_heat_time_block(const HeatArgs<T>& a, int k, const T* in, T* out, cudaStream_t s) {
+template <class Op, class T = typename Op::value_type>
+void launch_time_block(const Op& a, int k, const T* in, T* out, cudaStream_t s) {
   const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
   if (nx % Vec16<T>::n == 0) {
     constexpr int AHEAD = sizeof(T) == 4 ? 1 : 2;
-    if (k == 2) launch_heat_tbv<T, TbvShape<T, 2, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
-    else if (k == 3) launch_heat_tbv<T, TbvShape<T, 3, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
-    else launch_heat_tbv<T, TbvShape<T, 4, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
+    if (k == 2) launch_tbv<Op, TbvShape<T, 2, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
+    else if (k == 3) launch_tbv<Op, TbvShape<T, 3, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
+    else launch_tbv<Op, TbvShape<T, 4, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
     return;
   }
   const int zchunk = 128;
@@ -548,9 +553,9 @@ void launch_heat_time_block(const HeatArgs<T>& a, int k, const T* in, T* out, cu
     const dim3 grid(unsigned((nx + Sh::IX - 1) / Sh::IX), unsigned((ny + Sh::IY - 1) / Sh::IY),
                     unsigned((nz + zchunk - 1) / zchunk));
     const int smem = int(sizeof(T)) * Sh::K * 2 * Sh::ROWS * Sh::BX;
-    GF_CUDA_CHECK(cudaFuncSetAttribute(heat3d_time_block<T, Sh>,
+    GF_CUDA_CHECK(cudaFuncSetAttribute(time_block3d<Op, Sh>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    heat3d_time_block<T, Sh><<<grid, dim3(Sh::BX, Sh::TY), smem, s>>>(a, in, out, zchunk);
+    time_block3d<Op, Sh><<<grid, dim3(Sh::BX, Sh::TY), smem, s>>>(a, in, out, zchunk);
   };
   constexpr bool f32 = sizeof(T) == 4;
   constexpr int BX = f32 ? 32 : 64, TY = f32 ? 8 : 16, S = 32 / TY;

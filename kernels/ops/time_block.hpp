@@ -1,0 +1,85 @@
+// Temporal blocking's point: what the blocked passes (the CUDA kernels in
+// time_block_kernels.cuh and the CPU's wavefront in cpu_backend.cpp) compute
+// at one point of a time level from the level below, for each workload that
+// has such passes. An operator is the workload's args plus
+//   point(u, m, p, s): the workload's own formula (heat: ftcs_point; a 3D
+//                      star stencil: star_point), m[a], p[a] the neighbours
+//                      at −1 and +1 along axis a, s the source term;
+//   kSource:           whether it has a source term (heat's s(x)), read by
+//                      the passes through tb_source.
+// Both are radius 1, hold Dirichlet points, and take the mirrored neighbour
+// plus the ghost beyond a Neumann face: the walls below are theirs alike.
+#pragma once
+#include "kernels/ops/heat.hpp"
+#include "kernels/ops/stencil.hpp"
+
+namespace gf {
+
+// Explicit heat (FTCS): heat_point_bc's formula.
+template <class T>
+struct TbHeat : HeatArgs<T> {
+  using value_type = T;
+  static constexpr bool kSource = true;
+  TbHeat() = default;
+  explicit TbHeat(const HeatArgs<T>& a) : HeatArgs<T>(a) {}
+  GF_HD T point(T u, const T* m, const T* p, T s) const { return ftcs_point<3>(u, m, p, this->c, s); }
+};
+
+// A 3D star of radius 1 in the presets' tap order (fixed_stencil's Star),
+// with its 7 weights: stencil_point_bc's sum for such taps.
+template <class T>
+struct TbStar : StencilArgs<T> {
+  using value_type = T;
+  static constexpr bool kSource = false;
+  T w[7] = {};
+  TbStar() = default;
+  TbStar(const StencilArgs<T>& a, const FixedStencil<T>& f) : StencilArgs<T>(a) {
+    for (int t = 0; t < 7; ++t) w[t] = f.w[t];
+  }
+  GF_HD T point(T u, const T* m, const T* p, T) const { return star_point<3>(*this, w, u, m, p); }
+};
+
+// The source term at grid index idx (heat_source's value), 0 without one.
+template <class Op>
+GF_HD typename Op::value_type tb_source(const Op& a, std::int64_t idx) {
+  if constexpr (Op::kSource) return heat_source(a, idx);
+  else return typename Op::value_type(0);
+}
+
+// Where a column or a plane sits against the walls, worked out once: held
+// (a Dirichlet point), and which faces take the mirrored neighbour.
+struct TbWalls {
+  bool held, lo, hi;
+};
+
+template <class T>
+GF_HD TbWalls tb_walls(int i, int n, bool periodic, const AxisBc<T>& bc) {
+  if (periodic) return {false, false, false};
+  return {on_dirichlet<T>(i, n, bc), i == 0, i == n - 1};
+}
+
+// One point of a time level from the level below: u its value; xl, xr, yl,
+// yr, zm, zp its neighbours as the pass holds them (wrapped on a periodic
+// axis); s its source term (tb_source's value). With WALLS, the wall rules
+// of heat_point_bc and stencil_point_bc where the point sits on a wall face
+// (the neighbour beyond the wall is not used). The neighbours go into the
+// operator's point in the order those functions give them.
+template <bool WALLS, class Op, class T>
+GF_HD T tb_point(const Op& a, TbWalls wx, TbWalls wy, TbWalls wz, T s, T u, T xl, T xr, T yl,
+                 T yr, T zm, T zp) {
+  T m[3], p[3];
+  if constexpr (WALLS) {
+    if (wx.held || wy.held || wz.held) return u;
+    m[0] = wx.lo ? xr + a.bc[0].ghost_lo : xl;
+    p[0] = wx.hi ? xl + a.bc[0].ghost_hi : xr;
+    m[1] = wy.lo ? yr + a.bc[1].ghost_lo : yl;
+    p[1] = wy.hi ? yl + a.bc[1].ghost_hi : yr;
+    m[2] = wz.lo ? zp + a.bc[2].ghost_lo : zm;
+    p[2] = wz.hi ? zm + a.bc[2].ghost_hi : zp;
+  } else {
+    m[0] = xl, p[0] = xr, m[1] = yl, p[1] = yr, m[2] = zm, p[2] = zp;
+  }
+  return a.point(u, m, p, s);
+}
+
+}  // namespace gf
