@@ -205,10 +205,14 @@ __global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY))
 // each level rotate by renaming registers instead of moving them.
 //
 // Blocks clear of the x and y faces run a kernel without any rules; the
-// others run the same march with them, where a thread computes its patch as
-// if in the middle (off the grid: values that no written point uses) and
-// then computes its points on a wall face again by the rules. Planes on a z
-// face or off the grid take the rules for the whole block. MINB: blocks per
+// others run the same march with them, where on an ordinary plane the rules
+// are a fix-up of the neighbours the march gathered: the x neighbour beyond
+// a wall (the shuffled value of the patch's first or last point) and the y
+// neighbours of a row on a wall face are replaced by the mirrored value plus
+// the ghost, as tb_point takes them, and a held (Dirichlet) point keeps its
+// value; everything else is the middle blocks' code (off the grid: values
+// that no written point uses). Planes on a z face or off the grid take the
+// rules point by point (tb_point) for the whole block. MINB: blocks per
 // SM the registers are fitted to; AHEAD: planes of level 0 fetched ahead.
 template <class T, int K_, int TX_, int TY_, int S_, int MINB_ = 1, int AHEAD_ = 2>
 struct TbvShape {
@@ -225,7 +229,6 @@ struct TbvShape {
   static constexpr int EDGE = (TY + 2) * EROWS * BX;
   static constexpr int SMEM = 2 * EDGE * int(sizeof(T));
   static_assert(32 % TX == 0, "a row of threads is a power-of-two part of a warp");
-  static_assert(S * W <= 32, "a patch's face points fit one bit mask");
 };
 
 template <bool XYW, class Op, class Sh, class T = typename Op::value_type>
@@ -248,9 +251,8 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
   for (int e = 0; e < W; ++e)
     wx[e] = XYW && ix >= 0 ? tb_walls<T>(ix + e, nx, px, a.bc[0]) : TbWalls{false, false, false};
   const bool xwrites = tx * W >= Sh::PADX && tx * W < BX - Sh::PADX && gx < nx;
-  // the patch's points on a wall face in x or y, bit s·W + e (blocks at the
-  // faces): on an ordinary plane they are computed again by the rules
-  unsigned face = 0;
+  // a point of the patch held (Dirichlet) in x or y (blocks at the faces)
+  bool held = false;
   int col[S];  // the patch's rows in a plane (−1: off the grid)
   TbWalls wy[S];
   bool writes[S];
@@ -262,9 +264,7 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
     wy[s] = XYW ? tb_walls<T>(iy, ny, py, a.bc[1]) : TbWalls{false, false, false};
 #pragma unroll
     for (int e = 0; e < W; ++e)
-      if (XYW && col[s] >= 0 &&
-          (wx[e].lo || wx[e].hi || wx[e].held || wy[s].lo || wy[s].hi || wy[s].held))
-        face |= 1u << (s * W + e);
+      if (XYW && col[s] >= 0 && (wx[e].held || wy[s].held)) held = true;
     writes[s] = xwrites && ys >= K && ys < Sh::BY - K && gy < ny;
   }
   const int kb = int(blockIdx.z) * zchunk;
@@ -344,6 +344,18 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
         lefts[s] = __shfl_up_sync(0xffffffffu, r[l - 1][C][s][W - 1], 1, TX);
         rights[s] = __shfl_down_sync(0xffffffffu, r[l - 1][C][s][0], 1, TX);
       }
+      // beyond an x wall (the patch's first point on x = 0, or its last on
+      // x = nx − 1, nx % W == 0): the mirrored neighbour plus the ghost
+      if constexpr (XYW) {
+        if (wx[0].lo) {
+#pragma unroll
+          for (int s = 0; s < S; ++s) lefts[s] = r[l - 1][C][s][1] + a.bc[0].ghost_lo;
+        }
+        if (wx[W - 1].hi) {
+#pragma unroll
+          for (int s = 0; s < S; ++s) rights[s] = r[l - 1][C][s][W - 2] + a.bc[0].ghost_hi;
+        }
+      }
       T v[S][W];
       // plane p's place in z, alike for the whole block: an ordinary plane
       // (inside the grid and, unless z is periodic, off the wall faces) of a
@@ -363,8 +375,27 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
         for (int s = 0; s < S; ++s) {
           const T(&c)[W] = r[l - 1][C][s];
           const T left = lefts[s], right = rights[s];
-          const T* yl = s > 0 ? r[l - 1][C][s - 1] : up;
-          const T* yr = s < S - 1 ? r[l - 1][C][s + 1] : down;
+          const T* yl0 = s > 0 ? r[l - 1][C][s - 1] : up;
+          const T* yr0 = s < S - 1 ? r[l - 1][C][s + 1] : down;
+          // a row on a y wall (ordinary planes of blocks at the faces): the
+          // mirrored row plus the ghost beyond it
+          T ylw[W], yrw[W];
+          const T* yl = yl0;
+          const T* yr = yr0;
+          if constexpr (XYW && !G) {
+#pragma unroll
+            for (int e = 0; e < W; ++e) ylw[e] = yl0[e], yrw[e] = yr0[e];
+            if (wy[s].lo) {
+#pragma unroll
+              for (int e = 0; e < W; ++e) ylw[e] = yr0[e] + a.bc[1].ghost_lo;
+            }
+            if (wy[s].hi) {
+#pragma unroll
+              for (int e = 0; e < W; ++e) yrw[e] = yl0[e] + a.bc[1].ghost_hi;
+            }
+            yl = ylw;
+            yr = yrw;
+          }
           const bool here = G ? (col[s] >= 0 && in_z) : (!XYW || col[s] >= 0);
           T src[W];
           if constexpr (Op::kSource) {
@@ -388,8 +419,6 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
             if constexpr (!G) {
               // (off the grid, in a block at the faces: a value never used)
               v[s][e] = tb_point<false>(a, wx[e], wy[s], wz, src[e], c[e], xl, xr, yl[e], yr[e], zm, zp);
-              if (XYW && ((face >> (s * W + e)) & 1u))
-                v[s][e] = tb_point<true>(a, wx[e], wy[s], wz, src[e], c[e], xl, xr, yl[e], yr[e], zm, zp);
             } else {
               v[s][e] = T(0);
               if (XYW || zwall) {
@@ -399,6 +428,16 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
                 v[s][e] = tb_point<false>(a, wx[e], wy[s], wz, src[e], c[e], xl, xr, yl[e], yr[e], zm, zp);
               }
             }
+          }
+        }
+        // held points keep their value (the general planes' tb_point did that)
+        if constexpr (XYW && !G) {
+          if (held) {
+#pragma unroll
+            for (int s = 0; s < S; ++s)
+#pragma unroll
+              for (int e = 0; e < W; ++e)
+                if (wx[e].held || wy[s].held) v[s][e] = r[l - 1][C][s][e];
           }
         }
       };
