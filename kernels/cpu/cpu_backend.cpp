@@ -139,15 +139,28 @@ inline void direct_neighbours(const T* u, std::int64_t idx, std::int64_t nx, std
 #define GF_ROW_LOOP_CLONES
 #endif
 
-// FTCS at points first..last − 1, all off every face; s(idx) is heat_source.
-template <int D, class T, class Source>
+// FTCS at points first..last − 1, all off every face, in the form ISO, SRC
+// (heat_form); s(idx) is heat_source.
+template <int D, bool ISO, bool SRC, class T, class Source>
 GF_ROW_LOOP_CLONES void heat_inner(const T* __restrict in, T* __restrict out, std::int64_t first,
                                    std::int64_t last, std::int64_t nx, std::int64_t plane,
                                    const T* __restrict c, Source s) {
   for (std::int64_t idx = first; idx < last; ++idx) {
     T m[3], p[3];
     direct_neighbours<D>(in, idx, nx, plane, m, p);
-    out[idx] = ftcs_point<D>(in[idx], m, p, c, s(idx));
+    out[idx] = ftcs_point_as<D, ISO, SRC>(in[idx], m, p, c, s(idx));
+  }
+}
+
+// f(iso, src) with the form as compile-time constants (std::bool_constant).
+template <class F>
+void with_heat_form(HeatForm form, F&& f) {
+  if (form.iso) {
+    if (form.src) f(std::true_type{}, std::true_type{});
+    else f(std::true_type{}, std::false_type{});
+  } else {
+    if (form.src) f(std::false_type{}, std::true_type{});
+    else f(std::false_type{}, std::false_type{});
   }
 }
 
@@ -160,13 +173,17 @@ void heat_step_cpu(const HeatArgs<T>& a, const Box& box, const T* in, T* out) {
         out[idx] = heat_point_bc<D>(a, in, i, j, k);
       },
       [&](std::int64_t first, std::int64_t last) {
-        if (a.source) {
-          heat_inner<D>(in, out, first, last, nx, plane, a.c,
-                        [&](std::int64_t idx) { return heat_source(a, idx); });
-        } else {
-          const T s = heat_source(a, first);  // a constant: the same at every point
-          heat_inner<D>(in, out, first, last, nx, plane, a.c, [s](std::int64_t) { return s; });
-        }
+        with_heat_form(heat_form<D>(a), [&](auto iso, auto src) {
+          constexpr bool I = decltype(iso)::value, S = decltype(src)::value;
+          if (a.source) {
+            heat_inner<D, I, S>(in, out, first, last, nx, plane, a.c,
+                                [&](std::int64_t idx) { return heat_source(a, idx); });
+          } else {
+            const T s = heat_source(a, first);  // a constant: the same at every point
+            heat_inner<D, I, S>(in, out, first, last, nx, plane, a.c,
+                                [s](std::int64_t) { return s; });
+          }
+        });
       });
 }
 
@@ -504,7 +521,7 @@ class CpuBackend final : public Backend<T> {
   void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (heat_time_block(a, k) != k || k < 2)
       throw DeviceError("cpu: no temporally blocked heat pass of " + std::to_string(k) + " steps here");
-    time_block_cpu(TbHeat<T>(a), k, in.data(), out.data());
+    with_tb_heat(a, [&](const auto& op) { time_block_cpu(op, k, in.data(), out.data()); });
   }
   static constexpr int kDeepestTimeBlock = 4;
   void heat_box(const HeatArgs<T>& a, const Box& b, const Field<T>& in, Field<T>& out) {

@@ -374,7 +374,7 @@ class CudaBackend final : public Backend<T> {
     if (heat_time_block(a, k) != k || k < 2)
       throw DeviceError(label_ + ": no temporally blocked heat pass of " + std::to_string(k) +
                         " steps here");
-    launch_time_block(TbHeat<T>(a), k, in.data(), out.data(), stream_);
+    with_tb_heat(a, [&](const auto& op) { launch_time_block(op, k, in.data(), out.data(), stream_); });
     GF_CUDA_CHECK_LAUNCH();
   }
   // A 3D star of radius 1 in the presets' order (fixed_stencil's Star), on a

@@ -28,7 +28,7 @@ __device__ __forceinline__ T x_face_point(const HeatArgs<T>& a, const T* in, I i
   if (on_dirichlet<T>(i, nx, a.bc[0])) return u;
   const T m[3] = {neighbour(in, std::int64_t(idx), std::int64_t(i), nx, 1, -1, a.bc[0]), ym, zm};
   const T p[3] = {neighbour(in, std::int64_t(idx), std::int64_t(i), nx, 1, +1, a.bc[0]), yp, zp};
-  return ftcs_point<3>(u, m, p, a.c, heat_source(a, std::int64_t(idx)));
+  return ftcs_point<3>(u, m, p, a.c, heat_source(a, std::int64_t(idx)), heat_form<3>(a));
 }
 
 // 3D off the y and z faces, scalar (rows that are not a whole number of
@@ -63,20 +63,24 @@ __global__ void __launch_bounds__(256, 6) heat3d_interior(HeatArgs<T> a, const T
     } else {
       const T m[3] = {in[idx - 1], in[idx - nx], uzm};
       const T p[3] = {in[idx + 1], in[idx + nx], uzp};
-      out[idx] = ftcs_point<3>(uc, m, p, a.c, heat_source(a, idx));
+      out[idx] = ftcs_point<3>(uc, m, p, a.c, heat_source(a, idx), heat_form<3>(a));
     }
     uzm = uc;
     uc = uzp;
   }
 }
 
-// The explicit step as an operator of the marches (march_kernels.cuh).
-template <class T, int D>
+// The explicit step as an operator of the marches (march_kernels.cuh), in
+// the run's form (heat_form) or, ISO_NO_SOURCE, in the isotropic form
+// without a source compiled in (the form most runs take: the runtime choice
+// costs the float32 march spills).
+template <class T, int D, bool ISO_NO_SOURCE = false>
 struct HeatOp : HeatArgs<T> {
   using value_type = T;
   static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
   __device__ __forceinline__ T interior(T u, const T* m, const T* p, int idx) const {
-    return ftcs_point<D>(u, m, p, this->c, heat_source(*this, idx));
+    if constexpr (ISO_NO_SOURCE) return ftcs_point_as<D, true, false>(u, m, p, this->c, T(0));
+    else return ftcs_point<D>(u, m, p, this->c, heat_source(*this, idx), heat_form<D>(*this));
   }
   __device__ __forceinline__ T x_face(const T* in, int idx, int i, int j, int k, T u, T ym,
                                       T yp, T zm, T zp) const {
@@ -100,7 +104,7 @@ __global__ void __launch_bounds__(256) heat2d_kernel(HeatArgs<T> a, const T* __r
   if (i > 0 && i < nx - 1 && j > 0 && j < ny - 1) {
     const T m[2] = {in[idx - 1], in[idx - nx]};
     const T p[2] = {in[idx + 1], in[idx + nx]};
-    out[idx] = ftcs_point<2>(in[idx], m, p, a.c, heat_source(a, idx));
+    out[idx] = ftcs_point<2>(in[idx], m, p, a.c, heat_source(a, idx), heat_form<2>(a));
   } else {
     out[idx] = heat_point_bc<2>(a, in, i, j, 0);
   }
@@ -115,7 +119,7 @@ __global__ void __launch_bounds__(256) heat1d_kernel(HeatArgs<T> a, const T* __r
   if (i > 0 && i < nx - 1) {
     const T m[1] = {in[i - 1]};
     const T p[1] = {in[i + 1]};
-    out[i] = ftcs_point<1>(in[i], m, p, a.c, heat_source(a, i));
+    out[i] = ftcs_point<1>(in[i], m, p, a.c, heat_source(a, i), heat_form<1>(a));
   } else {
     out[i] = heat_point_bc<1>(a, in, i, 0, 0);
   }
@@ -125,10 +129,15 @@ inline unsigned blocks_for(std::int64_t n, unsigned b) { return unsigned((n + b 
 
 template <class T>
 void launch_heat_step(const HeatArgs<T>& a, const T* in, T* out, cudaStream_t s) {
+  const bool fast = [&] {
+    const HeatForm f = a.ndim == 3 ? heat_form<3>(a) : heat_form<2>(a);
+    return f.iso && !f.src;
+  }();
   if (a.ndim == 3) {
     const HeatOp<T, 3> op{a};
     if (march3d_fits(a.n, in, out)) {
-      launch_march3d<false>(op, in, out, s);
+      if (fast) launch_march3d<false>(HeatOp<T, 3, true>{a}, in, out, s);
+      else launch_march3d<false>(op, in, out, s);
       return;
     }
     const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
@@ -145,7 +154,8 @@ void launch_heat_step(const HeatArgs<T>& a, const T* in, T* out, cudaStream_t s)
   } else if (a.ndim == 2 && march2d_fits(a.n, in, out)) {
     // (the one-thread-per-point kernel below ran 16384² float32 at 0.51 of
     // copy bandwidth on an H200)
-    launch_march2d<false>(HeatOp<T, 2>{a}, in, out, s);
+    if (fast) launch_march2d<false>(HeatOp<T, 2, true>{a}, in, out, s);
+    else launch_march2d<false>(HeatOp<T, 2>{a}, in, out, s);
   } else if (a.ndim == 2) {
     const dim3 block(64, 4);
     const dim3 grid(blocks_for(a.n[0], 64), blocks_for(a.n[1], 4));

@@ -2,6 +2,16 @@
 // CPU reference loop and the CUDA kernels call.
 //
 //   uⁿ⁺¹ = uⁿ + Σ_axes c_a · (u_{-a} + u_{+a} − 2uⁿ) + s,   c_a = α·dt/h_a²,  s = dt·source(x)
+//
+// in one of two forms, chosen per run by the grid (HeatForm, heat_form):
+//   anisotropic: uⁿ + Σ_a c_a · ((u_{-a} + u_{+a}) − 2uⁿ)
+//   isotropic (the same c on every axis, 2D and 3D):
+//                uⁿ + c · (Σ_a (u_{-a} + u_{+a}) − 2D·uⁿ), 4 floating-point
+//                operations fewer in 3D;
+// and + s only when the case has a source (a field, or a constant other than 0).
+// Both forms keep a constant field exactly constant (the sum of 2D equal
+// neighbours is 2D·u rounded once, as 2D·u is). Products are rounded on their
+// own (mul_rn), so every kernel and the CPU round alike (hd.hpp).
 #pragma once
 #include "kernels/ops/boundary.hpp"
 
@@ -18,14 +28,45 @@ struct HeatArgs {
   T source_const = 0;          // s when it is a constant
 };
 
-// The formula. m[a], p[a]: neighbours at −1 and +1 along axis a.
+// Which form of the formula a run takes: iso (c the same on every axis of a
+// 2D or 3D grid) and src (a source term to add).
+struct HeatForm {
+  bool iso, src;
+};
+
 template <int D, class T>
-GF_HD T ftcs_point(T u, const T* m, const T* p, const T* c, T s) {
-  // Products through mul_rn: no kernel fuses them into its sums (hd.hpp).
-  T acc = mul_rn(c[0], (m[0] + p[0]) - (u + u));
-  if constexpr (D > 1) acc += mul_rn(c[1], (m[1] + p[1]) - (u + u));
-  if constexpr (D > 2) acc += mul_rn(c[2], (m[2] + p[2]) - (u + u));
-  return u + acc + s;
+GF_HD HeatForm heat_form(const HeatArgs<T>& a) {
+  bool iso = D >= 2 && a.c[0] == a.c[1];
+  if constexpr (D > 2) iso = iso && a.c[1] == a.c[2];
+  return {iso, a.source != nullptr || a.source_const != T(0)};
+}
+
+// The formula in a form known at compile time. m[a], p[a]: neighbours at −1
+// and +1 along axis a; s: the source term (not read when SRC is false).
+template <int D, bool ISO, bool SRC, class T>
+GF_HD T ftcs_point_as(T u, const T* m, const T* p, const T* c, T s) {
+  T r;
+  if constexpr (ISO && D > 1) {
+    T sum = (m[0] + p[0]) + (m[1] + p[1]);
+    if constexpr (D > 2) sum = sum + (m[2] + p[2]);
+    r = u + mul_rn(c[0], sum - mul_rn(T(2 * D), u));
+  } else {
+    T acc = mul_rn(c[0], (m[0] + p[0]) - (u + u));
+    if constexpr (D > 1) acc += mul_rn(c[1], (m[1] + p[1]) - (u + u));
+    if constexpr (D > 2) acc += mul_rn(c[2], (m[2] + p[2]) - (u + u));
+    r = u + acc;
+  }
+  if constexpr (SRC) return r + s;
+  else return r;
+}
+
+// The formula in the run's form f.
+template <int D, class T>
+GF_HD T ftcs_point(T u, const T* m, const T* p, const T* c, T s, HeatForm f) {
+  if (f.iso) return f.src ? ftcs_point_as<D, true, true>(u, m, p, c, s)
+                          : ftcs_point_as<D, true, false>(u, m, p, c, s);
+  return f.src ? ftcs_point_as<D, false, true>(u, m, p, c, s)
+               : ftcs_point_as<D, false, false>(u, m, p, c, s);
 }
 
 template <class T>
@@ -49,7 +90,7 @@ GF_HD T heat_point_bc(const HeatArgs<T>& a, const T* u, std::int64_t i, std::int
     m[ax] = neighbour(u, idx, pos[ax], a.n[ax], stride[ax], -1, a.bc[ax]);
     p[ax] = neighbour(u, idx, pos[ax], a.n[ax], stride[ax], +1, a.bc[ax]);
   }
-  return ftcs_point<D>(u[idx], m, p, a.c, heat_source(a, idx));
+  return ftcs_point<D>(u[idx], m, p, a.c, heat_source(a, idx), heat_form<D>(a));
 }
 
 }  // namespace gf

@@ -15,15 +15,29 @@
 
 namespace gf {
 
-// Explicit heat (FTCS): heat_point_bc's formula.
-template <class T>
+// Explicit heat (FTCS): heat_point_bc's formula, in the run's form
+// (heat_form). ISO_NO_SOURCE: the form known at compile time to be the
+// isotropic one without a source (the form most runs take, and the cheapest).
+template <class T, bool ISO_NO_SOURCE = false>
 struct TbHeat : HeatArgs<T> {
   using value_type = T;
-  static constexpr bool kSource = true;
+  static constexpr bool kSource = !ISO_NO_SOURCE;
+  HeatForm form{};
   TbHeat() = default;
-  explicit TbHeat(const HeatArgs<T>& a) : HeatArgs<T>(a) {}
-  GF_HD T point(T u, const T* m, const T* p, T s) const { return ftcs_point<3>(u, m, p, this->c, s); }
+  explicit TbHeat(const HeatArgs<T>& a) : HeatArgs<T>(a), form(heat_form<3>(a)) {}
+  GF_HD T point(T u, const T* m, const T* p, T s) const {
+    if constexpr (ISO_NO_SOURCE) return ftcs_point_as<3, true, false>(u, m, p, this->c, s);
+    else return ftcs_point<3>(u, m, p, this->c, s, form);
+  }
 };
+
+// The passes of a heat step: f(op) with the TbHeat that fits the args.
+template <class T, class F>
+void with_tb_heat(const HeatArgs<T>& a, F&& f) {
+  const HeatForm form = heat_form<3>(a);
+  if (form.iso && !form.src) f(TbHeat<T, true>(a));
+  else f(TbHeat<T, false>(a));
+}
 
 // A 3D star of radius 1 in the presets' tap order (fixed_stencil's Star),
 // with its 7 weights: stencil_point_bc's sum for such taps.

@@ -35,6 +35,11 @@ HeatArgs<T> random_args(int ndim, const std::int64_t* n, BcType lo, BcType hi, s
   }
   a.dt = static_cast<T>(1e-3);
   a.source_const = static_cast<T>(d(rng));
+  // both forms of the formula (heat_form): the same c on every axis half of
+  // the time, and no source a third of the time
+  if (rng() % 2)
+    for (int ax = 1; ax < ndim; ++ax) a.c[ax] = a.c[0];
+  if (rng() % 3 == 0) a.source_const = 0;
   return a;
 }
 
@@ -91,10 +96,9 @@ inline std::string kinds_text(const AxisKinds& kinds) {
   return s;
 }
 
-// Heat: heat_steps against heat_step, with a source field or a constant source.
 template <class T>
-void compare_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n, const AxisKinds& kinds,
-                        bool source_field) {
+void compare_time_block_form(Backend<T>& be, int k, std::vector<std::int64_t> n,
+                             const AxisKinds& kinds, bool source_field, bool iso) {
   std::mt19937_64 rng(4321 + k * 131 + n[0] * 7 + n[2] + int(kinds.lo[0]) * 5 +
                       int(kinds.hi[2]) * 3 + source_field);
   HeatArgs<T> a = random_args<T>(3, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
@@ -102,6 +106,10 @@ void compare_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n, cons
     a.bc[ax].lo = kinds.lo[ax];
     a.bc[ax].hi = kinds.hi[ax];
   }
+  if (iso) a.c[1] = a.c[2] = a.c[0];
+  else if (a.c[1] == a.c[0]) a.c[1] = a.c[0] * T(1.5);
+  if (iso && !source_field) a.source_const = 0;
+  REQUIRE(heat_form<3>(a).iso == iso);
   Grid g;
   g.ndim = 3;
   for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
@@ -113,9 +121,21 @@ void compare_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n, cons
   be.upload(s0.data(), s);
   if (source_field) a.source = s.data();
   compare_passes<T>(
-      be, k, g, u0, "heat" + kinds_text(kinds) + (source_field ? " source field" : ""),
+      be, k, g, u0,
+      "heat" + kinds_text(kinds) + (source_field ? " source field" : "") + (iso ? " isotropic" : ""),
       [&](Field<T>& u, Field<T>& v) { be.heat_step(a, u, v); },
       [&](Field<T>& u, Field<T>& v) { be.heat_steps(a, k, u, v); });
+}
+
+// Heat: heat_steps against heat_step, in both forms of the formula (heat_form):
+// the same c on every axis or not; with a source field, or else, isotropic,
+// without a source (the passes' compiled-in form) and, anisotropic, with a
+// constant one.
+template <class T>
+void compare_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n, const AxisKinds& kinds,
+                        bool source_field) {
+  for (bool iso : {false, true})
+    compare_time_block_form<T>(be, k, n, kinds, source_field, iso);
 }
 
 // A 3D star of radius 1 in the presets' order with random weights: update

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -342,4 +343,50 @@ TEST_CASE("the CPU's row loops give the point formulas' values to the bit", "[he
       cpu_rows_equal_points<float>(3, {70, 5, 4}, lo, hi, src);
       cpu_rows_equal_points<double>(3, {37, 4, 6}, lo, hi, src);
     }
+}
+
+namespace {
+
+template <class T, int D>
+void check_forms(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> d(-3, 3), dc(0.01, 0.15);
+  T c[3] = {T(dc(rng)), T(dc(rng)), T(dc(rng))};
+  T ci[3] = {c[0], c[0], c[0]};
+  for (int t = 0; t < 200; ++t) {
+    const T u = T(d(rng)), s = T(d(rng));
+    const T m[3] = {u, u, u}, p[3] = {u, u, u};
+    // a constant field stays exactly constant, in either form, and adds s alone
+    CHECK(gf::ftcs_point_as<D, false, false>(u, m, p, c, s) == u);
+    CHECK(gf::ftcs_point_as<D, true, false>(u, m, p, ci, s) == u);
+    CHECK(gf::ftcs_point_as<D, true, true>(u, m, p, ci, s) == u + s);
+    CHECK(gf::ftcs_point_as<D, false, true>(u, m, p, c, s) == u + s);
+    // on any values the two forms agree to rounding
+    T mr[3], pr[3];
+    for (int a = 0; a < 3; ++a) mr[a] = T(d(rng)), pr[a] = T(d(rng));
+    const double iso = gf::ftcs_point_as<D, true, true>(u, mr, pr, ci, s);
+    const double aniso = gf::ftcs_point_as<D, false, true>(u, mr, pr, ci, s);
+    CHECK(iso == Approx(aniso).margin(16 * std::numeric_limits<T>::epsilon() * 10));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("FTCS: the isotropic and anisotropic forms, a constant kept exactly", "[heat]") {
+  std::mt19937_64 rng(99);
+  check_forms<float, 1>(rng);
+  check_forms<float, 2>(rng);
+  check_forms<float, 3>(rng);
+  check_forms<double, 2>(rng);
+  check_forms<double, 3>(rng);
+  gf::HeatArgs<double> a;
+  a.c[0] = a.c[1] = a.c[2] = 0.1;
+  CHECK(gf::heat_form<3>(a).iso);
+  CHECK(gf::heat_form<2>(a).iso);
+  CHECK_FALSE(gf::heat_form<1>(a).iso);
+  CHECK_FALSE(gf::heat_form<3>(a).src);
+  a.c[2] = 0.2;
+  CHECK_FALSE(gf::heat_form<3>(a).iso);
+  CHECK(gf::heat_form<2>(a).iso);  // a 2D grid has no c[2]
+  a.source_const = 1e-3;
+  CHECK(gf::heat_form<3>(a).src);
 }
