@@ -13,9 +13,10 @@ check() { "$@" || { echo "FAILED: $*"; fail=1; }; }
 T="GPU temporally blocked*"  # heat's two test cases and star7's (a comma would split the test spec)
 check gridforge_tests "$T" | tail -3
 if [ "${GF_NO_SAN:-0}" != 1 ]; then  # GF_NO_SAN=1: the timings only
-# racecheck is slow: over the small grids only (the wall-free ones take
-# more than 5 minutes under it); synccheck there too, for the shuffles
-check compute-sanitizer --tool racecheck --error-exitcode 9 gridforge_tests "GPU temporally blocked heat equals*" > "$OUT/racecheck.log" 2>&1
+# racecheck is slow: over the test sized for it ([tb_small], every pass and
+# launch layout on small grids: about a minute); synccheck over the
+# small-grid heat test, for the shuffles
+check compute-sanitizer --tool racecheck --error-exitcode 9 gridforge_tests "[tb_small]" > "$OUT/racecheck.log" 2>&1
 echo "racecheck: $(tail -1 "$OUT/racecheck.log")"
 check compute-sanitizer --tool synccheck --error-exitcode 9 gridforge_tests "GPU temporally blocked heat equals*" > "$OUT/synccheck.log" 2>&1
 echo "synccheck: $(tail -1 "$OUT/synccheck.log")"

@@ -167,3 +167,22 @@ TEST_CASE("GPU temporally blocked heat without walls equals one step at a time",
       test::compare_time_block<double>(*gpu64, k, {200, 140, 150}, kind, k == 3);
     }
 }
+
+TEST_CASE("GPU temporally blocked passes on small grids (sized for racecheck)", "[gpu][tb_small]") {
+  // few points, every pass and launch layout: the scalar pass (nx odd) and
+  // the vectorised one (nx a multiple of 4) with middle and face blocks, heat
+  // (both formula forms) and star7, walls of both kinds and a periodic axis;
+  // small enough for compute-sanitizer's racecheck to finish in minutes
+  constexpr BcType D = BcType::Dirichlet, N = BcType::Neumann, P = BcType::Periodic;
+  const test::AxisKinds kind = {{N, D, P}, {D, N, P}};
+  auto gpu32 = make_cuda_backend<float>(0);
+  auto gpu64 = make_cuda_backend<double>(0);
+  for (int k : {2, 3, 4})
+    for (const std::vector<std::int64_t>& n : {std::vector<std::int64_t>{9, 7, 6},
+                                               std::vector<std::int64_t>{136, 64, 6}}) {
+      test::compare_time_block<float>(*gpu32, k, n, kind, false);
+      test::compare_time_block<double>(*gpu64, k, n, kind, k == 3);
+      test::compare_stencil_time_block<float>(*gpu32, k, n, kind, k == 2);
+      test::compare_stencil_time_block<double>(*gpu64, k, n, kind, k != 2);
+    }
+}
