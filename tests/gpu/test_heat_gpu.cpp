@@ -141,13 +141,10 @@ TEST_CASE("GPU temporally blocked heat equals one step at a time, bit for bit", 
       {37, 29, 23}, {70, 33, 150}, {5, 4, 3}, {36, 11, 19}};
   auto gpu32 = make_cuda_backend<float>(0);
   auto gpu64 = make_cuda_backend<double>(0);
-  for (int k : {2, 3, 4})
-    for (const auto& kind : test::time_block_kinds())
-      for (const auto& n : shapes)
-        for (bool src : {false, true}) {
-          test::compare_time_block<float>(*gpu32, k, n, kind, src);
-          test::compare_time_block<double>(*gpu64, k, n, kind, src);
-        }
+  test::for_each_time_block_case(shapes, [&](int k, const auto& kind, const auto& n, bool src) {
+    test::compare_time_block<float>(*gpu32, k, n, kind, src);
+    test::compare_time_block<double>(*gpu64, k, n, kind, src);
+  });
 }
 
 TEST_CASE("GPU temporally blocked heat without walls equals one step at a time", "[gpu]") {

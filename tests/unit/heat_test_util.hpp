@@ -194,4 +194,15 @@ inline std::vector<AxisKinds> time_block_kinds() {
   };
 }
 
+// fn(k, kind, n, flag) for k = 2 to 4, every boundary mix of
+// time_block_kinds(), every shape, and flag false and true (heat: a source
+// field; star7: the replace form): the loops of the bit-for-bit tests.
+template <class F>
+void for_each_time_block_case(const std::vector<std::vector<std::int64_t>>& shapes, F&& fn) {
+  for (int k : {2, 3, 4})
+    for (const auto& kind : time_block_kinds())
+      for (const auto& n : shapes)
+        for (bool flag : {false, true}) fn(k, kind, n, flag);
+}
+
 }  // namespace gf::test

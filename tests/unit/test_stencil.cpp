@@ -156,13 +156,10 @@ TEST_CASE("CPU temporally blocked star7 equals one step at a time, bit for bit",
   auto cpu32 = make_cpu_backend<float>();
   auto cpu64 = make_cpu_backend<double>();
   const std::vector<std::vector<std::int64_t>> shapes = {{13, 9, 11}, {3, 4, 3}, {4, 5, 2}};
-  for (int k : {2, 3, 4})
-    for (const auto& kind : test::time_block_kinds())
-      for (const auto& n : shapes)
-        for (bool replace : {false, true}) {
-          test::compare_stencil_time_block<float>(*cpu32, k, n, kind, replace);
-          test::compare_stencil_time_block<double>(*cpu64, k, n, kind, replace);
-        }
+  test::for_each_time_block_case(shapes, [&](int k, const auto& kind, const auto& n, bool replace) {
+    test::compare_stencil_time_block<float>(*cpu32, k, n, kind, replace);
+    test::compare_stencil_time_block<double>(*cpu64, k, n, kind, replace);
+  });
   // what it offers: a 3D star of radius 1 in the presets' order only
   StencilArgs<float> a;
   a.ndim = 3;
