@@ -901,15 +901,15 @@ void check_fits(const Map& top, const Grid& g, int radius) {
                       2 * radius + 1));
 }
 
-// True for the 7 points of star7 in its order (whatever the weights): the
-// stencils the temporally blocked passes run (ops/time_block.hpp).
-bool star7_order(const std::vector<StencilPoint>& pts) {
-  static const int d[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0},
-                              {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
-  if (pts.size() != 7) return false;
-  for (int t = 0; t < 7; ++t)
+// True when the points have star7's offsets in its order (whatever the
+// weights), on the 3D grid g: the stencils the temporally blocked passes run
+// (ops/time_block.hpp).
+bool star7_order(const std::vector<StencilPoint>& pts, const Grid& g) {
+  const std::vector<StencilPoint> star7 = star_points(preset_def("star7"), g);
+  if (g.ndim != 3 || pts.size() != star7.size()) return false;
+  for (std::size_t t = 0; t < pts.size(); ++t)
     for (int ax = 0; ax < 3; ++ax)
-      if (pts[std::size_t(t)].d[ax] != d[t][ax]) return false;
+      if (pts[t].d[ax] != star7[t].d[ax]) return false;
   return true;
 }
 
@@ -927,7 +927,7 @@ void read_stencil(const Map& top, const Grid& g, StencilSpec& s) {
   s.steps = m.require("steps").integer(0);
   if (m.has("time_block")) {
     s.time_block = read_time_block(m.get("time_block"));
-    if (s.time_block > 1 && !(g.ndim == 3 && star7_order(s.points)))
+    if (s.time_block > 1 && !star7_order(s.points, g))
       m.get("time_block")
           .fail("temporal blocking is for 3D stars of radius 1 (star7, or points in its order: "
                 "centre, -x, +x, -y, +y, -z, +z)");

@@ -78,9 +78,11 @@ template <class T, int D, bool ISO_NO_SOURCE = false>
 struct HeatOp : HeatArgs<T> {
   using value_type = T;
   static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
+  HeatForm form;  // heat_form, worked out once on the host
+  explicit HeatOp(const HeatArgs<T>& a) : HeatArgs<T>(a), form(heat_form<D>(a)) {}
   __device__ __forceinline__ T interior(T u, const T* m, const T* p, int idx) const {
     if constexpr (ISO_NO_SOURCE) return ftcs_point_as<D, true, false>(u, m, p, this->c, T(0));
-    else return ftcs_point<D>(u, m, p, this->c, heat_source(*this, idx), heat_form<D>(*this));
+    else return ftcs_point<D>(u, m, p, this->c, heat_source(*this, idx), form);
   }
   __device__ __forceinline__ T x_face(const T* in, int idx, int i, int j, int k, T u, T ym,
                                       T yp, T zm, T zp) const {

@@ -305,6 +305,9 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
   };
   fetch(zs, ahead[0]);
   if constexpr (Sh::AHEAD == 2) fetch(zs + 1, ahead[1]);
+  // the source term where it is the same at every point (no field; 0 without a source)
+  T src_const = T(0);
+  if constexpr (Op::kSource) src_const = a.source_term(a.source_const);
   int phase = 0;  // which of the two shared buffers the next level takes
   const auto step = [&](int z, auto rot) {
     constexpr int N = decltype(rot)::value, C = (N + 2) % 3, O = (N + 1) % 3;  // planes z, z − 1, z − 2
@@ -398,19 +401,15 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
           }
           const bool here = G ? (col[s] >= 0 && in_z) : (!XYW || col[s] >= 0);
           T src[W];
+#pragma unroll
+          for (int e = 0; e < W; ++e) src[e] = src_const;
           if constexpr (Op::kSource) {
             if (a.source && here) {
               V sv = load(a.source + col[s] + plane * iz);
               const T* sp = reinterpret_cast<const T*>(&sv);
 #pragma unroll
-              for (int e = 0; e < W; ++e) src[e] = mul_rn(a.dt, sp[e]);
-            } else {
-#pragma unroll
-              for (int e = 0; e < W; ++e) src[e] = mul_rn(a.dt, a.source_const);
+              for (int e = 0; e < W; ++e) src[e] = a.source_term(sp[e]);
             }
-          } else {
-#pragma unroll
-            for (int e = 0; e < W; ++e) src[e] = T(0);
           }
 #pragma unroll
           for (int e = 0; e < W; ++e) {

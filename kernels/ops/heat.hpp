@@ -69,9 +69,15 @@ GF_HD T ftcs_point(T u, const T* m, const T* p, const T* c, T s, HeatForm f) {
                : ftcs_point_as<D, false, false>(u, m, p, c, s);
 }
 
+// s = dt·source from a source value (a field's or the constant).
+template <class T>
+GF_HD T heat_source_term(const HeatArgs<T>& a, T raw) {
+  return mul_rn(a.dt, raw);
+}
+
 template <class T>
 GF_HD T heat_source(const HeatArgs<T>& a, std::int64_t idx) {
-  return mul_rn(a.dt, a.source ? a.source[idx] : a.source_const);
+  return heat_source_term(a, a.source ? a.source[idx] : a.source_const);
 }
 
 // Update of point (i, j, k) with boundary rules on every axis: used by the CPU

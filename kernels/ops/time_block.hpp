@@ -5,8 +5,10 @@
 //   point(u, m, p, s): the workload's own formula (heat: ftcs_point; a 3D
 //                      star stencil: star_point), m[a], p[a] the neighbours
 //                      at −1 and +1 along axis a, s the source term;
-//   kSource:           whether it has a source term (heat's s(x)), read by
-//                      the passes through tb_source.
+//   kSource:           whether it has a source term (heat's s(x)): then
+//                      source (a field or nullptr), source_const and
+//                      source_term(raw), the term from a value of either;
+//                      the passes read it through tb_source or those.
 // Both are radius 1, hold Dirichlet points, and take the mirrored neighbour
 // plus the ghost beyond a Neumann face: the walls below are theirs alike.
 #pragma once
@@ -29,6 +31,7 @@ struct TbHeat : HeatArgs<T> {
     if constexpr (ISO_NO_SOURCE) return ftcs_point_as<3, true, false>(u, m, p, this->c, s);
     else return ftcs_point<3>(u, m, p, this->c, s, form);
   }
+  GF_HD T source_term(T raw) const { return heat_source_term(*this, raw); }
 };
 
 // The passes of a heat step: f(op) with the TbHeat that fits the args.
