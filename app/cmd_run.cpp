@@ -163,8 +163,10 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     const Decomp& dc = *c.decomp;
     std::string dims;
     for (int a = 0; a < whole.ndim; ++a) dims += (a ? " x " : "") + std::to_string(dc.dims[a]);
-    spdlog::info("mpi: {} ranks as {} ({}), halo {} point{}, exchanged by {}", dc.nranks, dims,
+    spdlog::info("mpi: {} ranks as {} ({}), halo {} point{}{}, exchanged by {}", dc.nranks, dims,
                  c.ranks.empty() ? "chosen" : "grid.ranks", dc.halo, dc.halo == 1 ? "" : "s",
+                 dc.time_block > 1 ? fmt::format(" (for passes of up to {} steps)", dc.time_block)
+                                   : std::string(),
                  halo_transport(*backend));
   }
   if (c.workload == Workload::Heat) spdlog::info("{}", stability_line(c));

@@ -1,5 +1,6 @@
 #include "grid/decomp.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -16,6 +17,12 @@ std::string list_str(const std::array<int, 3>& d, int ndim) {
   std::string s = "[";
   for (int a = 0; a < ndim; ++a) s += (a ? ", " : "") + std::to_string(d[a]);
   return s + "]";
+}
+
+// What the halo's width is made of, for the messages.
+std::string halo_why(const Decomp& d) {
+  if (d.time_block == 1) return "the stencil radius";
+  return fmt::format("time_block {} × the stencil radius {}", d.time_block, d.radius);
 }
 
 }  // namespace
@@ -52,7 +59,14 @@ Decomp decompose(const Case& c, int nranks, int rank) {
   d.nranks = nranks;
   d.rank = rank;
   d.global = c.grid;
-  d.halo = halo_width(c);
+  d.radius = halo_width(c);
+  // set: that deep, or the error below; auto: first for one step (the split
+  // is chosen for its cut), then as deep as the split's blocks allow
+  const int depth = time_block_depth(c);
+  const bool forced = depth > 1 && (c.workload == Workload::Heat ? c.heat.time_block
+                                                                 : c.stencil.time_block) > 0;
+  d.time_block = forced ? depth : 1;
+  d.halo = d.radius * d.time_block;
   const Grid& g = c.grid;
   const SourceLoc file{c.file};
   if (nranks == 1) return d;
@@ -95,16 +109,24 @@ Decomp decompose(const Case& c, int nranks, int rank) {
       if (d.dims[a] > 1 && g.n[a] / d.dims[a] < d.halo)
         throw CaseError(c.ranks_loc, "grid.ranks",
                         fmt::format("{} ranks on axis {} give blocks of {} points, narrower than "
-                                    "the halo of {} (the stencil radius)",
-                                    d.dims[a], char('x' + a), g.n[a] / d.dims[a], d.halo));
+                                    "the halo of {} ({})",
+                                    d.dims[a], char('x' + a), g.n[a] / d.dims[a], d.halo,
+                                    halo_why(d)));
     }
   } else {
     d.dims = choose_rank_dims(g, nranks, d.halo);
     if (d.dims[0] == 0)
       throw CaseError(file, "grid.dims",
                       fmt::format("the grid {} cannot be split over {} ranks with blocks at "
-                                  "least {} points wide (the halo); use fewer ranks",
-                                  g.shape_str(), nranks, d.halo));
+                                  "least {} points wide (the halo: {}); use fewer ranks",
+                                  g.shape_str(), nranks, d.halo, halo_why(d)));
+  }
+  if (!forced && depth > 1) {  // auto: the deepest pass the thinnest block holds
+    std::int64_t thinnest = std::numeric_limits<std::int64_t>::max();
+    for (int a = 0; a < g.ndim; ++a)
+      if (d.dims[a] > 1) thinnest = std::min<std::int64_t>(thinnest, g.n[a] / d.dims[a]);
+    d.time_block = int(std::clamp<std::int64_t>(thinnest / d.radius, 1, depth));
+    d.halo = d.radius * d.time_block;
   }
   d.coords = d.coords_of(rank);
   return d;

@@ -2,9 +2,14 @@
 // the global grid into one block per rank, x fastest in the rank numbering
 // (rank = cx + px·(cy + py·cz)), blocks as even as they go (the first n mod p
 // blocks of an axis get one point more). Each rank holds its block padded by
-// a halo, as wide as the stencil radius, on every face it shares with
-// another rank (periodic axes wrap across ranks); faces on the grid's own
-// walls keep their boundary rules and have no halo.
+// a halo, as wide as the stencil radius times the deepest temporally blocked
+// pass the run may take (time_block_depth: 1 for most runs), on every face it
+// shares with another rank (periodic axes wrap across ranks); faces on the
+// grid's own walls keep their boundary rules and have no halo. A step
+// refreshes the `radius` layers next to the owned points, a pass of k steps
+// k·radius layers (grid/halo.hpp): the points the pass computes in the halo
+// are wrong only within k·radius layers of its outer edge after k steps,
+// never on the owned points.
 //
 // Plain data, no MPI: the halo exchange is grid/halo.hpp. The solvers run on
 // the rank-local case (local_case): its grid is the padded block (offset and
@@ -27,7 +32,9 @@ struct Decomp {
   std::array<int, 3> dims{1, 1, 1};    // ranks per axis
   std::array<int, 3> coords{0, 0, 0};  // this rank's place
   Grid global;                         // the whole grid
-  int halo = 1;                        // halo width on shared faces
+  int halo = 1;                        // halo width on shared faces: radius · time_block
+  int radius = 1;                      // the stencil radius: the layers one step reads
+  int time_block = 1;                  // the deepest pass the halos allow (halo / radius)
 
   static std::int64_t block_start(std::int64_t n, int p, int c) {
     return c * (n / p) + std::min<std::int64_t>(c, n % p);
@@ -108,14 +115,18 @@ struct Decomp {
 // when no split fits.
 std::array<int, 3> choose_rank_dims(const Grid& g, int nranks, int halo);
 
-// The halo width a case needs: its stencil's radius (1 for heat and laplace).
+// The layers of neighbours one step of a case reads: its stencil's radius
+// (1 for heat and laplace).
 int halo_width(const Case& c);
 
 // The decomposition of case c over nranks ranks (grid.ranks when the case
-// gives it, else choose_rank_dims), checked: a CaseError when grid.ranks
-// does not multiply to nranks, splits an axis into more blocks than it has
-// points, or gives a block narrower than the halo; when the workload cannot
-// run on several ranks (laplace fft).
+// gives it, else choose_rank_dims, for halos of one step), checked: a
+// CaseError when grid.ranks does not multiply to nranks, splits an axis into
+// more blocks than it has points, or gives a block narrower than the halo;
+// when the workload cannot run on several ranks (laplace fft). The halo is
+// radius × time_block_depth(c) where the case sets time_block (then a block
+// narrower than that is the error), and with auto as deep as the thinnest
+// split block allows, down to one step.
 Decomp decompose(const Case& c, int nranks, int rank);
 
 // The case as rank d.rank runs it: its grid is the padded block, its faces

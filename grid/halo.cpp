@@ -1,9 +1,11 @@
 #include "grid/halo.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/core.h>
@@ -138,7 +140,10 @@ class HaloExchange {
   HaloMode mode() const { return mode_; }
   const std::string& how() const { return how_; }
 
-  void exchange(Field<T>& f) {
+  // Fills the w layers of f's halos next to the owned points (w ≤ d.halo;
+  // the halo's outer layers keep what they held).
+  void exchange(Field<T>& f, int w) {
+    w_ = w;
     for (int a = 0; a < g_.ndim; ++a)
       if (d_.dims[a] > 1) {
         begin_axis(f, a);
@@ -149,11 +154,12 @@ class HaloExchange {
   // the faces along the first split axis (NCCL: queues the whole exchange),
   // finish() waits for them and exchanges along the other axes (whose slabs
   // carry the halos just received into the edges and corners).
-  void start(Field<T>& f) {
+  void start(Field<T>& f, int w) {
+    w_ = w;
     first_ = 0;
     while (d_.dims[first_] == 1) ++first_;
     if (mode_ == HaloMode::Nccl) {
-      exchange(f);
+      exchange(f, w);
       return;
     }
     begin_axis(f, first_);
@@ -171,11 +177,11 @@ class HaloExchange {
   bool staged() const { return staged_; }
 
  private:
-  // Slab along axis a: layers [from, from + w) on a, everything on the others.
+  // Slab along axis a: layers [from, from + w_) on a, everything on the others.
   void slab(int a, std::int64_t from, std::int64_t* lo, std::int64_t* count) const {
     for (int b = 0; b < 3; ++b) lo[b] = 0, count[b] = g_.n[b];
     lo[a] = from;
-    count[a] = d_.halo;
+    count[a] = w_;
   }
 
   // Along axis a: the two slabs sent, the two halos received, the neighbours.
@@ -186,12 +192,12 @@ class HaloExchange {
     int peer[2];
   };
   AxisPlan plan(int a) const {
-    const std::int64_t w = d_.halo, n = g_.n[a];
+    const std::int64_t w = w_, n = g_.n[a];
     AxisPlan p;
     slab(a, g_.halo_lo[a], p.lo[0], p.cnt[0]);
     slab(a, n - g_.halo_hi[a] - w, p.lo[1], p.cnt[1]);
-    slab(a, 0, p.rlo[0], p.rcnt[0]);
-    slab(a, n - w, p.rlo[1], p.rcnt[1]);
+    slab(a, g_.halo_lo[a] - w, p.rlo[0], p.rcnt[0]);
+    slab(a, n - g_.halo_hi[a], p.rlo[1], p.rcnt[1]);
     p.count = p.cnt[0][0] * p.cnt[0][1] * p.cnt[0][2];
     p.peer[0] = d_.neighbour(a, -1);
     p.peer[1] = d_.neighbour(a, +1);
@@ -265,6 +271,7 @@ class HaloExchange {
   MPI_Request req_[4];  // the messages of the axis begun
   int nreq_ = 0;
   int first_ = 0;  // the axis start() began
+  int w_ = 1;      // the layers the exchange in progress moves
 };
 
 template <class T>
@@ -296,24 +303,57 @@ class DistributedBackend final : public Backend<T> {
 
   void upload(const T* host, Field<T>& f) override {
     in_->upload(host, f);
-    refresh(f);
+    refresh(f, d_.halo);  // the whole halo: a pass of several steps reads it all
+    deep_[f.data()] = d_.halo;
   }
   void download(const Field<T>& f, T* host) override { in_->download(f, host); }
 
   void heat_step(const HeatArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    if (overlapped(out, kHeat, [&](StepPart p) { return in_->heat_step_part(a, in, out, core_, p); }))
-      return;
-    in_->heat_step(a, in, out);
-    refresh(out);
+    if (!overlapped(out, kHeat,
+                    [&](StepPart p) { return in_->heat_step_part(a, in, out, core_, p); })) {
+      in_->heat_step(a, in, out);
+      refresh(out);
+    }
+    stepped(in, out, 1);
   }
+  // Temporal blocking over ranks: the inner backend's pass of k steps over
+  // the padded block, then the k·radius layers of the halo next to the owned
+  // points refreshed. The points the pass computes in the halo read the
+  // halo's outer edge, where neighbours are missing, and are wrong only
+  // within k·radius layers of it (grid/decomp.hpp), never the owned ones,
+  // provided the halo of `in` held the neighbours' values k·radius deep:
+  // after a single step only (k − 1)·radius layers do, and the pass first
+  // refreshes `in` (its halo only; the owned points are left as they are).
+  // Passes up to the halo's depth (Decomp::time_block), the same on every rank.
+  int heat_time_block(const HeatArgs<T>& a, int asked) const override {
+    return blocked_depth(in_->heat_time_block(pass_args(a), asked));
+  }
+  void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
+    deepen(in, k);
+    in_->heat_steps(pass_args(a), k, in, out);
+    refresh(out, k * d_.radius);
+    stepped(in, out, k);
+  }
+  int stencil_time_block(const StencilArgs<T>& a, int asked) const override {
+    return blocked_depth(in_->stencil_time_block(pass_args(a), asked));
+  }
+  void stencil_steps(const StencilArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
+    deepen(in, k);
+    in_->stencil_steps(pass_args(a), k, in, out);
+    refresh(out, k * d_.radius);
+    stepped(in, out, k);
+  }
+
   void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
     in_->set_stencil_taps(taps);
   }
   void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    if (overlapped(out, kStencil, [&](StepPart p) { return in_->stencil_part(a, in, out, core_, p); }))
-      return;
-    in_->apply_stencil(a, in, out);
-    refresh(out);
+    if (!overlapped(out, kStencil,
+                    [&](StepPart p) { return in_->stencil_part(a, in, out, core_, p); })) {
+      in_->apply_stencil(a, in, out);
+      refresh(out);
+    }
+    stepped(in, out, 1);
   }
 
   FieldStats stats(const Field<T>& f) override {
@@ -387,8 +427,54 @@ class DistributedBackend final : public Backend<T> {
 
  private:
   // Fields of the rank-local grid only: 1D scratch (halo buffers) has no halo.
-  void refresh(Field<T>& f) {
-    if (f.grid().has_halo()) halo_.exchange(f);
+  // The w layers of f's halo next to the owned points (a step: the radius).
+  void refresh(Field<T>& f, int w = 0) {
+    if (f.grid().has_halo()) halo_.exchange(f, w > 0 ? w : d_.radius);
+  }
+
+  // The args of a blocked pass over the padded block: a shared face marked
+  // periodic (decomp.hpp's local_case) whose opposite face is a wall becomes
+  // a mirror (Neumann, no gradient), for the passes take an axis as periodic
+  // or not as a whole (its lo face's type) and would wrap past the wall; what
+  // the mirror gives is wrong only where the halo's outer edge is anyway.
+  template <class Args>
+  static Args pass_args(Args a) {
+    for (auto& b : a.bc) {
+      const bool lo = b.lo == BcType::Periodic, hi = b.hi == BcType::Periodic;
+      if (lo && !hi) b.lo = BcType::Neumann, b.ghost_lo = T(0);
+      if (hi && !lo) b.hi = BcType::Neumann, b.ghost_hi = T(0);
+    }
+    return a;
+  }
+  // The steps a pass may take: at most the halo's depth, and the fewest any
+  // rank's backend takes (all ranks exchange after the same steps).
+  int blocked_depth(int k) const {
+    k = std::min(k, d_.time_block);
+    int mine = k;
+    MPI_Allreduce(&mine, &k, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return k;
+  }
+
+  // The layers of a field's halo that hold the neighbours' values (its
+  // depth): the whole halo after an upload; after k steps (a pass, or k = 1)
+  // from a field of depth v, the k·radius layers refreshed or the v − k·radius
+  // layers computed from valid ones, whichever is more. Fields not seen
+  // here (written by other operations) hold the radius, as every step leaves.
+  int depth(const Field<T>& f) const {
+    const auto it = deep_.find(f.data());
+    return it == deep_.end() ? d_.radius : it->second;
+  }
+  void stepped(const Field<T>& in, const Field<T>& out, int k) {
+    if (d_.time_block == 1) return;
+    deep_[out.data()] = std::max(k * d_.radius, depth(in) - k * d_.radius);
+  }
+  // Refreshes the halo of `in` k·radius deep before a pass of k steps that
+  // reads it, when it is not (MPI writes the halo only, not the values).
+  void deepen(const Field<T>& in, int k) {
+    if (depth(in) >= k * d_.radius) return;
+    Field<T>& f = const_cast<Field<T>&>(in);
+    refresh(f, k * d_.radius);
+    deep_[f.data()] = k * d_.radius;
   }
 
   enum Kind { kHeat, kJacobi, kStencil };
@@ -412,9 +498,9 @@ class DistributedBackend final : public Backend<T> {
       return false;
     }
     const bool queued = in_->is_gpu();
-    if (!queued) halo_.start(out);
+    if (!queued) halo_.start(out, d_.radius);
     part(StepPart::Core);
-    if (queued) halo_.start(out);
+    if (queued) halo_.start(out, d_.radius);
     halo_.finish(out);
     in_->halo_join();
     return true;
@@ -441,6 +527,7 @@ class DistributedBackend final : public Backend<T> {
   Box core_;
   bool overlap_ = false;
   bool noted_[3] = {false, false, false};
+  std::unordered_map<const void*, int> deep_;  // depth(): fields by their memory
   std::string how_;
 };
 

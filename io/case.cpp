@@ -1275,4 +1275,16 @@ Case load_case(const std::string& path, const std::vector<std::string>& override
   return load_case_text(text.str(), path, overrides, dir.empty() ? "." : dir.string());
 }
 
+int time_block_depth(const Case& c) {
+  auto depth = [](int asked, std::int64_t steps) {
+    if (asked > 0) return asked;
+    return steps >= kAutoTimeBlockMinSteps ? kAutoTimeBlockDeepest : 1;
+  };
+  if (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim == 3)
+    return depth(c.heat.time_block, c.heat.steps);
+  if (c.workload == Workload::Stencil && star7_order(c.stencil.points, c.grid))
+    return depth(c.stencil.time_block, c.stencil.steps);
+  return 1;
+}
+
 }  // namespace gf

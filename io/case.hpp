@@ -76,6 +76,11 @@ inline constexpr double kFloat32ToleranceFloor = 1e-5;
 
 // The most steps heat.time_block and stencil.time_block may ask for in one pass.
 inline constexpr int kMaxTimeBlock = 8;
+// time_block auto: the deepest pass it tries (the executors' deepest), and
+// the fewest steps for which it tries any (solvers/stepper.hpp,
+// fastest_time_block).
+inline constexpr int kAutoTimeBlockDeepest = 4;
+inline constexpr std::int64_t kAutoTimeBlockMinSteps = 200;
 
 // ∇²u = f (workload laplace): the method, the right-hand side and the
 // convergence control, resolved.
@@ -175,5 +180,13 @@ double incompatible_mean(const Grid& g, const std::array<FaceBc, kFaces>& bc, co
 
 Case load_case_text(const std::string& text, const std::string& label,
                     const std::vector<std::string>& overrides = {}, const std::string& base_dir = ".");
+
+// The most steps a temporally blocked pass of case c may take (the halos of
+// a run over MPI ranks are this many stencil radii deep, grid/decomp.hpp):
+// heat.time_block or stencil.time_block where the case sets it; with auto,
+// kAutoTimeBlockDeepest for the cases that have such passes (explicit 3D
+// heat, 3D stencils in star7's order) and run at least kAutoTimeBlockMinSteps
+// steps; 1 otherwise.
+int time_block_depth(const Case& c);
 
 }  // namespace gf

@@ -307,10 +307,13 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
 
   const std::int64_t total = solver.total_steps();
   const std::vector<std::int64_t> outs = output_steps(total, c.output.every);
-  // log.csv gets a row about every 1 % of the run; NaN/Inf are looked for
-  // every output.check_every steps as well (a reduction on the device, a few
-  // numbers read back), so a diverged run stops soon after it diverges.
-  const std::int64_t log_every = std::max<std::int64_t>(1, total / 100);
+  // log.csv gets a row about every 1 % of the run (every whole number of
+  // temporally blocked passes, so that short runs take them too); NaN/Inf
+  // are looked for every output.check_every steps as well (a reduction on
+  // the device, a few numbers read back), so a diverged run stops soon after
+  // it diverges.
+  const std::int64_t pass = std::max(1, solver.time_block());
+  const std::int64_t log_every = (std::max<std::int64_t>(1, total / 100) + pass - 1) / pass * pass;
   const std::int64_t check_every = c.output.check_every;
   std::vector<Chunk> chunks;
   double compute_ms = 0, output_s = 0;

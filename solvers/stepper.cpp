@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include "core/mpi.hpp"
 #include "grid/decomp.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
@@ -156,7 +157,7 @@ MemoryNeed stepper_memory_needed(const Case& c) {
 template <class T>
 int fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps, const char* what,
                        const std::function<void(int)>& pass) {
-  if (deepest <= 1 || steps < 200) return 1;
+  if (deepest <= 1 || steps < kAutoTimeBlockMinSteps) return 1;
   auto timer = backend.make_timer();
   int best = 1;
   double best_ms = 0;
@@ -164,7 +165,8 @@ int fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps, con
     pass(k);
     timer->start();
     for (int r = 0; r < 3; ++r) pass(k);
-    const double ms = timer->stop_ms() / (3.0 * k);  // per step
+    // per step; over MPI ranks the slowest rank's, so that all choose alike
+    const double ms = mpi::max(timer->stop_ms() / (3.0 * k));
     if (k == 1 || ms < 0.95 * best_ms) {
       if (k > 1) best = k;
       best_ms = ms;

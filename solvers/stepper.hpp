@@ -72,9 +72,11 @@ void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]);
 // Temporal blocking's auto: of the depths 1..deepest, the one whose pass(k)
 // (k steps a pass; k = 1 the single step) runs fastest here, timed as a
 // warm-up and 3 timed passes of each. A depth is taken only when it beats the
-// best before it by 5 %; runs of fewer than 200 steps, too short to repay the
-// timing, take 1. The passes must leave the run's state untouched (they
-// write a scratch field). Logs what it chose, for `what` ("heat: ...").
+// best before it by 5 %; runs of fewer than kAutoTimeBlockMinSteps (200)
+// steps, too short to repay the timing, take 1. Over MPI ranks each depth
+// counts at the slowest rank's time, so that every rank takes the same. The
+// passes must leave the run's state untouched (they write a scratch field).
+// Logs what it chose, for `what` ("heat: ...").
 template <class T>
 int fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps, const char* what,
                        const std::function<void(int)>& pass);

@@ -25,6 +25,13 @@ compares every output step of fields.h5. Modes:
       rank 0's log saying the steps overlapped (on the GPU only where the
       marches run: no x split); then once with GRIDFORGE_HALO_OVERLAP=0, bit
       for bit too and saying so.
+  time_block: temporal blocking over ranks (halos time_block stencil radii
+      deep, exchanged after each pass): explicit heat (3D, periodic and
+      walled axes split, uneven, float32 and float64, a source field) with
+      heat.time_block 2 and 3, the star7 stencil with 2 and 4, and auto
+      (as deep as the thinnest block allows), each against one rank taking
+      one step a pass, bit for bit; timing.json and rank 0's log say the
+      depth taken.
   restart: a checkpoint written on 2 ranks (one global file, as one rank
       writes it) restarted on 3 ranks, on 2 and on one: N/2 + restart = N bit
       for bit against one rank's uninterrupted run, fields.h5 and the .pvd
@@ -300,6 +307,68 @@ def mode_overlap():
                 expect="after each step (GRIDFORGE_HALO_OVERLAP=0)")
 
 
+def mode_time_block():
+    def blocked(case, k_args, layouts, steps_key):
+        ref = os.path.join(BASE, "np1")
+        shutil.rmtree(ref, ignore_errors=True)
+        run(case, ref, *k_args, f"{steps_key}.time_block=1")
+        for np_, ranks, k in layouts:
+            if MAXNP and np_ > MAXNP:
+                print(f"mpi {MODE}: {np_} ranks skipped (GF_MPI_MAXNP={MAXNP})")
+                continue
+            tag = f"np{np_}_" + "x".join(map(str, ranks)) + f"_tb{k}"
+            out = os.path.join(BASE, tag)
+            shutil.rmtree(out, ignore_errors=True)
+            p = run(case, out, *k_args, f"{steps_key}.time_block={k}",
+                    f"grid.ranks=[{','.join(map(str, ranks))}]", np_=np_, quiet=False)
+            took = json.load(open(os.path.join(out, "timing.json"))).get("time_block")
+            depth = k
+            if took != depth:
+                fail(f"{tag}: timing.json time_block {took}, expected {depth}")
+            lines = [l for l in p.stderr.splitlines() if l.startswith("mpi:")]
+            if depth > 1 and not any(f"(for passes of up to " in l for l in lines):
+                fail(f"{tag}: rank 0's log does not give the halo's depth: {lines}")
+            compare(ref, out, f"{tag} ({took} steps a pass) against one rank, one step a pass")
+
+    # heat: x and z periodic (x over 2: both neighbours the same rank), y
+    # walls (Dirichlet below, Neumann above); y over 3 and z over 3 uneven
+    # (blocks of 4, 4, 3 and 4, 3, 3 points), 2×2 splits
+    for prec in ("float64", "float32"):
+        case = write_case("heat3d_tb_" + prec, HEAT3D.format(prec=prec).replace(
+            "dims: [12, 10, 9]", "dims: [12, 11, 10]"))
+        blocked(case, ["heat.steps=30", "output.every=15"],
+                [(2, [1, 1, 2], 2), (2, [2, 1, 1], 3), (3, [1, 3, 1], 3), (3, [1, 1, 3], 2),
+                 (4, [2, 1, 2], 2), (4, [1, 2, 2], 3)],
+                "heat")
+    # auto: 200 steps, as deep as the thinnest block allows (10 / 3: 3 points)
+    case = write_case("heat3d_tb_float64", HEAT3D.format(prec="float64").replace(
+        "dims: [12, 10, 9]", "dims: [12, 11, 10]"))
+    ref = os.path.join(BASE, "np1")
+    shutil.rmtree(ref, ignore_errors=True)
+    run(case, ref, "heat.steps=200", "output.every=100", "heat.time_block=1")
+    for np_, ranks, deepest in ((3, [1, 1, 3], 3), (2, [1, 2, 1], 4)):
+        if MAXNP and np_ > MAXNP:
+            continue
+        tag = f"np{np_}_" + "x".join(map(str, ranks)) + "_auto"
+        out = os.path.join(BASE, tag)
+        shutil.rmtree(out, ignore_errors=True)
+        p = run(case, out, "heat.steps=200", "output.every=100", "heat.time_block=auto",
+                f"grid.ranks=[{','.join(map(str, ranks))}]", np_=np_, quiet=False)
+        took = json.load(open(os.path.join(out, "timing.json"))).get("time_block")
+        if not isinstance(took, int) or not 1 <= took <= deepest:
+            fail(f"{tag}: timing.json time_block {took}, expected 1 to {deepest}")
+        if not any(f"halo {deepest} points (for passes of up to {deepest} steps)" in l
+                   for l in p.stderr.splitlines()):
+            fail(f"{tag}: rank 0's log does not give a halo of {deepest}: {p.stderr}")
+        compare(ref, out, f"{tag} (auto took {took} steps a pass) against one rank, one step a pass")
+    # the star7 stencil: y periodic over 2 and 3 ranks, z walls (Dirichlet), x Neumann
+    blocked("cases/stencil3d_star7.yaml",
+            ["grid.dims=[16,15,14]", "stencil.steps=24", "output.every=12",
+             "output.formats=[hdf5]"],
+            [(2, [1, 2, 1], 2), (3, [1, 3, 1], 4), (3, [1, 1, 3], 4), (4, [2, 1, 2], 3)],
+            "stencil")
+
+
 def mode_files():
     args = ["grid.dims=[33,29]", "heat.t_end=0.01", "output.every=150"]
     ref = os.path.join(BASE, "np1")
@@ -407,6 +476,10 @@ def mode_errors():
          r"grid.ranks: 4 ranks on axis y but grid.dims\[1\] is 3: more ranks than points"),
         (3, "cases/stencil2d_star9.yaml", ["grid.dims=[40,5]", "grid.ranks=[1,3]"],
          r"grid.ranks: 3 ranks on axis y give blocks of 1 points, narrower than the halo of 2"),
+        (3, "cases/heat3d_hotspot.yaml", ["grid.dims=[20,20,9]", "grid.ranks=[1,1,3]",
+                                          "heat.time_block=4"],
+         r"grid.ranks: 3 ranks on axis z give blocks of 3 points, narrower than the halo of 4 "
+         r"\(time_block 4 × the stencil radius 1\)"),
         (3, "cases/stencil2d_star9.yaml", ["grid.dims=[5,5]"],
          r"grid.dims: the grid 5\^2 cannot be split over 3 ranks with blocks at least 2 points wide"),
         (2, "cases/poisson3d_periodic.yaml", [], r"laplace.method: fft runs on one rank only"),

@@ -91,6 +91,42 @@ TEST_CASE("decompose refuses splits that cannot work", "[decomp]") {
   CHECK_NOTHROW(gf::decompose(load(kHeat, {"grid.ranks=[1,1,5]"}), 5, 0));
 }
 
+TEST_CASE("halos as deep as the time block: set, auto (as the thinnest block allows), or one step",
+          "[decomp]") {
+  // 10 x 7 x 5, x periodic: x over 2 gives blocks of 5, z over 2 blocks of 2 and 3
+  const auto decomp = [](const std::vector<std::string>& over, int nranks) {
+    return gf::decompose(load(kHeat, over), nranks, 0);
+  };
+  gf::Decomp d = decomp({"grid.ranks=[2,1,1]", "heat.time_block=3"}, 2);
+  CHECK(d.radius == 1);
+  CHECK(d.time_block == 3);
+  CHECK(d.halo == 3);
+  CHECK(d.local_grid().n[0] == 5 + 2 * 3);  // periodic over 2: a halo of 3 on both sides
+  CHECK(d.local_grid().offset[0] == -3);
+  // auto with 200 steps or more: the split for one step, then as deep as it allows
+  d = decomp({"grid.ranks=[2,1,1]", "heat.steps=200"}, 2);
+  CHECK(d.time_block == 4);
+  CHECK(d.halo == 4);
+  d = decomp({"grid.ranks=[2,1,2]", "heat.steps=200"}, 4);
+  CHECK(d.time_block == 2);  // the thinnest block: 5 / 2 = 2 points in z
+  d = decomp({"heat.steps=200"}, 2);
+  CHECK(d.halo == d.time_block);
+  CHECK(d.time_block >= 2);
+  // auto with fewer steps, set to 1, an implicit scheme, a 2D grid: one step
+  CHECK(decomp({"grid.ranks=[2,1,1]"}, 2).halo == 1);
+  CHECK(decomp({"grid.ranks=[2,1,1]", "heat.steps=200", "heat.time_block=1"}, 2).halo == 1);
+  CHECK(decomp({"grid.ranks=[2,1,1]", "heat.steps=200", "heat.scheme=implicit", "heat.dt=0.01"}, 2)
+            .halo == 1);
+  CHECK(decomp({"grid.dims=[10,7]", "grid.ranks=[2,1]", "heat.steps=200"}, 2).halo == 1);
+  // set deeper than a block: the error names the time block
+  CHECK_THROWS_WITH(decomp({"grid.ranks=[1,1,2]", "heat.time_block=3"}, 2),
+                    Contains("2 ranks on axis z give blocks of 2 points, narrower than the halo of "
+                             "3 (time_block 3 × the stencil radius 1)"));
+  CHECK_THROWS_WITH(decomp({"grid.dims=[4,4,4]", "heat.time_block=4"}, 2),
+                    Contains("cannot be split over 2 ranks with blocks at least 4 points wide (the "
+                             "halo: time_block 4 × the stencil radius 1)"));
+}
+
 TEST_CASE("CPU pack/unpack and sums over the owned points of a rank-local grid", "[decomp]") {
   gf::Grid g;
   g.ndim = 2;
