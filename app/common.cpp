@@ -75,11 +75,10 @@ Case load_case_with(const std::string& path, std::vector<std::string> overrides,
                     const std::optional<std::string>& time_block) {
   if (!time_block) return load_case(path, overrides);
   const Case c = load_case(path, overrides);
-  if (c.workload != Workload::Heat && c.workload != Workload::Stencil)
-    throw UsageError("--time-block: temporal blocking is for heat and stencil cases; " + path +
-                     " is a " + to_string(c.workload) + " case");
-  overrides.push_back(std::string(c.workload == Workload::Heat ? "heat" : "stencil") +
-                      ".time_block=" + *time_block);
+  if (c.workload == Workload::Raymarch)
+    throw UsageError("--time-block: temporal blocking is for heat, stencil and laplace cases; " +
+                     path + " is a " + to_string(c.workload) + " case");
+  overrides.push_back(std::string(to_string(c.workload)) + ".time_block=" + *time_block);
   return load_case(path, overrides);
 }
 

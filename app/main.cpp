@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   r->add_option("--restart", run.restart,
                  "continue from a checkpoint.h5 of this case (output.checkpoint_every)");
   r->add_option("--time-block", run.time_block,
-                 "heat, stencil: steps per pass over memory, auto | 1 | 2 | ... (the case's heat.time_block or stencil.time_block)");
+                 "heat, stencil, laplace jacobi: steps (sweeps) per pass over memory, auto | 1 | 2 | ... (the case's heat., stencil. or laplace.time_block)");
   r->add_flag("--dry-run", run.dry_run, "check the case, print it resolved, write nothing");
   r->add_flag("--quiet", run.quiet, "print errors only");
   r->add_flag("--json", run.json, "print a JSON summary on stdout at the end");
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   v->add_option("--atol", val.atol, "max-abs tolerance (default 0)");
   v->add_option("--steps", val.steps, "number of steps instead of the case's");
   v->add_option("--time-block", val.time_block,
-                 "heat, stencil: steps per pass over memory on both devices, auto | 1 | 2 | ... (the case's heat.time_block or stencil.time_block)");
+                 "heat, stencil, laplace jacobi: steps (sweeps) per pass over memory on both devices, auto | 1 | 2 | ... (the case's heat., stencil. or laplace.time_block)");
   v->add_flag("--quiet", val.quiet, "print errors and the table only");
 
   BenchArgs bench;
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   b->add_option("--repeat", bench.repeat, "timed repetitions; the median is reported (default 5)");
   b->add_option("--stencil", bench.stencil, "stencil preset for --workload stencil (default star5 in 2D, star7 in 3D)");
   b->add_option("--time-block", bench.time_block,
-                 "heat and the star7 stencil: steps per pass, comma list, one row each (default 1)");
+                 "heat, the star7 stencil and laplace (jacobi): steps per pass, comma list, one row each (default 1)");
   b->add_option("--out", bench.out, "output folder for bench.json and bench.csv (default out/bench)");
   b->add_flag("--quiet", bench.quiet, "print errors and the table only");
 

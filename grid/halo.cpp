@@ -291,7 +291,7 @@ class DistributedBackend final : public Backend<T> {
                           : wanted ? ", after each step (blocks under 3 halo widths thick)"
                           : asked  ? ", after each step (GRIDFORGE_HALO_OVERLAP=0)"
                                    : ", after each step (on the GPU the overlap is taken only with "
-                                     "GRIDFORGE_HALO_OVERLAP=1 until it has been run on GPUs)");
+                                     "GRIDFORGE_HALO_OVERLAP=1 until it has been timed on several GPUs)");
   }
 
   std::string name() const override { return in_->name(); }
@@ -372,11 +372,21 @@ class DistributedBackend final : public Backend<T> {
   }
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    if (overlapped(out, kJacobi,
-                   [&](StepPart p) { return in_->jacobi_sweep_part(a, in, out, core_, p); }))
-      return;
-    in_->jacobi_sweep(a, in, out);
-    refresh(out);
+    if (!overlapped(out, kJacobi,
+                    [&](StepPart p) { return in_->jacobi_sweep_part(a, in, out, core_, p); })) {
+      in_->jacobi_sweep(a, in, out);
+      refresh(out);
+    }
+    stepped(in, out, 1);
+  }
+  int jacobi_time_block(const LaplaceArgs<T>& a, int asked) const override {
+    return blocked_depth(in_->jacobi_time_block(pass_args(a), asked));
+  }
+  void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
+    deepen(in, k);
+    in_->jacobi_steps(pass_args(a), k, in, out);
+    refresh(out, k * d_.radius);
+    stepped(in, out, k);
   }
   // Colour by the parity of the global index: local (i+j+k) plus the offsets'.
   void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) override {

@@ -766,6 +766,12 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
   if (get("check_every").present()) L.check_every = get("check_every").integer(1);
   read_omega(get("omega"), L);
   if (get("remove_mean").present()) L.remove_mean = read_bool(get("remove_mean"));
+  if (get("time_block").present()) {
+    L.time_block = read_time_block(get("time_block"));
+    if (L.time_block > 1 && L.method != "jacobi")
+      get("time_block").fail(fmt::format("temporal blocking is for the jacobi method, not {}",
+                                         L.method));
+  }
   check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
   if (L.omega_auto) L.omega = optimal_sor_omega(c.grid, c.boundary);
   L.singular = true;
@@ -1099,6 +1105,7 @@ void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
   else
     out << YAML::Key << "omega" << YAML::Value << num(L.omega);
   out << YAML::Key << "remove_mean" << YAML::Value << L.remove_mean;
+  if (L.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << L.time_block;
   out << YAML::EndMap;
 }
 
@@ -1284,6 +1291,8 @@ int time_block_depth(const Case& c) {
     return depth(c.heat.time_block, c.heat.steps);
   if (c.workload == Workload::Stencil && star7_order(c.stencil.points, c.grid))
     return depth(c.stencil.time_block, c.stencil.steps);
+  if (c.workload == Workload::Laplace && c.laplace.method == "jacobi" && c.grid.ndim == 3)
+    return depth(c.laplace.time_block, c.laplace.max_iters);
   return 1;
 }
 

@@ -94,6 +94,8 @@ struct LaplaceSpec {
   bool omega_auto = true;
   double omega = 1;                // resolved (auto: the optimal ω for the grid)
   bool remove_mean = false;
+  // Jacobi sweeps per pass over memory (temporal blocking, 3D grids): 0 = auto.
+  int time_block = 0;
   // No Dirichlet face: u is fixed up to a constant (the solution returned has mean 0).
   bool singular = false;
   // The mean of f that is not compatible with the boundaries (removed when
@@ -183,10 +185,10 @@ Case load_case_text(const std::string& text, const std::string& label,
 
 // The most steps a temporally blocked pass of case c may take (the halos of
 // a run over MPI ranks are this many stencil radii deep, grid/decomp.hpp):
-// heat.time_block or stencil.time_block where the case sets it; with auto,
-// kAutoTimeBlockDeepest for the cases that have such passes (explicit 3D
-// heat, 3D stencils in star7's order) and run at least kAutoTimeBlockMinSteps
-// steps; 1 otherwise.
+// heat.time_block, stencil.time_block or laplace.time_block where the case
+// sets it; with auto, kAutoTimeBlockDeepest for the cases that have such
+// passes (explicit 3D heat, 3D stencils in star7's order, 3D Jacobi) and run
+// at least kAutoTimeBlockMinSteps steps (max_iters); 1 otherwise.
 int time_block_depth(const Case& c);
 
 }  // namespace gf

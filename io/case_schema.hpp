@@ -37,7 +37,8 @@ inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "check_every"
                                                    "checkpoint_every"};
 inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps", "time_block"};
 inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tolerance",  "max_iters",
-                                                    "check_every", "omega", "remove_mean"};
+                                                    "check_every", "omega", "remove_mean",
+                                                    "time_block"};
 
 // Allowed values of the keys that take a name.
 // Each workload has a section of the same name, which no other workload takes.

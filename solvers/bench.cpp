@@ -61,8 +61,8 @@ Case bench_case(const BenchItem& it) {
         "stencil: {{preset: {}, form: update, coeff: {:.17g}, steps: {}, time_block: {}}}\n",
         it.method, 0.02 * h * h, kUnlimitedSteps, it.time_block);
   } else if (it.workload == "laplace") {
-    body = fmt::format("laplace: {{method: {}, max_iters: {}, check_every: {}}}\n", it.method,
-                       kUnlimitedSteps, kUnlimitedSteps);
+    body = fmt::format("laplace: {{method: {}, max_iters: {}, check_every: {}, time_block: {}}}\n",
+                       it.method, kUnlimitedSteps, kUnlimitedSteps, it.time_block);
   } else {
     throw std::logic_error("bench_case: unknown workload " + it.workload);
   }
@@ -124,7 +124,7 @@ BenchTiming time_bench_case(const Case& c, Backend<T>& backend, const TimingPlan
   BenchTiming t;
   if (c.workload == Workload::Laplace) {
     LaplaceSolver<T> solver(c, backend);
-    t = time_steps([&](std::int64_t n) { solver.sweep(n); }, *timer, plan);
+    t = time_steps([&](std::int64_t n) { solver.sweep(n); }, *timer, plan, solver.time_block());
     t.bytes_per_step = solver.bytes_per_iteration();
   } else {
     const std::unique_ptr<Stepper<T>> stepper = make_stepper<T>(c, backend);

@@ -22,7 +22,7 @@ struct BenchItem {
   int dims = 3;
   std::int64_t size = 64;         // points per axis
   Precision precision = Precision::Float32;
-  int time_block = 1;  // heat, stencil star7: steps per pass (heat.time_block, stencil.time_block)
+  int time_block = 1;  // heat, stencil star7, laplace jacobi: steps per pass (<workload>.time_block)
 };
 
 // The workloads bench knows and their method ("" for the stencil: the preset

@@ -71,7 +71,21 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
   } else {
     args_.f_const = static_cast<T>(rhs(0, 0, 0));
   }
-  if (method == "jacobi") v_ = be_.make_field(g, "the next iterate of u");
+  if (method == "jacobi") {
+    v_ = be_.make_field(g, "the next iterate of u");
+    // Sweeps per pass, as heat picks its steps (HeatSolver::pick_time_block),
+    // timed from u into v, which the first sweep overwrites anyway.
+    if (spec_.time_block > 0) {
+      time_block_ = be_.jacobi_time_block(args_, spec_.time_block);
+    } else {
+      time_block_ = fastest_time_block<T>(be_, be_.jacobi_time_block(args_, 0), spec_.max_iters,
+                                          "laplace: {} Jacobi sweep{} per pass over memory",
+                                          [&](int k) {
+                                            if (k == 1) be_.jacobi_sweep(args_, u_, v_);
+                                            else be_.jacobi_steps(args_, k, u_, v_);
+                                          });
+    }
+  }
 
   if (method == "fft") {
     residual_ = 1;  // nothing solved yet; the solve reports its spectral residual
@@ -170,9 +184,16 @@ void LaplaceSolver<T>::sweep(std::int64_t n) {
   const bool jacobi = spec_.method == "jacobi";
   if (!jacobi && spec_.method != "sor")
     throw std::logic_error("LaplaceSolver::sweep: " + spec_.method + " has no sweeps");
+  // Temporal blocking: k Jacobi sweeps a pass while k remain, the rest below.
+  const int k = jacobi ? time_block_ : 1;
+  std::int64_t s = 0;
+  for (; k > 1 && s + k <= n; s += k) {
+    be_.jacobi_steps(args_, k, u_, v_);
+    u_.swap(v_);
+  }
   // Small grids on the GPU: chunks of sweeps replayed as one graph.
-  const std::int64_t chunk = be_.steps_per_call(u_.grid());
-  for (std::int64_t s = 0; s < n;) {
+  const std::int64_t chunk = k > 1 ? 1 : be_.steps_per_call(u_.grid());
+  while (s < n) {
     const int m = int(std::min<std::int64_t>(chunk, n - s));
     if (jacobi)
       be_.jacobi_run(args_, m, u_, v_);

@@ -78,6 +78,8 @@ class LaplaceSolver {
   double mean_removed() const { return mean_removed_; }
   const Field<T>& field() const { return u_; }
   double upload_ms() const { return upload_ms_; }
+  // Jacobi sweeps per pass over memory (temporal blocking; 1 for the other methods).
+  int time_block() const { return time_block_; }
   // Bytes one iteration must move (each field read or written once).
   std::size_t bytes_per_iteration() const;
   static MemoryNeed memory_needed(const Case& c);
@@ -105,6 +107,7 @@ class LaplaceSolver {
   std::int64_t iters_ = 0;
   LaplaceStatus status_ = LaplaceStatus::Running;
   double upload_ms_ = 0;
+  int time_block_ = 1;
 };
 
 }  // namespace gf

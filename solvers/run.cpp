@@ -261,6 +261,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
                                         solver.bytes_per_iteration());
   if (opts.restart) timing["restarted_at_iteration"] = start;
   timing["method"] = spec.method;
+  if (spec.method == "jacobi") timing["time_block"] = solver.time_block();
   timing["iterations"] = solver.iterations();
   timing["residual"] = solver.residual();
   timing["tolerance"] = spec.tolerance;

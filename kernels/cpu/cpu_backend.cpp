@@ -528,6 +528,17 @@ class CpuBackend final : public Backend<T> {
     by_dim(a.ndim, [&](auto d) { heat_step_cpu<decltype(d)::value>(a, b, in.data(), out.data()); });
   }
 
+  int jacobi_time_block(const LaplaceArgs<T>& a, int asked) const override {
+    if (a.ndim != 3 || a.n[2] < 2) return 1;
+    if (asked > 0) return asked >= 2 && asked <= kDeepestTimeBlock ? asked : 1;
+    return kDeepestTimeBlock;
+  }
+  void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
+    if (jacobi_time_block(a, k) != k || k < 2)
+      throw DeviceError("cpu: no temporally blocked Jacobi pass of " + std::to_string(k) + " sweeps here");
+    time_block_cpu(TbJacobi<T>(a), k, in.data(), out.data());
+  }
+
   void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
     taps_ = taps;
     fixed_ = fixed_stencil(taps);

@@ -377,6 +377,20 @@ class CudaBackend final : public Backend<T> {
     with_tb_heat(a, [&](const auto& op) { launch_time_block(op, k, in.data(), out.data(), stream_); });
     GF_CUDA_CHECK_LAUNCH();
   }
+  // Jacobi on 3D grids of fewer than 2³¹ points: the same passes as heat.
+  int jacobi_time_block(const LaplaceArgs<T>& a, int asked) const override {
+    const bool fits = a.ndim == 3 && a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31);
+    if (!fits) return 1;
+    if (asked > 0) return time_block_supported(asked) ? asked : 1;
+    return time_block_deepest();
+  }
+  void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
+    if (jacobi_time_block(a, k) != k || k < 2)
+      throw DeviceError(label_ + ": no temporally blocked Jacobi pass of " + std::to_string(k) +
+                        " sweeps here");
+    launch_time_block(TbJacobi<T>(a), k, in.data(), out.data(), stream_);
+    GF_CUDA_CHECK_LAUNCH();
+  }
   // A 3D star of radius 1 in the presets' order (fixed_stencil's Star), on a
   // grid of fewer than 2³¹ points: the same passes as heat.
   int stencil_time_block(const StencilArgs<T>& a, int asked) const override {

@@ -3,16 +3,19 @@
 // at one point of a time level from the level below, for each workload that
 // has such passes. An operator is the workload's args plus
 //   point(u, m, p, s): the workload's own formula (heat: ftcs_point; a 3D
-//                      star stencil: star_point), m[a], p[a] the neighbours
-//                      at −1 and +1 along axis a, s the source term;
-//   kSource:           whether it has a source term (heat's s(x)): then
-//                      source (a field or nullptr), source_const and
-//                      source_term(raw), the term from a value of either;
-//                      the passes read it through tb_source or those.
-// Both are radius 1, hold Dirichlet points, and take the mirrored neighbour
+//                      star stencil: star_point; a Jacobi sweep:
+//                      jacobi_formula), m[a], p[a] the neighbours at −1 and
+//                      +1 along axis a, s the source term;
+//   kSource:           whether it has a source term (heat's s(x), Jacobi's
+//                      right-hand side f): then source (a field or nullptr),
+//                      source_const and source_term(raw), the term from a
+//                      value of either; the passes read it through tb_source
+//                      or those.
+// All are radius 1, hold Dirichlet points, and take the mirrored neighbour
 // plus the ghost beyond a Neumann face: the walls below are theirs alike.
 #pragma once
 #include "kernels/ops/heat.hpp"
+#include "kernels/ops/laplace.hpp"
 #include "kernels/ops/stencil.hpp"
 
 namespace gf {
@@ -56,10 +59,27 @@ struct TbStar : StencilArgs<T> {
   GF_HD T point(T u, const T* m, const T* p, T) const { return star_point<3>(*this, w, u, m, p); }
 };
 
-// The source term at grid index idx (heat_source's value), 0 without one.
+// A Jacobi sweep of ∇²u = f on a 3D grid (jacobi_point's formula): the
+// right-hand side f is its source term, taken as it is.
+template <class T>
+struct TbJacobi : LaplaceArgs<T> {
+  using value_type = T;
+  static constexpr bool kSource = true;
+  const T* source = nullptr;  // f, or nullptr: source_const
+  T source_const = 0;
+  TbJacobi() = default;
+  explicit TbJacobi(const LaplaceArgs<T>& a) : LaplaceArgs<T>(a), source(a.f), source_const(a.f_const) {}
+  GF_HD T point(T, const T* m, const T* p, T s) const {
+    return jacobi_formula<3>(m, p, this->ih2, s, this->inv_diag);
+  }
+  GF_HD T source_term(T raw) const { return raw; }
+};
+
+// The source term at grid index idx (heat: heat_source's value; Jacobi:
+// rhs_at's), 0 without one.
 template <class Op>
 GF_HD typename Op::value_type tb_source(const Op& a, std::int64_t idx) {
-  if constexpr (Op::kSource) return heat_source(a, idx);
+  if constexpr (Op::kSource) return a.source_term(a.source ? a.source[idx] : a.source_const);
   else return typename Op::value_type(0);
 }
 

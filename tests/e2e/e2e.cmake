@@ -152,8 +152,10 @@ gf_expect_error(bench_size_too_small 2 "^error: --sizes: 3 is too small; sizes a
   bench --sizes 3 --devices cpu)
 gf_expect_error(bench_bad_time_block 2 "^error: --time-block: 'x' is not a whole number of steps from 1 to 8$"
   bench --time-block 1,x --devices cpu)
-gf_expect_error(time_block_not_heat 2 "^error: --time-block: temporal blocking is for heat and stencil cases; cases/laplace2d_plate.yaml is a laplace case$"
-  run cases/laplace2d_plate.yaml --time-block 2)
+gf_expect_error(time_block_raymarch 2 "^error: --time-block: temporal blocking is for heat, stencil and laplace cases; cases/raymarch_cloud.yaml is a raymarch case$"
+  run cases/raymarch_cloud.yaml --time-block 2)
+gf_expect_error(time_block_not_jacobi 2 "^command line: laplace.time_block: temporal blocking is for the jacobi method, not cg$"
+  run cases/laplace3d_box.yaml --time-block 2)
 gf_expect_error(time_block_not_star7 2 "^command line: stencil.time_block: temporal blocking is for 3D stars of radius 1 \\(star7, or points in its order: centre, -x, \\+x, -y, \\+y, -z, \\+z\\)$"
   run cases/stencil2d_star9.yaml --time-block 2)
 gf_expect_error(time_block_bad_value 2 "^command line: heat.time_block: expected auto or a whole number of steps from 1 to 8, got 'zero'$"

@@ -28,7 +28,8 @@ compares every output step of fields.h5. Modes:
   time_block: temporal blocking over ranks (halos time_block stencil radii
       deep, exchanged after each pass): explicit heat (3D, periodic and
       walled axes split, uneven, float32 and float64, a source field) with
-      heat.time_block 2 and 3, the star7 stencil with 2 and 4, and auto
+      heat.time_block 2 and 3, the star7 stencil with 2 to 4, Jacobi (3D)
+      with 2 to 4, and auto
       (as deep as the thinnest block allows), each against one rank taking
       one step a pass, bit for bit; timing.json and rank 0's log say the
       depth taken.
@@ -308,10 +309,10 @@ def mode_overlap():
 
 
 def mode_time_block():
-    def blocked(case, k_args, layouts, steps_key):
+    def blocked(case, k_args, layouts, steps_key, rc=0):
         ref = os.path.join(BASE, "np1")
         shutil.rmtree(ref, ignore_errors=True)
-        run(case, ref, *k_args, f"{steps_key}.time_block=1")
+        run(case, ref, *k_args, f"{steps_key}.time_block=1", rc=rc)
         for np_, ranks, k in layouts:
             if MAXNP and np_ > MAXNP:
                 print(f"mpi {MODE}: {np_} ranks skipped (GF_MPI_MAXNP={MAXNP})")
@@ -320,7 +321,7 @@ def mode_time_block():
             out = os.path.join(BASE, tag)
             shutil.rmtree(out, ignore_errors=True)
             p = run(case, out, *k_args, f"{steps_key}.time_block={k}",
-                    f"grid.ranks=[{','.join(map(str, ranks))}]", np_=np_, quiet=False)
+                    f"grid.ranks=[{','.join(map(str, ranks))}]", np_=np_, quiet=False, rc=rc)
             took = json.load(open(os.path.join(out, "timing.json"))).get("time_block")
             depth = k
             if took != depth:
@@ -367,6 +368,13 @@ def mode_time_block():
              "output.formats=[hdf5]"],
             [(2, [1, 2, 1], 2), (3, [1, 3, 1], 4), (3, [1, 1, 3], 4), (4, [2, 1, 2], 3)],
             "stencil")
+    # Jacobi (3D, an f field, Dirichlet walls and a periodic x): 70 sweeps in
+    # chunks of 30, max_iters reached (exit 1, the last iterate written)
+    blocked("cases/laplace3d_jacobi.yaml",
+            ["grid.dims=[14,13,12]", "laplace.max_iters=70", "laplace.check_every=30",
+             "laplace.tolerance=1e-30", "boundary.x={type: periodic}", "output.formats=[hdf5]"],
+            [(2, [2, 1, 1], 3), (3, [1, 3, 1], 2), (3, [1, 1, 3], 4), (4, [1, 2, 2], 3)],
+            "laplace", rc=1)
 
 
 def mode_files():

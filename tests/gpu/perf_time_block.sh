@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Temporal blocking of the 3D explicit heat step and the star7 stencil on the
-# GPU machine: the bit-for-bit tests, racecheck over the heat ones, whole runs
+# Temporal blocking of the 3D explicit heat step, the star7 stencil and Jacobi
+# on the GPU machine: the bit-for-bit tests, racecheck over the heat ones, whole runs
 # blocked against one step at a time, then bench rows for 1 to 4 steps per
 # pass beside the peers' heat3d (which measure the copy bandwidth in the same
 # call). Run from the
@@ -10,7 +10,7 @@ OUT=${1:-/tmp/gf_tb}
 mkdir -p "$OUT"
 fail=0
 check() { "$@" || { echo "FAILED: $*"; fail=1; }; }
-T="GPU temporally blocked*"  # heat's two test cases and star7's (a comma would split the test spec)
+T="GPU temporally blocked*"  # heat's two test cases, star7's and Jacobi's (a comma would split the test spec)
 check gridforge_tests "$T" | tail -3
 if [ "${GF_NO_SAN:-0}" != 1 ]; then  # GF_NO_SAN=1: the timings only
 # racecheck is slow: over the test sized for it ([tb_small], every pass and
@@ -31,12 +31,16 @@ for tb in 1 4 auto; do
     "grid.dims=[96,80,70]" 'heat={alpha: 1.0e-2, t_end: 0.5, source: "x*y"}' "boundary.z={type: periodic}" output.every=50 "output.formats=[hdf5]"
   check gridforge run cases/stencil3d_star7.yaml --device cuda --quiet --out "$OUT/star7_tb$tb" --time-block $tb \
     "grid.dims=[96,80,70]" "output.formats=[hdf5]"
+  gridforge run cases/laplace3d_jacobi.yaml --device cuda --quiet --out "$OUT/jacobi_tb$tb" --time-block $tb \
+    "grid.dims=[96,80,70]" laplace.max_iters=602 laplace.check_every=100 "output.formats=[hdf5]"
+  [ $? = 1 ] || { echo "FAILED: jacobi tb $tb: not exit 1 (max_iters)"; fail=1; }
 done
 python3 - "$OUT" <<'PY'
 import h5py, numpy as np, sys
 import json
 ok = True
-for run, what in (("run", "heat 96x80x70 to t_end 0.5 (a shortened last step)"), ("star7", "star7 96x80x70, 240 steps")):
+for run, what in (("run", "heat 96x80x70 to t_end 0.5 (a shortened last step)"), ("star7", "star7 96x80x70, 240 steps"),
+                  ("jacobi", "jacobi 96x80x70, 602 sweeps in chunks of 100")):
     a = h5py.File(sys.argv[1] + f"/{run}_tb1/fields.h5")
     for tb in ("4", "auto"):
         b = h5py.File(sys.argv[1] + f"/{run}_tb{tb}/fields.h5")
@@ -50,7 +54,7 @@ PY
 for p in float32 float64; do
   python3 "$DEVICEPACK_EXTRA/shared/bench/peers.py" --problem heat3d --size 512 --precision $p --json "$OUT/peers_$p.json" 2>&1 | tail -8
 done
-check gridforge bench --workload heat,stencil --dims 3 --sizes ${GF_TB_SIZES:-256,512} --precision float32,float64 --devices cuda \
+check gridforge bench --workload heat,stencil,laplace --dims 3 --sizes ${GF_TB_SIZES:-256,512} --precision float32,float64 --devices cuda \
   --time-block 1,2,3,4 --out "$OUT/bench" 2>&1 | tail -33
 # what auto takes on a whole 512^3 run
 for p in float32 float64; do

@@ -168,7 +168,7 @@ TEST_CASE("GPU temporally blocked heat without walls equals one step at a time",
 TEST_CASE("GPU temporally blocked passes on small grids (sized for racecheck)", "[gpu][tb_small]") {
   // few points, every pass and launch layout: the scalar pass (nx odd) and
   // the vectorised one (nx a multiple of 4) with middle and face blocks, heat
-  // (both formula forms) and star7, walls of both kinds and a periodic axis;
+  // (both formula forms), star7 and Jacobi, walls of both kinds and a periodic axis;
   // small enough for compute-sanitizer's racecheck to finish in minutes
   constexpr BcType D = BcType::Dirichlet, N = BcType::Neumann, P = BcType::Periodic;
   const test::AxisKinds kind = {{N, D, P}, {D, N, P}};
@@ -181,5 +181,7 @@ TEST_CASE("GPU temporally blocked passes on small grids (sized for racecheck)", 
       test::compare_time_block<double>(*gpu64, k, n, kind, k == 3);
       test::compare_stencil_time_block<float>(*gpu32, k, n, kind, k == 2);
       test::compare_stencil_time_block<double>(*gpu64, k, n, kind, k != 2);
+      test::compare_jacobi_time_block<float>(*gpu32, k, n, kind, k != 3);
+      test::compare_jacobi_time_block<double>(*gpu64, k, n, kind, k == 3);
     }
 }

@@ -11,6 +11,7 @@
 
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
+#include "tests/unit/heat_test_util.hpp"
 #include "tests/unit/random_field.hpp"
 #include "kernels/device.hpp"
 #include "solvers/heat.hpp"
@@ -303,6 +304,21 @@ TEST_CASE("GPU laplace solves equal the CPU ones, every method", "[gpu]") {
       "laplace: {method: fft, rhs: \"sin(2*pi*x)*cos(2*pi*z) + 3\", remove_mean: true}\n";
   compare_solve<double>(per);
   compare_solve<float>(per + "precision: float32\n");
+}
+
+TEST_CASE("GPU temporally blocked Jacobi equals one sweep at a time, bit for bit", "[gpu]") {
+  // the heat passes' shapes: the scalar pass (nx odd), the vectorised one
+  // (nx a multiple of 4) with several wall-free tiles, a grid smaller than a
+  // tile, a periodic axis shorter than k
+  const std::vector<std::vector<std::int64_t>> shapes = {
+      {37, 29, 23}, {5, 4, 3}, {36, 11, 19}, {200, 140, 150}};
+  auto gpu32 = make_cuda_backend<float>(0);
+  auto gpu64 = make_cuda_backend<double>(0);
+  test::for_each_time_block_case(shapes, [&](int k, const auto& kind, const auto& n, bool field) {
+    if (n[0] == 200 && field == (k == 3)) return;  // the large grid: one kind of f each
+    test::compare_jacobi_time_block<float>(*gpu32, k, n, kind, field);
+    test::compare_jacobi_time_block<double>(*gpu64, k, n, kind, field);
+  });
 }
 
 TEST_CASE("GPU implicit heat equals the CPU reference", "[gpu]") {

@@ -1,7 +1,7 @@
 // Random heat arguments and fields, and the temporal-blocking comparisons
-// (heat and the 3D star stencil), shared by the CPU tests
-// (tests/unit/test_heat.cpp, test_stencil.cpp) and the GPU tests
-// (tests/gpu/test_heat_gpu.cpp, test_stencil_gpu.cpp).
+// (heat, the 3D star stencil and Jacobi), shared by the CPU tests
+// (tests/unit/test_heat.cpp, test_stencil.cpp, test_laplace.cpp) and the GPU
+// tests (tests/gpu/test_heat_gpu.cpp, test_stencil_gpu.cpp, test_laplace_gpu.cpp).
 #pragma once
 #include <catch2/catch.hpp>
 
@@ -180,6 +180,46 @@ void compare_stencil_time_block(Backend<T>& be, int k, std::vector<std::int64_t>
       be, k, g, u0, std::string("star7 ") + (replace ? "replace" : "update") + kinds_text(kinds),
       [&](Field<T>& u, Field<T>& v) { be.apply_stencil(a, u, v); },
       [&](Field<T>& u, Field<T>& v) { be.stencil_steps(a, k, u, v); });
+}
+
+// Jacobi with random spacings (1/h² apart on each axis), Neumann gradients
+// and right-hand side, a field or a constant: jacobi_steps against
+// jacobi_sweep.
+template <class T>
+void compare_jacobi_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n,
+                               const AxisKinds& kinds, bool rhs_field) {
+  std::mt19937_64 rng(555 + k * 17 + n[0] * 3 + n[2] + int(kinds.hi[0]) * 11 + rhs_field);
+  const HeatArgs<T> h = random_args<T>(3, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
+  std::uniform_real_distribution<double> d(0.5, 2.0);
+  LaplaceArgs<T> a;
+  a.ndim = 3;
+  double diag = 0;
+  for (int ax = 0; ax < 3; ++ax) {
+    a.n[ax] = n[std::size_t(ax)];
+    const double ih2 = d(rng);
+    a.ih2[ax] = static_cast<T>(ih2);
+    diag += 2 * ih2;
+    a.bc[ax] = h.bc[ax];  // the ghosts
+    a.bc[ax].lo = kinds.lo[ax];
+    a.bc[ax].hi = kinds.hi[ax];
+  }
+  a.diag = static_cast<T>(diag);
+  a.inv_diag = static_cast<T>(1.0 / diag);
+  a.f_const = static_cast<T>(d(rng) - 1.25);
+  REQUIRE(be.jacobi_time_block(a, k) == k);
+  Grid g;
+  g.ndim = 3;
+  for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
+  const std::size_t np = static_cast<std::size_t>(g.size());
+  const auto u0 = random_field<T>(np, rng);
+  const auto f0 = random_field<T>(np, rng);
+  Field<T> f = be.make_field(g, "f");
+  be.upload(f0.data(), f);
+  if (rhs_field) a.f = f.data();
+  compare_passes<T>(
+      be, k, g, u0, std::string("jacobi") + kinds_text(kinds) + (rhs_field ? " f field" : ""),
+      [&](Field<T>& u, Field<T>& v) { be.jacobi_sweep(a, u, v); },
+      [&](Field<T>& u, Field<T>& v) { be.jacobi_steps(a, k, u, v); });
 }
 
 // The boundary mixes the blocked passes are tested over.

@@ -14,6 +14,7 @@
 #include "kernels/backend.hpp"
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
+#include "tests/unit/heat_test_util.hpp"
 
 using namespace gf;
 
@@ -196,6 +197,50 @@ TEST_CASE("red-black SOR with the optimal ω needs far fewer iterations than Jac
   Case slow = sor;
   slow.laplace.omega = 1.5;
   CHECK(solve_cpu(slow).iterations > b.iterations);
+}
+
+TEST_CASE("CPU temporally blocked Jacobi equals one sweep at a time, bit for bit", "[laplace]") {
+  // every boundary mix of the heat passes' test, an f field or a constant,
+  // a periodic z shorter than k, rows of 1 and 2 interior points
+  auto cpu32 = make_cpu_backend<float>();
+  auto cpu64 = make_cpu_backend<double>();
+  const std::vector<std::vector<std::int64_t>> shapes = {{13, 9, 11}, {3, 4, 3}, {4, 5, 2}};
+  test::for_each_time_block_case(shapes, [&](int k, const auto& kind, const auto& n, bool field) {
+    test::compare_jacobi_time_block<float>(*cpu32, k, n, kind, field);
+    test::compare_jacobi_time_block<double>(*cpu64, k, n, kind, field);
+  });
+  // what it offers: 3D, k = 2 to 4; auto's deepest is 4
+  LaplaceArgs<float> a;
+  a.ndim = 3;
+  a.n[0] = a.n[1] = a.n[2] = 16;
+  CHECK(cpu32->jacobi_time_block(a, 0) == 4);
+  CHECK(cpu32->jacobi_time_block(a, 5) == 1);
+  a.ndim = 2;
+  a.n[2] = 1;
+  CHECK(cpu32->jacobi_time_block(a, 3) == 1);
+}
+
+TEST_CASE("laplace.time_block: the same iterates and residuals as one sweep a pass", "[laplace]") {
+  // a box with a Neumann face and a right-hand side field; 130 sweeps in
+  // chunks of 50 (passes of 3 and the single sweeps left over)
+  const std::string box =
+      "workload: laplace\ngrid: {dims: [14, 12, 11]}\nboundary:\n"
+      "  default: {type: dirichlet, value: \"x - y\"}\n  z+: {type: neumann, gradient: 0.3}\n"
+      "laplace: {method: jacobi, rhs: \"sin(3*x)*z\", max_iters: 130, check_every: 50, "
+      "tolerance: 1.0e-14, time_block: ";
+  const Solved one = solve_cpu(load_case_text(box + "1}\n", "box.yaml"));
+  for (const char* k : {"3", "4", "auto"}) {
+    const Case c = load_case_text(box + k + "}\n", "box.yaml");
+    auto be = make_cpu_backend<double>();
+    LaplaceSolver<double> probe(c, *be);
+    // auto: fewer than 200 sweeps are not worth timing depths
+    CHECK(probe.time_block() == (std::string(k) == "auto" ? 1 : std::stoi(k)));
+    const Solved s = solve_cpu(c);
+    INFO("time_block " << k);
+    CHECK(s.iterations == one.iterations);
+    CHECK(s.residual == one.residual);
+    CHECK(s.u == one.u);
+  }
 }
 
 TEST_CASE("max_iters reached ends the run as max_iters with the residual reached", "[laplace]") {
