@@ -309,12 +309,9 @@ class DistributedBackend final : public Backend<T> {
   void download(const Field<T>& f, T* host) override { in_->download(f, host); }
 
   void heat_step(const HeatArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    if (!overlapped(out, kHeat,
-                    [&](StepPart p) { return in_->heat_step_part(a, in, out, core_, p); })) {
-      in_->heat_step(a, in, out);
-      refresh(out);
-    }
-    stepped(in, out, 1);
+    one_step(
+        kHeat, in, out, [&](StepPart p) { return in_->heat_step_part(a, in, out, core_, p); },
+        [&] { in_->heat_step(a, in, out); });
   }
   // Temporal blocking over ranks: the inner backend's pass of k steps over
   // the padded block, then the k·radius layers of the halo next to the owned
@@ -329,31 +326,22 @@ class DistributedBackend final : public Backend<T> {
     return blocked_depth(in_->heat_time_block(pass_args(a), asked));
   }
   void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
-    deepen(in, k);
-    in_->heat_steps(pass_args(a), k, in, out);
-    refresh(out, k * d_.radius);
-    stepped(in, out, k);
+    blocked(k, in, out, [&] { in_->heat_steps(pass_args(a), k, in, out); });
   }
   int stencil_time_block(const StencilArgs<T>& a, int asked) const override {
     return blocked_depth(in_->stencil_time_block(pass_args(a), asked));
   }
   void stencil_steps(const StencilArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
-    deepen(in, k);
-    in_->stencil_steps(pass_args(a), k, in, out);
-    refresh(out, k * d_.radius);
-    stepped(in, out, k);
+    blocked(k, in, out, [&] { in_->stencil_steps(pass_args(a), k, in, out); });
   }
 
   void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
     in_->set_stencil_taps(taps);
   }
   void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    if (!overlapped(out, kStencil,
-                    [&](StepPart p) { return in_->stencil_part(a, in, out, core_, p); })) {
-      in_->apply_stencil(a, in, out);
-      refresh(out);
-    }
-    stepped(in, out, 1);
+    one_step(
+        kStencil, in, out, [&](StepPart p) { return in_->stencil_part(a, in, out, core_, p); },
+        [&] { in_->apply_stencil(a, in, out); });
   }
 
   FieldStats stats(const Field<T>& f) override {
@@ -372,21 +360,15 @@ class DistributedBackend final : public Backend<T> {
   }
 
   void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
-    if (!overlapped(out, kJacobi,
-                    [&](StepPart p) { return in_->jacobi_sweep_part(a, in, out, core_, p); })) {
-      in_->jacobi_sweep(a, in, out);
-      refresh(out);
-    }
-    stepped(in, out, 1);
+    one_step(
+        kJacobi, in, out, [&](StepPart p) { return in_->jacobi_sweep_part(a, in, out, core_, p); },
+        [&] { in_->jacobi_sweep(a, in, out); });
   }
   int jacobi_time_block(const LaplaceArgs<T>& a, int asked) const override {
     return blocked_depth(in_->jacobi_time_block(pass_args(a), asked));
   }
   void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
-    deepen(in, k);
-    in_->jacobi_steps(pass_args(a), k, in, out);
-    refresh(out, k * d_.radius);
-    stepped(in, out, k);
+    blocked(k, in, out, [&] { in_->jacobi_steps(pass_args(a), k, in, out); });
   }
   // Colour by the parity of the global index: local (i+j+k) plus the offsets'.
   void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) override {
@@ -478,6 +460,25 @@ class DistributedBackend final : public Backend<T> {
     if (d_.time_block == 1) return;
     deep_[out.data()] = std::max(k * d_.radius, depth(in) - k * d_.radius);
   }
+  enum Kind { kHeat, kJacobi, kStencil };
+  // One step (heat, Jacobi, stencil): split for the overlap where it applies
+  // (part(p) on the inner backend), else whole(), then out's halo refreshed.
+  template <class Part, class Whole>
+  void one_step(Kind kind, const Field<T>& in, Field<T>& out, Part&& part, Whole&& whole) {
+    if (!overlapped(out, kind, part)) {
+      whole();
+      refresh(out);
+    }
+    stepped(in, out, 1);
+  }
+  // A pass of k steps, pass() on the inner backend (see heat_steps).
+  template <class Pass>
+  void blocked(int k, const Field<T>& in, Field<T>& out, Pass&& pass) {
+    deepen(in, k);
+    pass();
+    refresh(out, k * d_.radius);
+    stepped(in, out, k);
+  }
   // Refreshes the halo of `in` k·radius deep before a pass of k steps that
   // reads it, when it is not (MPI writes the halo only, not the values).
   void deepen(const Field<T>& in, int k) {
@@ -487,7 +488,6 @@ class DistributedBackend final : public Backend<T> {
     deep_[f.data()] = k * d_.radius;
   }
 
-  enum Kind { kHeat, kJacobi, kStencil };
   // The overlapped step (NVIDIA's mpi_overlap): the shell (the faces the
   // neighbours need, the halo, whatever lies outside the core) first, then
   // the exchange of out's halos beside the core's update. `part(p)` runs
