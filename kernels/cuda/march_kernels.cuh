@@ -132,7 +132,9 @@ __device__ __forceinline__ void load_box_plane(BoxPlane<T>& p, const T* in, int 
 // The box march: as march3d_star, with the whole 3×3×3 neighbourhood of the
 // thread's points in registers (three rows of three planes), for operators
 // with diagonal taps. Same requirements.
-template <class Op, class T, int MINB, bool RANGED = false>
+// PF: each plane is loaded one plane ahead of its use (in float32, where the
+// registers allow it: see box_prefetch).
+template <class Op, class T, int MINB, bool RANGED = false, bool PF = false>
 __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restrict__ in,
                                                          T* __restrict__ out, int kchunk,
                                                          MarchRange rg = {}) {
@@ -148,11 +150,18 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
   const int plane = nx * ny;
   int idx = i0 + nx * j + kb * plane;
   const bool has_left = i0 > 0, has_right = i0 + W < nx;
-  BoxPlane<T> zm, zc, zp;
+  BoxPlane<T> zm, zc, zp, zn;
   load_box_plane(zm, in, idx - plane, nx, has_left, has_right);
   load_box_plane(zc, in, idx, nx, has_left, has_right);
+  if constexpr (PF)
+    if (kb < ke) load_box_plane(zn, in, idx + plane, nx, has_left, has_right);
   for (int k = kb; k < ke; ++k, idx += plane) {
-    load_box_plane(zp, in, idx + plane, nx, has_left, has_right);
+    if constexpr (PF) {
+      zp = zn;  // loaded a plane ago; the next one is asked for now
+      if (k + 1 < ke) load_box_plane(zn, in, idx + 2 * plane, nx, has_left, has_right);
+    } else {
+      load_box_plane(zp, in, idx + plane, nx, has_left, has_right);
+    }
     const BoxNbhd<T> nb{{&zm, &zc, &zp}};
     V r;
     T* rs = reinterpret_cast<T*>(&r);
@@ -211,6 +220,10 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
   if (i0 >= (RANGED ? rg.i_hi : nx) || jb >= jend) return;
   const int je = min(jb + kc, jend);
   int idx = i0 + nx * jb;
+  // Each row is loaded one row ahead of its use (nrow, nl, nr: row j + 2 of
+  // the step that computes row j), so that its latency is spent on the row
+  // before: 2-5 % on an H100 at 16384² for every 2D march (heat, Jacobi,
+  // star5, box9), float32 and float64.
   // rows j − 1, j, j + 1 with their left and right values: one plane of a box
   // (left and right of the piece only where the row goes on: at a row's ends
   // op.x_face takes the boundary rules, and at the grid's first and last rows
@@ -225,16 +238,32 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
     pl.left[1] = has_left ? in[idx - 1] : T(0);
     pl.right[1] = has_right ? in[idx + W] : T(0);
   }
-  for (int j = jb; j < je; ++j, idx += nx) {
-    pl.row[2] = *reinterpret_cast<const V*>(in + idx + nx);
-    // idx − 1 and idx + W stay in the array since 1 ≤ j ≤ ny − 2
+  // the row below a row's step (BOX: row j + 1 with its ends; a star: row
+  // j + 1 and the ends of row j); idx − 1 and idx + W stay in the array
+  // since 1 ≤ j ≤ ny − 2
+  V nrow{};
+  T nl{}, nr{};
+  const auto ahead = [&](int at) {
+    nrow = *reinterpret_cast<const V*>(in + at + nx);
     if constexpr (BOX) {
-      pl.left[2] = has_left ? in[idx + nx - 1] : T(0);
-      pl.right[2] = has_right ? in[idx + nx + W] : T(0);
+      nl = has_left ? in[at + nx - 1] : T(0);
+      nr = has_right ? in[at + nx + W] : T(0);
     } else {
-      pl.left[1] = in[idx - 1];
-      pl.right[1] = in[idx + W];
+      nl = in[at - 1];
+      nr = in[at + W];
     }
+  };
+  if (jb < je) ahead(idx);
+  for (int j = jb; j < je; ++j, idx += nx) {
+    pl.row[2] = nrow;
+    if constexpr (BOX) {
+      pl.left[2] = nl;
+      pl.right[2] = nr;
+    } else {
+      pl.left[1] = nl;
+      pl.right[1] = nr;
+    }
+    if (j + 1 < je) ahead(idx + nx);
     const T* cs = reinterpret_cast<const T*>(&pl.row[1]);
     const T* yms = reinterpret_cast<const T*>(&pl.row[0]);
     const T* yps = reinterpret_cast<const T*>(&pl.row[2]);
@@ -330,6 +359,23 @@ void launch_faces3d(const Op& op, const typename Op::value_type* in,
     faces3d<Op, std::int64_t><<<march_blocks(faces, 256), 256, 0, s>>>(op, in, out);
 }
 
+// The box march loads a plane ahead in float32 only, in chunks of 16 planes
+// a block: box27 at 512³ on an H100 0.538 ms against 0.593 (4 planes, no
+// prefetch). In float64 its registers do not allow it (1.38 ms against
+// 1.15), nor in the star marches at their 6 (float32) and 4 (float64)
+// blocks per SM (star7 0.665 / 1.658 against 0.383 / 0.841, heat 0.548
+// against 0.367: the marches spill); longer chunks alone changed nothing
+// there (2026-11-23, docs/performance.md).
+template <class T>
+constexpr bool box_prefetch() {
+  return sizeof(T) == 4;
+}
+template <bool BOX, class T>
+constexpr int march3d_chunk() {
+  if (BOX && box_prefetch<T>()) return 16;
+  return sizeof(T) == 4 ? 4 : 8;
+}
+
 // One step through a march (BOX: march3d_box, else march3d_star) and the
 // faces kernel; the caller has checked march3d_fits. z planes per block:
 // short chunks keep many blocks in flight (measured best on an H200 at 512³
@@ -343,11 +389,12 @@ void launch_march3d(const Op& op, const typename Op::value_type* in,
   using T = typename Op::value_type;
   constexpr int W = Vec16<T>::n;
   const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
-  const std::int64_t kc = std::min<std::int64_t>(sizeof(T) == 4 ? 4 : 8, nz - 2);
+  const std::int64_t kc = std::min<std::int64_t>(march3d_chunk<BOX, T>(), nz - 2);
   const dim3 g(march_blocks(nx / W, 32), march_blocks(ny - 2, 8), march_blocks(nz - 2, kc));
   constexpr int min_blocks = Op::min_blocks;
   if constexpr (BOX)
-    march3d_box<Op, T, min_blocks><<<g, dim3(32, 8), 0, s>>>(op, in, out, int(kc));
+    march3d_box<Op, T, min_blocks, false, box_prefetch<T>()><<<g, dim3(32, 8), 0, s>>>(
+        op, in, out, int(kc));
   else
     march3d_star<Op, T, min_blocks><<<g, dim3(32, 8), 0, s>>>(op, in, out, int(kc));
   // The faces kernel writes other points than the march: the two could
@@ -363,12 +410,13 @@ void launch_march3d_range(const Op& op, const typename Op::value_type* in,
                           typename Op::value_type* out, const MarchRange& r, cudaStream_t s) {
   using T = typename Op::value_type;
   constexpr int W = Vec16<T>::n;
-  const int kc = std::min(sizeof(T) == 4 ? 4 : 8, r.k_hi - r.k_lo);
+  const int kc = std::min(march3d_chunk<BOX, T>(), r.k_hi - r.k_lo);
   const dim3 g(march_blocks((r.i_hi - r.i_lo) / W, 32), march_blocks(r.j_hi - r.j_lo, 8),
                march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
   constexpr int min_blocks = Op::min_blocks;
   if constexpr (BOX)
-    march3d_box<Op, T, min_blocks, true><<<g, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+    march3d_box<Op, T, min_blocks, true, box_prefetch<T>()><<<g, dim3(32, 8), 0, s>>>(op, in, out,
+                                                                                    kc, r);
   else
     march3d_star<Op, T, min_blocks, true><<<g, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
 }
