@@ -94,6 +94,14 @@ std::int64_t broadcast(std::int64_t v) {
   if (active()) MPI_Bcast(&v, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   return v;
 }
+std::string broadcast(const std::string& s) {
+  if (!active()) return s;
+  std::string out = s;
+  std::int64_t n = broadcast(std::int64_t(s.size()));
+  out.resize(std::size_t(n));
+  MPI_Bcast(out.data(), int(n), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return out;
+}
 
 #else
 
@@ -112,6 +120,7 @@ double max(double v) { return v; }
 std::int64_t sum(std::int64_t v) { return v; }
 double broadcast(double v) { return v; }
 std::int64_t broadcast(std::int64_t v) { return v; }
+std::string broadcast(const std::string& s) { return s; }
 
 #endif
 

@@ -5,6 +5,7 @@
 // one-rank identity: a plain `gridforge run` never initialises MPI.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace gf::mpi {
 
@@ -32,5 +33,6 @@ std::int64_t sum(std::int64_t v);
 // Rank 0's value on every rank.
 double broadcast(double v);
 std::int64_t broadcast(std::int64_t v);
+std::string broadcast(const std::string& s);
 
 }  // namespace gf::mpi

@@ -77,17 +77,6 @@ Decomp decompose(const Case& c, int nranks, int rank) {
                     fmt::format("fft runs on one rank only (no distributed FFT); {} ranks were "
                                 "started: run it without mpirun, or use jacobi, sor or cg",
                                 nranks));
-  if (c.workload == Workload::Raymarch)
-    throw CaseError(file, "workload",
-                    fmt::format("raymarch renders on one rank only; {} ranks were started: run "
-                                "it without mpirun",
-                                nranks));
-  if (c.render.enabled)
-    throw CaseError(file, "render",
-                    fmt::format("in-situ frames are not drawn over several ranks yet (the field "
-                                "would be gathered to rank 0 first); {} ranks were started: drop "
-                                "render: or run on one rank",
-                                nranks));
   if (c.workload == Workload::Laplace && c.laplace.singular)
     throw CaseError(file, "boundary",
                     fmt::format("a laplace case without a Dirichlet face runs on one rank only "

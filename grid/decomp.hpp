@@ -126,7 +126,8 @@ int halo_width(const Case& c);
 // when the workload cannot run on several ranks (laplace fft). The halo is
 // radius × time_block_depth(c) where the case sets time_block (then a block
 // narrower than that is the error), and with auto as deep as the thinnest
-// split block allows, down to one step.
+// split block allows, down to one step. A raymarch case is split like any
+// other, though only rank 0 renders (solvers/raymarch.hpp).
 Decomp decompose(const Case& c, int nranks, int rank);
 
 // The case as rank d.rank runs it: its grid is the padded block, its faces

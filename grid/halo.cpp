@@ -296,6 +296,7 @@ class DistributedBackend final : public Backend<T> {
 
   std::string name() const override { return in_->name(); }
   bool is_gpu() const override { return in_->is_gpu(); }
+  Backend<T>& rank_backend() override { return *in_; }
   const std::string& halo_how() const { return how_; }
   MemoryResource& memory() override { return in_->memory(); }
   std::unique_ptr<Timer> make_timer() override { return in_->make_timer(); }

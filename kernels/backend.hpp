@@ -102,6 +102,11 @@ class Backend {
     return std::make_unique<HostSnapshots<T>>(*this, std::size_t(g.size()), slots);
   }
 
+  // The backend of this rank's own device under any wrapper (the one a
+  // distributed backend wraps, grid/halo.hpp): for work on one rank's memory
+  // alone, such as rank 0 rendering a gathered volume.
+  virtual Backend<T>& rank_backend() { return *this; }
+
   // One explicit heat step: out = FTCS(in) at every point (Dirichlet points copied).
   virtual void heat_step(const HeatArgs<T>& args, const Field<T>& in, Field<T>& out) = 0;
   // Temporal blocking: how many explicit heat steps this backend takes in

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <memory>
 
+#include "core/mpi.hpp"
+#include "grid/halo.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
 
@@ -230,7 +232,12 @@ std::filesystem::path frame_path(const std::filesystem::path& out_dir, const std
 template <class T>
 InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
                               const std::filesystem::path& out_dir)
-    : c_(c), dir_(out_dir), every_(c.render.every), renderer_(c.render, c.grid, backend, false) {
+    : c_(c), be_(backend), dir_(out_dir), every_(c.render.every) {
+  if (c.decomp && mpi::rank() != 0) return;  // rank 0 draws
+  const Grid& g = c.decomp ? c.decomp->global : c.grid;
+  Backend<T>& own = backend.rank_backend();
+  renderer_.emplace(c.render, g, own, false);
+  if (c.decomp) whole_ = own.make_field(g, "the whole field, gathered for the frames");
   std::error_code ec;
   std::filesystem::create_directories(out_dir / "frames", ec);
   if (ec)
@@ -242,8 +249,17 @@ template <class T>
 double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
                               const std::function<void(std::function<void()>)>& queue) {
   const auto t0 = Clock::now();
-  const io::Image& img = renderer_.render(f);
-  render_ms_ += renderer_.last_render_ms();
+  const Field<T>* drawn = &f;
+  if (c_.decomp) {  // every rank's owned block into the whole field, on rank 0
+    std::vector<unsigned char> mine(f.bytes());
+    be_.download(f, reinterpret_cast<T*>(mine.data()));
+    const std::vector<unsigned char> all = gather_global(*c_.decomp, mine, sizeof(T));
+    if (!renderer_) return seconds_since(t0);
+    be_.rank_backend().upload(reinterpret_cast<const T*>(all.data()), whole_);
+    drawn = &whole_;
+  }
+  const io::Image& img = renderer_->render(*drawn);
+  render_ms_ += renderer_->last_render_ms();
   const std::filesystem::path path = frame_path(dir_, c_.name, step);
   if (queue) {
     auto copy = std::make_shared<const io::Image>(img);  // the renderer's is reused
@@ -261,7 +277,7 @@ template <class T>
 nlohmann::json InSituFrames<T>::summary() const {
   return {{"frames", frames_},
           {"every", every_},
-          {"image", {renderer_.args().width, renderer_.args().height}},
+          {"image", {c_.render.width, c_.render.height}},
           {"mode", c_.render.mode},
           {"ms_per_frame", frames_ ? render_ms_ / double(frames_) : 0.0},
           {"total_s", total_s_}};
@@ -271,12 +287,27 @@ nlohmann::json InSituFrames<T>::summary() const {
 
 template <class T>
 MemoryNeed raymarch_memory_needed(const Case& c) {
+  if (c.decomp && mpi::rank() != 0) return {0, 0};
   const std::size_t image = std::size_t(c.raymarch.width) * std::size_t(c.raymarch.height) * 16;
-  return {1, std::size_t(c.grid.size()) * sizeof(T) + image + (1 << 20)};
+  const Grid& g = c.decomp ? c.decomp->global : c.grid;
+  return {1, std::size_t(g.size()) * sizeof(T) + image + (1 << 20)};
 }
 
 template <class T>
 nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions& opts) {
+  if (c.decomp) {  // rank 0 renders the whole volume on its own device
+    nlohmann::json t;
+    if (mpi::rank() == 0) {
+      Case whole = c;
+      whole.grid = c.decomp->global;
+      whole.decomp = nullptr;
+      t = run_raymarch(whole, backend.rank_backend(), opts);
+      t["ranks"] = c.decomp->nranks;
+      t["rendered_on"] = "rank 0";
+      io::write_json_atomic(opts.out_dir / "timing.json", t);
+    }
+    return nlohmann::json::parse(mpi::broadcast(t.dump()));
+  }
   const auto t_start = Clock::now();
   const RaySpec& s = c.raymarch;
   std::vector<T> host = raymarch_volume<T>(c);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "io/case.hpp"
@@ -57,7 +58,11 @@ class FrameRenderer {
 };
 
 // In-situ frames of a heat, stencil or laplace run: frames/<name>_<step6>.png
-// at every multiple of render.every.
+// at every multiple of render.every. Over several MPI ranks every rank calls
+// write() at the same steps: the owned blocks are gathered into the whole
+// field on rank 0 (gather_global), which uploads it to its own device
+// (Backend::rank_backend) and renders it there, the same image as one rank
+// draws; the other ranks draw nothing.
 template <class T>
 class InSituFrames {
  public:
@@ -74,9 +79,11 @@ class InSituFrames {
 
  private:
   const Case& c_;
+  Backend<T>& be_;
   std::filesystem::path dir_;
   std::int64_t every_;
-  FrameRenderer<T> renderer_;
+  std::optional<FrameRenderer<T>> renderer_;  // not on MPI ranks other than 0
+  Field<T> whole_;                            // rank 0 of several: the gathered field
   std::int64_t frames_ = 0;
   double render_ms_ = 0, total_s_ = 0;
 };
@@ -85,11 +92,14 @@ class InSituFrames {
 std::filesystem::path frame_path(const std::filesystem::path& out_dir, const std::string& name,
                                  std::int64_t step);
 
-// Device memory of a raymarch case: the volume and the image.
+// Device memory of a raymarch case: the volume and the image (over several
+// MPI ranks, rank 0's: the whole volume; the others need none).
 template <class T>
 MemoryNeed raymarch_memory_needed(const Case& c);
 
 // A raymarch run: <name>.png, image.h5 (output.formats has hdf5), timing.json.
+// Over several MPI ranks rank 0 renders the whole volume on its own device
+// and the others wait for its timing record (rendering is not split).
 template <class T>
 nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions& opts);
 

@@ -149,8 +149,15 @@ MemoryNeed stepper_memory_needed(const Case& c) {
   MemoryNeed need = c.workload == Workload::Stencil   ? StencilSolver<T>::memory_needed(c)
                     : c.workload == Workload::Laplace ? LaplaceSolver<T>::memory_needed(c)
                                                       : HeatSolver<T>::memory_needed(c);
-  if (c.render.enabled)  // the in-situ frame, RGBA floats
+  if (c.render.enabled && (!c.decomp || mpi::rank() == 0)) {
+    // the in-situ frame, RGBA floats; over several ranks rank 0 draws it
+    // from the whole field, gathered into a field of its own
     need.bytes += std::size_t(c.render.width) * std::size_t(c.render.height) * 16;
+    if (c.decomp) {
+      need.fields += 1;
+      need.bytes += std::size_t(c.decomp->global.size()) * sizeof(T);
+    }
+  }
   return need;
 }
 

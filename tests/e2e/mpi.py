@@ -33,6 +33,10 @@ compares every output step of fields.h5. Modes:
       (as deep as the thinnest block allows), each against one rank taking
       one step a pass, bit for bit; timing.json and rank 0's log say the
       depth taken.
+  render: in-situ frames (the heat movie) and a raymarch render over ranks,
+      drawn by rank 0 from the gathered field: every frame's PNG and the
+      render's image.h5 byte for byte one rank's, the fields bit for bit,
+      timing.json saying the ranks; no frames folder written by other ranks.
   restart: a checkpoint written on 2 ranks (one global file, as one rank
       writes it) restarted on 3 ranks, on 2 and on one: N/2 + restart = N bit
       for bit against one rank's uninterrupted run, fields.h5 and the .pvd
@@ -375,6 +379,63 @@ def mode_time_block():
              "laplace.tolerance=1e-30", "boundary.x={type: periodic}", "output.formats=[hdf5]"],
             [(2, [2, 1, 1], 3), (3, [1, 3, 1], 2), (3, [1, 1, 3], 4), (4, [1, 2, 2], 3)],
             "laplace", rc=1)
+
+
+def mode_render():
+    def same_files(ref, got, names, label):
+        for n in names:
+            a, b = os.path.join(ref, n), os.path.join(got, n)
+            if not os.path.isfile(b):
+                fail(f"{label}: {n} missing")
+            if open(a, "rb").read() != open(b, "rb").read():
+                fail(f"{label}: {n} differs from one rank's")
+        print(f"mpi {MODE}: {label}: {len(names)} images byte for byte")
+
+    # in-situ frames of a heat run: frames at 0, 20 and 40
+    args = ["grid.dims=[26,24,22]", "heat.steps=40", "render.every=20", "output.every=20",
+            "output.formats=[hdf5]", "render.camera.width=96", "render.camera.height=72"]
+    ref = os.path.join(BASE, "movie_np1")
+    shutil.rmtree(ref, ignore_errors=True)
+    run("cases/heat3d_movie.yaml", ref, *args)
+    frames = sorted("frames/" + n for n in os.listdir(os.path.join(ref, "frames")))
+    if len(frames) != 3:
+        fail(f"one rank drew {frames}")
+    for np_, ranks in ((2, None), (3, [1, 1, 3]), (4, [2, 1, 2])):
+        if MAXNP and np_ > MAXNP:
+            continue
+        tag = f"movie_np{np_}"
+        out = os.path.join(BASE, tag)
+        shutil.rmtree(out, ignore_errors=True)
+        extra = [] if ranks is None else [f"grid.ranks=[{','.join(map(str, ranks))}]"]
+        run("cases/heat3d_movie.yaml", out, *args, *extra, np_=np_)
+        compare(ref, out, tag)
+        same_files(ref, out, frames, tag + " frames")
+        if sorted(os.listdir(os.path.join(out, "frames"))) != sorted(f[7:] for f in frames):
+            fail(f"{tag}: frames/ holds {os.listdir(os.path.join(out, 'frames'))}")
+        t = json.load(open(os.path.join(out, "timing.json")))
+        if t.get("ranks") != np_ or t.get("render", {}).get("frames") != 3:
+            fail(f"{tag}: timing.json ranks {t.get('ranks')}, render {t.get('render')}")
+    # a raymarch case: rank 0 renders, the others wait
+    args = ["grid.dims=[40,36,32]", "raymarch.camera.width=96", "raymarch.camera.height=64"]
+    ref = os.path.join(BASE, "cloud_np1")
+    shutil.rmtree(ref, ignore_errors=True)
+    run("cases/raymarch_cloud.yaml", ref, *args)
+    for np_ in (2, 3):
+        if MAXNP and np_ > MAXNP:
+            continue
+        out = os.path.join(BASE, f"cloud_np{np_}")
+        shutil.rmtree(out, ignore_errors=True)
+        run("cases/raymarch_cloud.yaml", out, *args, np_=np_)
+        same_files(ref, out, ["raymarch_cloud.png"], f"raymarch on {np_} ranks")
+        with h5py.File(os.path.join(ref, "image.h5"), "r") as f, \
+                h5py.File(os.path.join(out, "image.h5"), "r") as g:
+            for k in f:
+                if not np.array_equal(f[k][...], g[k][...]):
+                    fail(f"raymarch on {np_} ranks: image.h5 {k} differs")
+        t = json.load(open(os.path.join(out, "timing.json")))
+        if t.get("ranks") != np_ or t.get("rendered_on") != "rank 0":
+            fail(f"raymarch on {np_} ranks: timing.json ranks {t.get('ranks')}, "
+                 f"rendered_on {t.get('rendered_on')}")
 
 
 def mode_files():
