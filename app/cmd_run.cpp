@@ -57,10 +57,17 @@ std::vector<MemoryCheck> check_memory(const Case& c, const DeviceChoice& d) {
 }
 
 std::string memory_line(const Case& c, const MemoryCheck& m) {
-  return fmt::format("needs {} on {} for {} {} field{} of {} points; {} free",
+  // Over several ranks rank 0 draws the images from the whole grid (solvers/raymarch.hpp).
+  std::string shape = c.grid.shape_str(), extra;
+  if (c.decomp && c.workload == Workload::Raymarch) {
+    shape = c.decomp->global.shape_str();
+    extra = " (rank 0 renders the whole volume)";
+  } else if (c.decomp && c.render.enabled && mpi::rank() == 0) {
+    extra = ", one of them the whole " + c.decomp->global.shape_str() + " grid for the frames";
+  }
+  return fmt::format("needs {} on {} for {} {} field{} of {} points{}; {} free",
                      human_bytes(double(m.needed)), m.where, m.fields, to_string(c.precision),
-                     m.fields == 1 ? "" : "s", c.grid.shape_str(),
-                     human_bytes(double(m.available)));
+                     m.fields == 1 ? "" : "s", shape, extra, human_bytes(double(m.available)));
 }
 
 // Exit 3 before anything is allocated or written, with what would help.
