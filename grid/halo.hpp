@@ -9,8 +9,7 @@
 // and fill the edges and corners that box stencils read (the classic
 // trick: 2·ndim messages instead of 26).
 //
-// Overlap (GRIDFORGE_HALO_OVERLAP=1, the default on the CPU; on the GPU only
-// when asked for, until it has been timed on several GPUs): explicit heat steps,
+// Overlap (GRIDFORGE_HALO_OVERLAP=1, the default): explicit heat steps,
 // Jacobi sweeps and stencil steps are split in two (Backend::*_part): the
 // shell of the block (the halo and the `halo` layers inside each shared
 // face: Decomp::core_box) is updated first, then its faces travel while the
@@ -37,9 +36,8 @@ namespace gf {
 // True when the MPI library passes device pointers (see above).
 bool mpi_cuda_aware();
 // GRIDFORGE_HALO_OVERLAP: 1: overlap where it applies (see above); 0: the
-// exchange follows each whole step; unset or empty: 1 on the CPU, 0 on the
-// GPU (whose overlapped path has been checked on one GPU shared by the ranks,
-// but neither timed nor run with NCCL on several). A UsageError otherwise.
+// exchange follows each whole step; unset or empty: 1, on the CPU and the GPU
+// (`gpu` is kept for a default that may differ again). A UsageError otherwise.
 bool halo_overlap_requested(bool gpu);
 // How the halos of `be` travel, in words, for the log (then whether they
 // overlap the interior update, and why not): "MPI" on the CPU; on
