@@ -35,9 +35,9 @@ else
   echo "no libnccl.so.2 on this machine: the halos go through MPI" | tee -a "$OUT/summary.txt"
 fi
 
-# The overlapped halo exchange is on by default on the CPU only, off on the
-# GPU until these runs have passed there: ask for it (the "noov" runs and
-# mpi.py's GRIDFORGE_HALO_OVERLAP=0 layouts set 0 themselves).
+# The overlapped halo exchange is the default on both paths (set here all
+# the same; the "noov" runs and mpi.py's GRIDFORGE_HALO_OVERLAP=0 layouts set
+# 0 themselves).
 export GRIDFORGE_HALO_OVERLAP=${GRIDFORGE_HALO_OVERLAP:-1}
 
 step "MPI: the machine's MPI, $ngpu GPUs"
