@@ -63,10 +63,7 @@ Decomp decompose(const Case& c, int nranks, int rank) {
   // set: that deep, or the error below; auto: first for one step (the split
   // is chosen for its cut), then as deep as the split's blocks allow
   const int depth = time_block_depth(c);
-  const int asked = c.workload == Workload::Heat      ? c.heat.time_block
-                    : c.workload == Workload::Stencil ? c.stencil.time_block
-                                                      : c.laplace.time_block;
-  const bool forced = depth > 1 && asked > 0;
+  const bool forced = depth > 1 && time_block_asked(c) > 0;
   d.time_block = forced ? depth : 1;
   d.halo = d.radius * d.time_block;
   const Grid& g = c.grid;

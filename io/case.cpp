@@ -1282,18 +1282,26 @@ Case load_case(const std::string& path, const std::vector<std::string>& override
   return load_case_text(text.str(), path, overrides, dir.empty() ? "." : dir.string());
 }
 
+int time_block_asked(const Case& c) {
+  switch (c.workload) {
+    case Workload::Heat: return c.heat.time_block;
+    case Workload::Stencil: return c.stencil.time_block;
+    case Workload::Laplace: return c.laplace.time_block;
+    default: return 0;
+  }
+}
+
 int time_block_depth(const Case& c) {
-  auto depth = [](int asked, std::int64_t steps) {
-    if (asked > 0) return asked;
-    return steps >= kAutoTimeBlockMinSteps ? kAutoTimeBlockDeepest : 1;
-  };
-  if (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim == 3)
-    return depth(c.heat.time_block, c.heat.steps);
-  if (c.workload == Workload::Stencil && star7_order(c.stencil.points, c.grid))
-    return depth(c.stencil.time_block, c.stencil.steps);
-  if (c.workload == Workload::Laplace && c.laplace.method == "jacobi" && c.grid.ndim == 3)
-    return depth(c.laplace.time_block, c.laplace.max_iters);
-  return 1;
+  const bool has_passes =
+      (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim == 3) ||
+      (c.workload == Workload::Stencil && star7_order(c.stencil.points, c.grid)) ||
+      (c.workload == Workload::Laplace && c.laplace.method == "jacobi" && c.grid.ndim == 3);
+  if (!has_passes) return 1;
+  if (time_block_asked(c) > 0) return time_block_asked(c);
+  const std::int64_t steps = c.workload == Workload::Laplace ? c.laplace.max_iters
+                             : c.workload == Workload::Heat  ? c.heat.steps
+                                                             : c.stencil.steps;
+  return steps >= kAutoTimeBlockMinSteps ? kAutoTimeBlockDeepest : 1;
 }
 
 }  // namespace gf

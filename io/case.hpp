@@ -190,5 +190,7 @@ Case load_case_text(const std::string& text, const std::string& label,
 // passes (explicit 3D heat, 3D stencils in star7's order, 3D Jacobi) and run
 // at least kAutoTimeBlockMinSteps steps (max_iters); 1 otherwise.
 int time_block_depth(const Case& c);
+// The workload's time_block as the case gives it (0: auto; 0 for raymarch).
+int time_block_asked(const Case& c);
 
 }  // namespace gf

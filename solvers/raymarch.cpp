@@ -251,9 +251,8 @@ double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
   const auto t0 = Clock::now();
   const Field<T>* drawn = &f;
   if (c_.decomp) {  // every rank's owned block into the whole field, on rank 0
-    std::vector<unsigned char> mine(f.bytes());
-    be_.download(f, reinterpret_cast<T*>(mine.data()));
-    const std::vector<unsigned char> all = gather_global(*c_.decomp, mine, sizeof(T));
+    const std::vector<unsigned char> all =
+        gather_global(*c_.decomp, download_bytes(be_, f), sizeof(T));
     if (!renderer_) return seconds_since(t0);
     be_.rank_backend().upload(reinterpret_cast<const T*>(all.data()), whole_);
     drawn = &whole_;

@@ -514,9 +514,15 @@ class CpuBackend final : public Backend<T> {
   }
   // 3D grids: k = 2 to 4 steps a pass (a wavefront along z, time_block_cpu).
   int heat_time_block(const HeatArgs<T>& a, int asked) const override {
-    if (a.ndim != 3 || a.n[2] < 2) return 1;
+    return passes(a.ndim == 3 && a.n[2] >= 2, asked);
+  }
+  // The steps a pass takes where the grid has passes (fits): asked when it
+  // is 2 to kDeepestTimeBlock, else 1; auto (0): the deepest, and the solver
+  // measures which pays.
+  static int passes(bool fits, int asked) {
+    if (!fits) return 1;
     if (asked > 0) return asked >= 2 && asked <= kDeepestTimeBlock ? asked : 1;
-    return kDeepestTimeBlock;  // auto: the solver measures which pays
+    return kDeepestTimeBlock;
   }
   void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (heat_time_block(a, k) != k || k < 2)
@@ -529,9 +535,7 @@ class CpuBackend final : public Backend<T> {
   }
 
   int jacobi_time_block(const LaplaceArgs<T>& a, int asked) const override {
-    if (a.ndim != 3 || a.n[2] < 2) return 1;
-    if (asked > 0) return asked >= 2 && asked <= kDeepestTimeBlock ? asked : 1;
-    return kDeepestTimeBlock;
+    return passes(a.ndim == 3 && a.n[2] >= 2, asked);
   }
   void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (jacobi_time_block(a, k) != k || k < 2)
@@ -545,9 +549,8 @@ class CpuBackend final : public Backend<T> {
   }
   // A 3D star of radius 1 in the presets' order: the heat passes' wavefront.
   int stencil_time_block(const StencilArgs<T>& a, int asked) const override {
-    if (a.ndim != 3 || a.n[2] < 2 || fixed_.shape != FixedShape::Star || fixed_.ndim != 3) return 1;
-    if (asked > 0) return asked >= 2 && asked <= kDeepestTimeBlock ? asked : 1;
-    return kDeepestTimeBlock;
+    return passes(a.ndim == 3 && a.n[2] >= 2 && fixed_.shape == FixedShape::Star && fixed_.ndim == 3,
+                  asked);
   }
   void stencil_steps(const StencilArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (stencil_time_block(a, k) != k || k < 2)

@@ -365,11 +365,17 @@ class CudaBackend final : public Backend<T> {
   }
   // 3D grids of fewer than 2³¹ points (the kernel's indices are 32-bit).
   int heat_time_block(const HeatArgs<T>& a, int asked) const override {
-    const bool fits = a.ndim == 3 && a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31);
+    return passes(a.ndim == 3 && fits_passes(a.n), asked);
+  }
+  // The steps a pass takes where the grid has passes (fits): asked when the
+  // kernels have that depth, else 1; auto (0): the deepest, and the solver
+  // measures which pays. The passes' indices are 32-bit: fewer than 2³¹ points.
+  static int passes(bool fits, int asked) {
     if (!fits) return 1;
     if (asked > 0) return time_block_supported(asked) ? asked : 1;
-    return time_block_deepest();  // auto: the solver measures which pays
+    return time_block_deepest();
   }
+  static bool fits_passes(const std::int64_t* n) { return n[0] * n[1] * n[2] < (std::int64_t(1) << 31); }
   void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (heat_time_block(a, k) != k || k < 2)
       throw DeviceError(label_ + ": no temporally blocked heat pass of " + std::to_string(k) +
@@ -379,10 +385,7 @@ class CudaBackend final : public Backend<T> {
   }
   // Jacobi on 3D grids of fewer than 2³¹ points: the same passes as heat.
   int jacobi_time_block(const LaplaceArgs<T>& a, int asked) const override {
-    const bool fits = a.ndim == 3 && a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31);
-    if (!fits) return 1;
-    if (asked > 0) return time_block_supported(asked) ? asked : 1;
-    return time_block_deepest();
+    return passes(a.ndim == 3 && fits_passes(a.n), asked);
   }
   void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (jacobi_time_block(a, k) != k || k < 2)
@@ -394,11 +397,9 @@ class CudaBackend final : public Backend<T> {
   // A 3D star of radius 1 in the presets' order (fixed_stencil's Star), on a
   // grid of fewer than 2³¹ points: the same passes as heat.
   int stencil_time_block(const StencilArgs<T>& a, int asked) const override {
-    const bool fits = a.ndim == 3 && fixed_.shape == FixedShape::Star && fixed_.ndim == 3 &&
-                      a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31);
-    if (!fits) return 1;
-    if (asked > 0) return time_block_supported(asked) ? asked : 1;
-    return time_block_deepest();
+    return passes(a.ndim == 3 && fixed_.shape == FixedShape::Star && fixed_.ndim == 3 &&
+                      fits_passes(a.n),
+                  asked);
   }
   void stencil_steps(const StencilArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (stencil_time_block(a, k) != k || k < 2)
