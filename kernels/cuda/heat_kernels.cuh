@@ -84,11 +84,6 @@ struct HeatOp : HeatArgs<T> {
     if constexpr (ISO_NO_SOURCE) return ftcs_point_as<D, true, false>(u, m, p, this->c, T(0));
     else return ftcs_point<D>(u, m, p, this->c, heat_source(*this, idx), form);
   }
-  __device__ __forceinline__ T x_face(const T* in, int idx, int i, int j, int k, T u, T ym,
-                                      T yp, T zm, T zp) const {
-    if constexpr (D == 3) return x_face_point(*this, in, idx, i, u, ym, yp, zm, zp);
-    else return heat_point_bc<D>(*this, in, i, j, k);
-  }
   __device__ __forceinline__ T face(const T* in, std::int64_t i, std::int64_t j,
                                     std::int64_t k) const {
     return heat_point_bc<D>(*this, in, i, j, k);

@@ -75,10 +75,6 @@ struct JacobiOp : LaplaceArgs<T> {
   __device__ __forceinline__ T interior(T, const T* m, const T* p, int idx) const {
     return jacobi_formula<D>(m, p, this->ih2, rhs_at(*this, std::int64_t(idx)), this->inv_diag);
   }
-  __device__ __forceinline__ T x_face(const T* in, int, int i, int j, int k, T, T, T, T,
-                                      T) const {
-    return jacobi_point<D>(*this, in, i, j, k);
-  }
   __device__ __forceinline__ T face(const T* in, std::int64_t i, std::int64_t j,
                                     std::int64_t k) const {
     return jacobi_point<D>(*this, in, i, j, k);

@@ -1,16 +1,16 @@
-// The 3D z-marches shared by every radius-1 update (explicit heat, Jacobi,
-// the star7 and box27 stencil presets): what differs between them is the
-// point operator, a small struct (`Op`) handed to the kernels by value:
+// The z-marches (3D) and y-marches (2D) shared by every radius-1 update
+// (explicit heat, Jacobi, the star and box stencil presets): what differs
+// between them is the point operator, a small struct (`Op`) handed to the
+// kernels by value:
 //
-//   op.n[3]                          the grid
+//   op.n[3], op.bc[3]                the grid and its boundary rules (the
+//                                    marches read bc[0] for the x faces)
 //   Op::min_blocks                   blocks of 256 threads per SM its registers allow
 //   op.interior(c, m, p, idx)        star ops: the point formula, neighbours at
-//                                    −1 (m) and +1 (p) on each axis, none off the grid
-//   op.interior(nb, e, idx)          box ops: the formula from the 3×3×3 neighbourhood
-//   op.x_face(...)                   a point at a row's end (i = 0 or nx − 1) whose
-//                                    j and k are interior, by the boundary rules
-//                                    (star: from the march's neighbours, box: from
-//                                    the neighbourhood)
+//                                    −1 (m) and +1 (p) on each axis
+//   op.group(acc, g, v)              box ops: acc plus the taps of group g (one
+//                                    plane in 3D, one row in 2D) from their values
+//   op.finish(u, sum)                box ops: the point from its value and the sum
 //   op.face(in, i, j, k)             any point, by the boundary rules (y and z faces)
 //
 // Each op calls the workload's formula from kernels/ops, so the march is only
@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/vec16.cuh"
+#include "kernels/ops/boundary.hpp"
 
 namespace gf {
 
@@ -34,14 +35,72 @@ struct MarchRange {
   int i_lo = 0, i_hi = 0, j_lo = 0, j_hi = 0, k_lo = 0, k_hi = 0;
 };
 
+// What every march shares: a thread owns W = 16/sizeof(T) consecutive
+// points of a row, from i0, moved as one 16-byte vector, and loads the
+// values left and right of them (the x neighbours of its first and last
+// point) as single loads. At a row's end (i = 0 or nx − 1) that value is the
+// one beyond the face by the x rule (neighbour()'s: periodic wraps, Neumann
+// mirrors with the ghost gradient), and the point takes the interior
+// formula, or holds its value on a Dirichlet face: what the boundary-rules
+// formula computes there, operation for operation, without its registers in
+// every thread (inlined, the x-face point made the float64 star7 march spill:
+// 0.85 of copy bandwidth at 512³ on an H100, 0.93 since). Where the
+// neighbours lie is worked out once a thread.
+template <class T>
+struct XSides {
+  static constexpr int W = Vec16<T>::n;
+  int i0;
+  int off_l, off_r;        // from the first point to its left neighbour, from the last to its right
+  bool ghost_l, ghost_r;   // a Neumann face: add its ghost gradient
+  __device__ __forceinline__ XSides(int i0_, int nx, const AxisBc<T>& bc) : i0(i0_) {
+    off_l = i0 > 0 ? -1 : bc.lo == BcType::Periodic ? nx - 1 : 1;
+    off_r = i0 + W < nx ? 1 : bc.hi == BcType::Periodic ? -(nx - 1) : -1;
+    ghost_l = i0 == 0 && bc.lo == BcType::Neumann;
+    ghost_r = i0 + W == nx && bc.hi == BcType::Neumann;
+  }
+  // The neighbours of the piece whose first point is at index at.
+  __device__ __forceinline__ T left(const T* in, int at, const AxisBc<T>& bc) const {
+    const T v = in[at + off_l];
+    return ghost_l ? v + bc.ghost_lo : v;
+  }
+  __device__ __forceinline__ T right(const T* in, int at, const AxisBc<T>& bc) const {
+    const T v = in[at + W - 1 + off_r];
+    return ghost_r ? v + bc.ghost_hi : v;
+  }
+  // Points at a row's end on a Dirichlet face hold their value u.
+  __device__ __forceinline__ void hold(T* rs, const T* u, int nx, const AxisBc<T>& bc) const {
+    if (i0 == 0 && bc.lo == BcType::Dirichlet) rs[0] = u[0];
+    if (i0 + W == nx && bc.hi == BcType::Dirichlet) rs[W - 1] = u[W - 1];
+  }
+};
+
+// A row piece and its x neighbours.
+template <class T>
+struct RowPiece {
+  typename Vec16<T>::type v;
+  T l, r;
+};
+
+template <class T>
+__device__ __forceinline__ void load_piece(RowPiece<T>& p, const XSides<T>& xs, const T* in,
+                                           int at, const AxisBc<T>& bc) {
+  p.v = *reinterpret_cast<const typename Vec16<T>::type*>(in + at);
+  p.l = xs.left(in, at, bc);
+  p.r = xs.right(in, at, bc);
+}
+
+// L2 prefetch of the 16 bytes at p (PTX prefetch.global.L2: no register
+// waits for it).
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 // Off the y and z faces, vectorised in x: each thread owns W = 16/sizeof(T)
 // consecutive points of a row and moves them with 16-byte loads and stores;
 // it marches along z over kchunk planes with the z − 1, z, z + 1 vectors in
 // registers, so each value comes from memory about once (the y neighbours
-// come through L1). The x neighbours of its first and last point are single
-// loads. Needs nx % W == 0, 16-byte aligned fields and fewer than 2³¹ points.
-// (Heat on an H100 at 512³: 0.97 of copy bandwidth in float32, 0.92 in
-// float64; at most 40 registers for float32 at 6 blocks of 256 per SM.)
+// come through L1); x neighbours and x faces as XSides says. Needs
+// nx % W == 0, 16-byte aligned fields and fewer than 2³¹ points.
 template <class Op, class T, int MINB, bool RANGED = false>
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
                                                           T* __restrict__ out, int kchunk,
@@ -52,6 +111,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
   const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y);
   if (i0 >= (RANGED ? rg.i_hi : nx) || j >= (RANGED ? rg.j_hi : ny - 1)) return;
+  const XSides<T> xs(i0, nx, op.bc[0]);
   const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
   const int kend = RANGED ? rg.k_hi : nz - 1;
   const int ke = kb + kchunk < kend ? kb + kchunk : kend;
@@ -63,9 +123,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
     const V zp = *reinterpret_cast<const V*>(in + idx + plane);
     const V ym = *reinterpret_cast<const V*>(in + idx - nx);
     const V yp = *reinterpret_cast<const V*>(in + idx + nx);
-    // x neighbours of the first and last point; idx − 1 and idx + W stay in
-    // the array since 1 ≤ j ≤ ny − 2 (at a row's ends they are not used).
-    const T left = in[idx - 1], right = in[idx + W];
+    const T left = xs.left(in, idx, op.bc[0]), right = xs.right(in, idx, op.bc[0]);
     const T* cs = reinterpret_cast<const T*>(&c);
     const T* zms = reinterpret_cast<const T*>(&zm);
     const T* zps = reinterpret_cast<const T*>(&zp);
@@ -79,99 +137,109 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
       const T p[3] = {e < W - 1 ? cs[e + 1] : right, yps[e], zps[e]};
       rs[e] = op.interior(cs[e], m, p, idx + e);
     }
-    if (i0 == 0) rs[0] = op.x_face(in, idx, 0, j, k, cs[0], yms[0], yps[0], zms[0], zps[0]);
-    if (i0 + W == nx)
-      rs[W - 1] = op.x_face(in, idx + W - 1, nx - 1, j, k, cs[W - 1], yms[W - 1], yps[W - 1],
-                            zms[W - 1], zps[W - 1]);
+    xs.hold(rs, cs, nx, op.bc[0]);
     *reinterpret_cast<V*>(out + idx) = r;
     zm = c;
     c = zp;
   }
 }
 
-// Three rows (y − 1, y, y + 1) of one plane around a thread's W points, each
-// with the values left and right of them: what a box march keeps per plane.
+// The values of one plane's taps for point e of a thread's piece, in tap
+// order (dy, then dx, from −1 to 1): v[3·(dy + 1) + dx + 1], from rows
+// row[0..2] (y − 1, y, y + 1) with their x neighbours.
 template <class T>
-struct BoxPlane {
-  typename Vec16<T>::type row[3];
-  T left[3], right[3];
-};
-
-// The 3×3×3 neighbourhood of a thread's W points: planes z − 1, z, z + 1.
-// at(dx, dy, dz, e) is the value at offset (dx, dy, dz) from point e.
-template <class T>
-struct BoxNbhd {
-  const BoxPlane<T>* pl[3];
-  __device__ __forceinline__ T at(int dx, int dy, int dz, int e) const {
-    constexpr int W = Vec16<T>::n;
-    const BoxPlane<T>& p = *pl[dz + 1];
-    const int x = e + dx;
-    if (x < 0) return p.left[dy + 1];
-    if (x >= W) return p.right[dy + 1];
-    return reinterpret_cast<const T*>(&p.row[dy + 1])[x];
-  }
-};
-
-// The values left and right of a row piece are read only where the row goes
-// on: at a row's ends the x-face path takes the boundary rules instead (and
-// at the grid's first and last rows they would lie outside the array).
-template <class T>
-__device__ __forceinline__ void load_box_plane(BoxPlane<T>& p, const T* in, int idx, int nx,
-                                               bool has_left, bool has_right) {
-  using V = typename Vec16<T>::type;
+__device__ __forceinline__ void box_plane_taps(const RowPiece<T>* row, int e, T* v) {
   constexpr int W = Vec16<T>::n;
 #pragma unroll
   for (int dy = 0; dy < 3; ++dy) {
-    const int r = idx + (dy - 1) * nx;
-    p.row[dy] = *reinterpret_cast<const V*>(in + r);
-    p.left[dy] = has_left ? in[r - 1] : T(0);
-    p.right[dy] = has_right ? in[r + W] : T(0);
+    const T* rs = reinterpret_cast<const T*>(&row[dy].v);
+#pragma unroll
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int x = e + dx;
+      v[3 * dy + dx + 1] = x < 0 ? row[dy].l : x >= W ? row[dy].r : rs[x];
+    }
   }
 }
 
-// The box march: as march3d_star, with the whole 3×3×3 neighbourhood of the
-// thread's points in registers (three rows of three planes), for operators
-// with diagonal taps. Same requirements.
-// PF: each plane is loaded one plane ahead of its use (in float32, where the
-// registers allow it: see box_prefetch).
-template <class Op, class T, int MINB, bool RANGED = false, bool PF = false>
+// The box march (the 3^3 box, for operators with diagonal taps): as
+// march3d_star, but a plane's taps are added as the plane arrives. The sum
+// of the 27 taps of point z runs over plane z − 1, then z, then z + 1 (tap
+// order), so plane z' adds its taps of group 0 (dz = −1) to point z' + 1's
+// sum, group 1 to point z''s and group 2 to point z' − 1's, which is then
+// whole: a thread holds one plane's rows and two running sums a point (not
+// three planes: the march ran at 2 blocks of 256 per SM then, 0.60 of copy
+// bandwidth at 512³ on an H100). op.group(acc, g, v) adds the 9 taps of
+// group g, op.finish(u, sum) makes the point. A thread makes RY rows (1 or
+// 2) of its x piece and loads RY + 2 rows a plane. PFD > 0: each thread asks
+// L2 for its rows of the plane PFD planes ahead.
+template <class Op, class T, int MINB, bool RANGED = false, int RY = 1, int PFD = 0>
 __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restrict__ in,
                                                          T* __restrict__ out, int kchunk,
                                                          MarchRange rg = {}) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
+  constexpr int NR = RY + 2;  // rows loaded a plane
   const int nx = int(op.n[0]), ny = int(op.n[1]), nz = int(op.n[2]);
   const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y);
-  if (i0 >= (RANGED ? rg.i_hi : nx) || j >= (RANGED ? rg.j_hi : ny - 1)) return;
+  const int j = (RANGED ? rg.j_lo : 1) + RY * int(blockIdx.y * blockDim.y + threadIdx.y);
+  const int jend = RANGED ? rg.j_hi : ny - 1;
+  if (i0 >= (RANGED ? rg.i_hi : nx) || j >= jend) return;
+  const XSides<T> xs(i0, nx, op.bc[0]);
   const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
   const int kend = RANGED ? rg.k_hi : nz - 1;
   const int ke = kb + kchunk < kend ? kb + kchunk : kend;
+  if (kb >= ke) return;
+  const int nr = jend - j < RY ? jend - j : RY;  // rows this thread makes
   const int plane = nx * ny;
   int idx = i0 + nx * j + kb * plane;
-  const bool has_left = i0 > 0, has_right = i0 + W < nx;
-  BoxPlane<T> zm, zc, zp, zn;
-  load_box_plane(zm, in, idx - plane, nx, has_left, has_right);
-  load_box_plane(zc, in, idx, nx, has_left, has_right);
-  if constexpr (PF)
-    if (kb < ke) load_box_plane(zn, in, idx + plane, nx, has_left, has_right);
-  for (int k = kb; k < ke; ++k, idx += plane) {
-    if constexpr (PF) {
-      zp = zn;  // loaded a plane ago; the next one is asked for now
-      if (k + 1 < ke) load_box_plane(zn, in, idx + 2 * plane, nx, has_left, has_right);
-    } else {
-      load_box_plane(zp, in, idx + plane, nx, has_left, has_right);
-    }
-    const BoxNbhd<T> nb{{&zm, &zc, &zp}};
-    V r;
-    T* rs = reinterpret_cast<T*>(&r);
+  RowPiece<T> p[NR];
+  const auto load = [&](int at) {
 #pragma unroll
-    for (int e = 0; e < W; ++e) rs[e] = op.interior(nb, e, idx + e);
-    if (i0 == 0) rs[0] = op.x_face(nb, 0, in, 0, j, k, -1);
-    if (i0 + W == nx) rs[W - 1] = op.x_face(nb, W - 1, in, nx - 1, j, k, +1);
-    *reinterpret_cast<V*>(out + idx) = r;
-    zm = zc;
-    zc = zp;
+    for (int dy = 0; dy < NR; ++dy)  // rows past the last one made repeat it (in the array)
+      load_piece(p[dy], xs, in, at + (dy - 1 < nr ? dy - 1 : nr) * nx, op.bc[0]);
+  };
+  T acc_c[RY][W], acc_n[RY][W];
+  // adds the plane's taps: group 0 to acc_n (from zero); with ng ≥ 2, group 1
+  // to acc_c (from acc_n); with ng = 3, group 2 to res (from acc_c)
+  const auto add = [&](int ng, T (*res)[W]) {
+#pragma unroll
+    for (int y = 0; y < RY; ++y)
+#pragma unroll
+      for (int e = 0; e < W; ++e) {
+        T v[9];
+        box_plane_taps(p + y, e, v);
+        if (ng == 3) res[y][e] = op.group(acc_c[y][e], 2, v);
+        if (ng >= 2) acc_c[y][e] = op.group(acc_n[y][e], 1, v);
+        acc_n[y][e] = op.group(T(0), 0, v);
+      }
+  };
+  load(idx - plane);
+  add(1, nullptr);  // plane kb − 1: group 0 of plane kb's points
+  load(idx);
+  add(2, nullptr);  // plane kb: group 1 of kb, group 0 of kb + 1
+  V cprev[RY];
+#pragma unroll
+  for (int y = 0; y < RY; ++y) cprev[y] = p[y + 1].v;
+  for (int k = kb; k < ke; ++k, idx += plane) {
+    if constexpr (PFD > 0)
+      if (k + PFD < ke) {
+#pragma unroll
+        for (int y = 0; y < RY; ++y) prefetch_l2(in + idx + (PFD + 1) * plane + y * nx);
+      }
+    load(idx + plane);
+    T sum[RY][W];
+    add(3, sum);
+#pragma unroll
+    for (int y = 0; y < RY; ++y) {
+      V r;
+      T* rs = reinterpret_cast<T*>(&r);
+      const T* cs = reinterpret_cast<const T*>(&cprev[y]);
+#pragma unroll
+      for (int e = 0; e < W; ++e) rs[e] = op.finish(cs[e], sum[y][e]);
+      xs.hold(rs, cs, nx, op.bc[0]);
+      if (y < nr) *reinterpret_cast<V*>(out + idx + y * nx) = r;
+      cprev[y] = p[y + 1].v;
+    }
   }
 }
 
@@ -199,15 +267,16 @@ __global__ void __launch_bounds__(256) faces3d(Op op, const typename Op::value_t
   out[i + nx * (j + ny * k)] = op.face(in, std::int64_t(i), std::int64_t(j), std::int64_t(k));
 }
 
-// 2D, vectorised in x and marching along y over kc rows (rows 1 to ny − 2):
-// each thread owns W = 16/sizeof(T) points of a row, keeps rows j − 1 and j
-// in registers and loads row j + 1 as one 16-byte vector; the x neighbours of
-// its first and last point are single loads (L1). Points at a row's ends go
-// through op.face. BOX: the op takes the 3×3 neighbourhood (op.interior(nb,
-// e, idx) with nb's planes z − 1 and z + 1 unused), else the star's m and p.
-// Needs nx % W == 0, aligned fields and fewer than 2³¹ points. (The first
-// one-thread-per-point kernels ran a 16384² float32 Jacobi sweep at 0.27 of
-// copy bandwidth on an H200, this march 0.84.)
+// 2D, vectorised in x and marching along y over kc rows (rows 1 to ny − 2),
+// x neighbours and x faces as XSides says; each row is loaded one row ahead
+// of its use, so that its latency is spent on the row before (2-5 % on an
+// H100 at 16384² for every 2D march, float32 and float64). A star keeps rows
+// j − 1, j and j + 1; a box (BOX: op.group, op.finish, as the 3D box march
+// with rows for planes) adds a row's taps as it arrives, to the sums of rows
+// j + 1 (group 0), j (group 1) and j − 1 (group 2). Needs nx % W == 0,
+// aligned fields and fewer than 2³¹ points. (The first one-thread-per-point
+// kernels ran a 16384² float32 Jacobi sweep at 0.27 of copy bandwidth on an
+// H200, the first march 0.84.)
 template <bool BOX, class Op, class T, bool RANGED = false>
 __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
                                                T* __restrict__ out, int kc, MarchRange rg = {}) {
@@ -218,85 +287,64 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
   const int jb = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y) * kc;
   const int jend = RANGED ? rg.j_hi : ny - 1;
   if (i0 >= (RANGED ? rg.i_hi : nx) || jb >= jend) return;
+  const XSides<T> xs(i0, nx, op.bc[0]);
   const int je = min(jb + kc, jend);
   int idx = i0 + nx * jb;
-  // Each row is loaded one row ahead of its use (nrow, nl, nr: row j + 2 of
-  // the step that computes row j), so that its latency is spent on the row
-  // before: 2-5 % on an H100 at 16384² for every 2D march (heat, Jacobi,
-  // star5, box9), float32 and float64.
-  // rows j − 1, j, j + 1 with their left and right values: one plane of a box
-  // (left and right of the piece only where the row goes on: at a row's ends
-  // op.x_face takes the boundary rules, and at the grid's first and last rows
-  // they would lie outside the array)
-  const bool has_left = i0 > 0, has_right = i0 + W < nx;
-  BoxPlane<T> pl;
-  pl.row[0] = *reinterpret_cast<const V*>(in + idx - nx);
-  pl.row[1] = *reinterpret_cast<const V*>(in + idx);
+  RowPiece<T> cur, next;  // row j (BOX: the row being added); row j + 1, loaded ahead
   if constexpr (BOX) {
-    pl.left[0] = has_left ? in[idx - nx - 1] : T(0);
-    pl.right[0] = has_right ? in[idx - nx + W] : T(0);
-    pl.left[1] = has_left ? in[idx - 1] : T(0);
-    pl.right[1] = has_right ? in[idx + W] : T(0);
-  }
-  // the row below a row's step (BOX: row j + 1 with its ends; a star: row
-  // j + 1 and the ends of row j); idx − 1 and idx + W stay in the array
-  // since 1 ≤ j ≤ ny − 2
-  V nrow{};
-  T nl{}, nr{};
-  const auto ahead = [&](int at) {
-    nrow = *reinterpret_cast<const V*>(in + at + nx);
-    if constexpr (BOX) {
-      nl = has_left ? in[at + nx - 1] : T(0);
-      nr = has_right ? in[at + nx + W] : T(0);
-    } else {
-      nl = in[at - 1];
-      nr = in[at + W];
-    }
-  };
-  if (jb < je) ahead(idx);
-  for (int j = jb; j < je; ++j, idx += nx) {
-    pl.row[2] = nrow;
-    if constexpr (BOX) {
-      pl.left[2] = nl;
-      pl.right[2] = nr;
-    } else {
-      pl.left[1] = nl;
-      pl.right[1] = nr;
-    }
-    if (j + 1 < je) ahead(idx + nx);
-    const T* cs = reinterpret_cast<const T*>(&pl.row[1]);
-    const T* yms = reinterpret_cast<const T*>(&pl.row[0]);
-    const T* yps = reinterpret_cast<const T*>(&pl.row[2]);
-    V r;
-    T* rs = reinterpret_cast<T*>(&r);
+    T acc_c[W], acc_n[W];
+    const auto add = [&](const RowPiece<T>& p, int ng, T* res) {
+      const T* ps = reinterpret_cast<const T*>(&p.v);
 #pragma unroll
-    for (int e = 0; e < W; ++e) {
-      if constexpr (BOX) {
-        const BoxNbhd<T> nb{{&pl, &pl, &pl}};
-        rs[e] = op.interior(nb, e, idx + e);
-      } else {
-        const T m[2] = {e > 0 ? cs[e - 1] : pl.left[1], yms[e]};
-        const T p[2] = {e < W - 1 ? cs[e + 1] : pl.right[1], yps[e]};
+      for (int e = 0; e < W; ++e) {
+        const T v[3] = {e > 0 ? ps[e - 1] : p.l, ps[e], e < W - 1 ? ps[e + 1] : p.r};
+        if (ng == 3) res[e] = op.group(acc_c[e], 2, v);
+        if (ng >= 2) acc_c[e] = op.group(acc_n[e], 1, v);
+        acc_n[e] = op.group(T(0), 0, v);
+      }
+    };
+    load_piece(cur, xs, in, idx - nx, op.bc[0]);
+    add(cur, 1, nullptr);
+    load_piece(cur, xs, in, idx, op.bc[0]);
+    add(cur, 2, nullptr);
+    V cprev = cur.v;
+    load_piece(next, xs, in, idx + nx, op.bc[0]);
+    for (int j = jb; j < je; ++j, idx += nx) {
+      cur = next;
+      if (j + 1 < je) load_piece(next, xs, in, idx + 2 * nx, op.bc[0]);
+      V r;
+      T* rs = reinterpret_cast<T*>(&r);
+      T sum[W];
+      add(cur, 3, sum);
+      const T* cs = reinterpret_cast<const T*>(&cprev);
+#pragma unroll
+      for (int e = 0; e < W; ++e) rs[e] = op.finish(cs[e], sum[e]);
+      xs.hold(rs, cs, nx, op.bc[0]);
+      *reinterpret_cast<V*>(out + idx) = r;
+      cprev = cur.v;
+    }
+  } else {
+    V ym = *reinterpret_cast<const V*>(in + idx - nx);
+    load_piece(cur, xs, in, idx, op.bc[0]);
+    load_piece(next, xs, in, idx + nx, op.bc[0]);
+    for (int j = jb; j < je; ++j, idx += nx) {
+      const RowPiece<T> yp = next;
+      if (j + 1 < je) load_piece(next, xs, in, idx + 2 * nx, op.bc[0]);
+      const T* cs = reinterpret_cast<const T*>(&cur.v);
+      const T* yms = reinterpret_cast<const T*>(&ym);
+      const T* yps = reinterpret_cast<const T*>(&yp.v);
+      V r;
+      T* rs = reinterpret_cast<T*>(&r);
+#pragma unroll
+      for (int e = 0; e < W; ++e) {
+        const T m[2] = {e > 0 ? cs[e - 1] : cur.l, yms[e]};
+        const T p[2] = {e < W - 1 ? cs[e + 1] : cur.r, yps[e]};
         rs[e] = op.interior(cs[e], m, p, idx + e);
       }
-    }
-    if constexpr (BOX) {
-      if (i0 == 0) rs[0] = op.face(in, 0, j, 0);
-      if (i0 + W == nx) rs[W - 1] = op.face(in, nx - 1, j, 0);
-    } else {
-      if (i0 == 0) rs[0] = op.x_face(in, idx, 0, j, 0, cs[0], yms[0], yps[0], T(0), T(0));
-      if (i0 + W == nx)
-        rs[W - 1] = op.x_face(in, idx + W - 1, nx - 1, j, 0, cs[W - 1], yms[W - 1], yps[W - 1],
-                              T(0), T(0));
-    }
-    *reinterpret_cast<V*>(out + idx) = r;
-    pl.row[0] = pl.row[1];
-    pl.row[1] = pl.row[2];
-    if constexpr (BOX) {
-      pl.left[0] = pl.left[1];
-      pl.right[0] = pl.right[1];
-      pl.left[1] = pl.left[2];
-      pl.right[1] = pl.right[2];
+      xs.hold(rs, cs, nx, op.bc[0]);
+      *reinterpret_cast<V*>(out + idx) = r;
+      ym = cur.v;
+      cur = yp;
     }
   }
 }
@@ -332,17 +380,19 @@ bool march2d_fits(const std::int64_t* n, const T* in, const T* out) {
 }
 
 // One 2D step: the march over rows 1 to ny − 2, then rows 0 and ny − 1.
+// Rows a thread marches over: on an H100 at 16384², 4 rows ran every 2D
+// march at 0.97–0.99 of copy bandwidth (Jacobi float64 0.92), 8 rows at
+// 0.88–0.94 and 16 at 0.88–0.90.
+constexpr int kMarch2dRows = 4;
+
 template <bool BOX, class Op>
 void launch_march2d(const Op& op, const typename Op::value_type* in,
                     typename Op::value_type* out, cudaStream_t s) {
   using T = typename Op::value_type;
   const std::int64_t nx = op.n[0], ny = op.n[1];
-  // rows a thread marches over: on an H100 at 16384², 8 rows ran at 0.94 of
-  // copy bandwidth, 16, 32 and 64 at 0.89–0.91
-  const int kc = 8;
-  const dim3 block(32, 8);
+  const int kc = kMarch2dRows;
   const dim3 grid(march_blocks(nx / Vec16<T>::n, 32), march_blocks((ny - 2 + kc - 1) / kc, 8));
-  if (ny > 2) march2d<BOX, Op, T><<<grid, block, 0, s>>>(op, in, out, kc);
+  if (ny > 2) march2d<BOX, Op, T><<<grid, dim3(32, 8), 0, s>>>(op, in, out, kc);
   rows2d<Op><<<march_blocks(2 * nx, 256), 256, 0, s>>>(op, in, out);
 }
 
@@ -359,66 +409,54 @@ void launch_faces3d(const Op& op, const typename Op::value_type* in,
     faces3d<Op, std::int64_t><<<march_blocks(faces, 256), 256, 0, s>>>(op, in, out);
 }
 
-// The box march loads a plane ahead in float32 only, in chunks of 16 planes
-// a block: box27 at 512³ on an H100 0.538 ms against 0.593 (4 planes, no
-// prefetch). In float64 its registers do not allow it (1.38 ms against
-// 1.15), nor in the star marches at their 6 (float32) and 4 (float64)
-// blocks per SM (star7 0.665 / 1.658 against 0.383 / 0.841, heat 0.548
-// against 0.367: the marches spill); longer chunks alone changed nothing
-// there (2026-11-23, docs/performance.md).
-template <class T>
-constexpr bool box_prefetch() {
-  return sizeof(T) == 4;
-}
+// How the 3D marches run, by precision (an H100 at 512³, bench --repeat 3):
+// kc planes a thread (z chunk); the box march's rows a thread (RY), L2
+// prefetch distance (PFD); blocks an SM from the op (the box ops: 4, 64
+// registers without spills). Box float32: RY 2, kc 4, PFD 1 ran at 0.95 of
+// copy bandwidth (RY 1 kc 8 PFD 1: 0.92); float64: RY 1, kc 8, PFD 2 at 0.97
+// (PFD 1: 0.96). docs/performance.md has the table.
 template <bool BOX, class T>
-constexpr int march3d_chunk() {
-  if (BOX && box_prefetch<T>()) return 16;
-  return sizeof(T) == 4 ? 4 : 8;
+struct March3dShape {
+  static constexpr bool f32 = sizeof(T) == 4;
+  static constexpr int kc = f32 ? 4 : 8;
+  static constexpr int ry = BOX && f32 ? 2 : 1;
+  static constexpr int pfd = BOX ? (f32 ? 1 : 2) : 0;
+};
+
+// The march over the points of range r (inside its reach), with the shape
+// above; RANGED: only r (the core of a split step), else the whole reach.
+template <bool BOX, bool RANGED, class Op>
+void run_march3d(const Op& op, const typename Op::value_type* in, typename Op::value_type* out,
+                 const MarchRange& r, cudaStream_t s) {
+  using T = typename Op::value_type;
+  using S = March3dShape<BOX, T>;
+  constexpr int W = Vec16<T>::n;
+  const int kc = std::min(S::kc, r.k_hi - r.k_lo);
+  const dim3 g(march_blocks((r.i_hi - r.i_lo) / W, 32), march_blocks(r.j_hi - r.j_lo, 8 * S::ry),
+               march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
+  if constexpr (BOX)
+    march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd>
+        <<<g, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+  else
+    march3d_star<Op, T, Op::min_blocks, RANGED><<<g, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
 }
 
 // One step through a march (BOX: march3d_box, else march3d_star) and the
-// faces kernel; the caller has checked march3d_fits. z planes per block:
-// short chunks keep many blocks in flight (measured best on an H200 at 512³
-// for heat: 4 for float32, 8 for float64); Op::min_blocks is the blocks per
-// SM its register budget must allow (heat, float32: 6, i.e. 40 registers;
-// float64 needs 64 registers, 4 blocks, to keep its x-face path out of local
-// memory).
+// faces kernel; the caller has checked march3d_fits.
 template <bool BOX, class Op>
 void launch_march3d(const Op& op, const typename Op::value_type* in,
                     typename Op::value_type* out, cudaStream_t s) {
-  using T = typename Op::value_type;
-  constexpr int W = Vec16<T>::n;
-  const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
-  const std::int64_t kc = std::min<std::int64_t>(march3d_chunk<BOX, T>(), nz - 2);
-  const dim3 g(march_blocks(nx / W, 32), march_blocks(ny - 2, 8), march_blocks(nz - 2, kc));
-  constexpr int min_blocks = Op::min_blocks;
-  if constexpr (BOX)
-    march3d_box<Op, T, min_blocks, false, box_prefetch<T>()><<<g, dim3(32, 8), 0, s>>>(
-        op, in, out, int(kc));
-  else
-    march3d_star<Op, T, min_blocks><<<g, dim3(32, 8), 0, s>>>(op, in, out, int(kc));
-  // The faces kernel writes other points than the march: the two could
-  // overlap; in one stream they simply follow each other.
+  const MarchRange all{0, int(op.n[0]), 1, int(op.n[1]) - 1, 1, int(op.n[2]) - 1};
+  run_march3d<BOX, false>(op, in, out, all, s);
   launch_faces3d(op, in, out, s);
 }
 
 // The march alone over range r (non-empty, inside its reach; no faces
-// kernel): the core of a split step (part_kernels.cuh). The same blocks and
-// z chunks as launch_march3d.
+// kernel): the core of a split step (part_kernels.cuh), in the same shape.
 template <bool BOX, class Op>
 void launch_march3d_range(const Op& op, const typename Op::value_type* in,
                           typename Op::value_type* out, const MarchRange& r, cudaStream_t s) {
-  using T = typename Op::value_type;
-  constexpr int W = Vec16<T>::n;
-  const int kc = std::min(march3d_chunk<BOX, T>(), r.k_hi - r.k_lo);
-  const dim3 g(march_blocks((r.i_hi - r.i_lo) / W, 32), march_blocks(r.j_hi - r.j_lo, 8),
-               march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
-  constexpr int min_blocks = Op::min_blocks;
-  if constexpr (BOX)
-    march3d_box<Op, T, min_blocks, true, box_prefetch<T>()><<<g, dim3(32, 8), 0, s>>>(op, in, out,
-                                                                                    kc, r);
-  else
-    march3d_star<Op, T, min_blocks, true><<<g, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+  run_march3d<BOX, true>(op, in, out, r, s);
 }
 
 // The 2D march alone over range r (rows j_lo..j_hi − 1; no row kernel).
@@ -426,7 +464,7 @@ template <bool BOX, class Op>
 void launch_march2d_range(const Op& op, const typename Op::value_type* in,
                           typename Op::value_type* out, const MarchRange& r, cudaStream_t s) {
   using T = typename Op::value_type;
-  const int kc = 8;  // as launch_march2d
+  const int kc = kMarch2dRows;
   const dim3 grid(march_blocks((r.i_hi - r.i_lo) / Vec16<T>::n, 32),
                   march_blocks((r.j_hi - r.j_lo + kc - 1) / kc, 8));
   march2d<BOX, Op, T, true><<<grid, dim3(32, 8), 0, s>>>(op, in, out, kc, r);

@@ -404,45 +404,28 @@ struct StarStencilOp : StencilArgs<T> {
   __device__ __forceinline__ T interior(T u, const T* m, const T* p, int) const {
     return star_point<D>(*this, w, u, m, p);
   }
-  // A point at a row's end (j, k interior): the x neighbour off the grid by
-  // the x rule (value_at, as stencil_point_bc takes it), the rest from the march.
-  __device__ __forceinline__ T x_face(const T* in, int, int i, int j, int k, T u, T ym, T yp,
-                                      T zm, T zp) const {
-    if (on_dirichlet<T>(i, this->n[0], this->bc[0])) return u;
-    const T m[3] = {value_at<0, D>(in, this->n, this->bc, i - 1, j, k), ym, zm};
-    const T p[3] = {value_at<0, D>(in, this->n, this->bc, i + 1, j, k), yp, zp};
-    return interior(u, m, p, 0);  // (in 2D zm and zp are not read)
-  }
   __device__ __forceinline__ T face(const T* in, std::int64_t i, std::int64_t j,
                                     std::int64_t k) const {
     return fixed_face_point<D, T>(*this, in, i, j, k);
   }
 };
 
-// Box, radius 1 (the 3^D box in z, y, x order), from the march's neighbourhood.
+// Box, radius 1 (the 3^D box in z, y, x order), its sum added a plane (3D)
+// or row (2D) at a time as the march brings them; faces through stencil_point_bc.
 template <class T, int D>
 struct BoxStencilOp : StencilArgs<T> {
   using value_type = T;
-  static constexpr int min_blocks = 2;  // the neighbourhood alone: 54 or 72 registers
+  static constexpr int min_blocks = 4;  // the box march: 64 registers, no spills
   static constexpr int N = D == 3 ? 27 : 9;
+  static constexpr int G = N / 3;  // taps a group: one plane (3D) or row (2D)
   T w[N];
-  __device__ __forceinline__ T interior(const BoxNbhd<T>& nb, int e, int idx) const {
-    T v[N];
-    int t = 0;
-#pragma unroll
-    for (int dz = D == 3 ? -1 : 0; dz <= (D == 3 ? 1 : 0); ++dz)
-#pragma unroll
-      for (int dy = -1; dy <= 1; ++dy)
-#pragma unroll
-        for (int dx = -1; dx <= 1; ++dx) v[t++] = nb.at(dx, dy, dz, e);
-    return stencil_combine<T>(*this, v[N / 2], stencil_sum<N>(w, v));
+  // acc plus the taps of group g (dz = g − 1 in 3D, dy = g − 1 in 2D) from
+  // their values v in tap order: the marches add a box's sum group by group.
+  __device__ __forceinline__ T group(T acc, int g, const T* v) const {
+    return stencil_sum_from<G>(acc, w + G * g, v);
   }
-  // A point at a row's end (j, k interior), through the boundary rules, out of
-  // line (from the neighbourhood, with value_at for the values beyond the
-  // face, it made the march spill).
-  __device__ __forceinline__ T x_face(const BoxNbhd<T>&, int, const T* in, int i, int j, int k,
-                                      int) const {
-    return face(in, i, j, k);
+  __device__ __forceinline__ T finish(T u, T sum) const {
+    return stencil_combine<T>(*this, u, sum);
   }
   __device__ __forceinline__ T face(const T* in, std::int64_t i, std::int64_t j,
                                     std::int64_t k) const {

@@ -40,13 +40,21 @@ GF_HD T stencil_combine(const StencilArgs<T>& a, T u, T sum) {
   return a.update ? u + a.coeff * sum : sum;
 }
 
+// acc + Σₖ wₖ·vₖ, added one tap at a time in tap order: N taps of a longer
+// sum, so that an executor may add a stencil's taps in groups as their values
+// arrive (the box marches add a plane of 9 taps at a time) and still form
+// stencil_sum's sum, operation for operation.
+template <int N, class T>
+GF_HD T stencil_sum_from(T acc, const T* w, const T* v) {
+  for (int t = 0; t < N; ++t) acc += w[t] * v[t];
+  return acc;
+}
+
 // Σₖ wₖ·vₖ in tap order, from tap values an executor gathered itself: the
 // sum stencil_point_interior forms.
 template <int N, class T>
 GF_HD T stencil_sum(const T* w, const T* v) {
-  T acc = 0;
-  for (int t = 0; t < N; ++t) acc += w[t] * v[t];
-  return acc;
+  return stencil_sum_from<N>(T(0), w, v);
 }
 
 // A radius-1 star in the star presets' tap order (centre, −x, +x, −y, +y,
