@@ -44,7 +44,7 @@ struct MarchRange {
 // formula, or holds its value on a Dirichlet face: what the boundary-rules
 // formula computes there, operation for operation, without its registers in
 // every thread (inlined, the x-face point made the float64 star7 march spill:
-// 0.85 of copy bandwidth at 512³ on an H100, 0.93 since). Where the
+// 0.85 of copy bandwidth at 512³ on an H100, 0.97 since). Where the
 // neighbours lie is worked out once a thread.
 template <class T>
 struct XSides {
@@ -144,21 +144,26 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
   }
 }
 
-// The values of one plane's taps for point e of a thread's piece, in tap
-// order (dy, then dx, from −1 to 1): v[3·(dy + 1) + dx + 1], from rows
-// row[0..2] (y − 1, y, y + 1) with their x neighbours.
+// The values of one row's 3 taps for point e of a thread's piece (dx = −1,
+// 0, 1), from the row piece and its x neighbours.
 template <class T>
-__device__ __forceinline__ void box_plane_taps(const RowPiece<T>* row, int e, T* v) {
+__device__ __forceinline__ void row_taps(const RowPiece<T>& row, int e, T* v) {
   constexpr int W = Vec16<T>::n;
-#pragma unroll
-  for (int dy = 0; dy < 3; ++dy) {
-    const T* rs = reinterpret_cast<const T*>(&row[dy].v);
-#pragma unroll
-    for (int dx = -1; dx <= 1; ++dx) {
-      const int x = e + dx;
-      v[3 * dy + dx + 1] = x < 0 ? row[dy].l : x >= W ? row[dy].r : rs[x];
-    }
-  }
+  const T* rs = reinterpret_cast<const T*>(&row.v);
+  v[0] = e > 0 ? rs[e - 1] : row.l;
+  v[1] = rs[e];
+  v[2] = e < W - 1 ? rs[e + 1] : row.r;
+}
+
+// One plane's (3D) or row's (2D) taps v added to the running sums of a box
+// point: group 0 to acc_n (from zero); with ng ≥ 2, group 1 to acc_c (from
+// acc_n); with ng = 3, group 2 to res (from acc_c), which is then whole.
+template <class Op, class T>
+__device__ __forceinline__ void roll_box_sums(const Op& op, const T* v, int ng, T& acc_c,
+                                              T& acc_n, T* res) {
+  if (ng == 3) *res = op.group(acc_c, 2, v);
+  if (ng >= 2) acc_c = op.group(acc_n, 1, v);
+  acc_n = op.group(T(0), 0, v);
 }
 
 // The box march (the 3^3 box, for operators with diagonal taps): as
@@ -199,18 +204,16 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
       load_piece(p[dy], xs, in, at + (dy - 1 < nr ? dy - 1 : nr) * nx, op.bc[0]);
   };
   T acc_c[RY][W], acc_n[RY][W];
-  // adds the plane's taps: group 0 to acc_n (from zero); with ng ≥ 2, group 1
-  // to acc_c (from acc_n); with ng = 3, group 2 to res (from acc_c)
+  // adds the plane's taps to the sums (roll_box_sums)
   const auto add = [&](int ng, T (*res)[W]) {
 #pragma unroll
     for (int y = 0; y < RY; ++y)
 #pragma unroll
       for (int e = 0; e < W; ++e) {
-        T v[9];
-        box_plane_taps(p + y, e, v);
-        if (ng == 3) res[y][e] = op.group(acc_c[y][e], 2, v);
-        if (ng >= 2) acc_c[y][e] = op.group(acc_n[y][e], 1, v);
-        acc_n[y][e] = op.group(T(0), 0, v);
+        T v[9];  // tap order: dy, then dx
+#pragma unroll
+        for (int dy = 0; dy < 3; ++dy) row_taps(p[y + dy], e, v + 3 * dy);
+        roll_box_sums(op, v, ng, acc_c[y][e], acc_n[y][e], ng == 3 ? &res[y][e] : nullptr);
       }
   };
   load(idx - plane);
@@ -294,13 +297,11 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
   if constexpr (BOX) {
     T acc_c[W], acc_n[W];
     const auto add = [&](const RowPiece<T>& p, int ng, T* res) {
-      const T* ps = reinterpret_cast<const T*>(&p.v);
 #pragma unroll
       for (int e = 0; e < W; ++e) {
-        const T v[3] = {e > 0 ? ps[e - 1] : p.l, ps[e], e < W - 1 ? ps[e + 1] : p.r};
-        if (ng == 3) res[e] = op.group(acc_c[e], 2, v);
-        if (ng >= 2) acc_c[e] = op.group(acc_n[e], 1, v);
-        acc_n[e] = op.group(T(0), 0, v);
+        T v[3];
+        row_taps(p, e, v);
+        roll_box_sums(op, v, ng, acc_c[e], acc_n[e], ng == 3 ? res + e : nullptr);
       }
     };
     load_piece(cur, xs, in, idx - nx, op.bc[0]);
@@ -385,14 +386,23 @@ bool march2d_fits(const std::int64_t* n, const T* in, const T* out) {
 // 0.88–0.94 and 16 at 0.88–0.90.
 constexpr int kMarch2dRows = 4;
 
+// The 2D march over the rows of range r (inside its reach); RANGED: only r,
+// else the whole reach.
+template <bool BOX, bool RANGED, class Op>
+void run_march2d(const Op& op, const typename Op::value_type* in, typename Op::value_type* out,
+                 const MarchRange& r, cudaStream_t s) {
+  using T = typename Op::value_type;
+  const int kc = kMarch2dRows;
+  const dim3 grid(march_blocks((r.i_hi - r.i_lo) / Vec16<T>::n, 32),
+                  march_blocks((r.j_hi - r.j_lo + kc - 1) / kc, 8));
+  march2d<BOX, Op, T, RANGED><<<grid, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+}
+
 template <bool BOX, class Op>
 void launch_march2d(const Op& op, const typename Op::value_type* in,
                     typename Op::value_type* out, cudaStream_t s) {
-  using T = typename Op::value_type;
   const std::int64_t nx = op.n[0], ny = op.n[1];
-  const int kc = kMarch2dRows;
-  const dim3 grid(march_blocks(nx / Vec16<T>::n, 32), march_blocks((ny - 2 + kc - 1) / kc, 8));
-  if (ny > 2) march2d<BOX, Op, T><<<grid, dim3(32, 8), 0, s>>>(op, in, out, kc);
+  if (ny > 2) run_march2d<BOX, false>(op, in, out, MarchRange{0, int(nx), 1, int(ny) - 1, 0, 1}, s);
   rows2d<Op><<<march_blocks(2 * nx, 256), 256, 0, s>>>(op, in, out);
 }
 
@@ -463,11 +473,7 @@ void launch_march3d_range(const Op& op, const typename Op::value_type* in,
 template <bool BOX, class Op>
 void launch_march2d_range(const Op& op, const typename Op::value_type* in,
                           typename Op::value_type* out, const MarchRange& r, cudaStream_t s) {
-  using T = typename Op::value_type;
-  const int kc = kMarch2dRows;
-  const dim3 grid(march_blocks((r.i_hi - r.i_lo) / Vec16<T>::n, 32),
-                  march_blocks((r.j_hi - r.j_lo + kc - 1) / kc, 8));
-  march2d<BOX, Op, T, true><<<grid, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+  run_march2d<BOX, true>(op, in, out, r, s);
 }
 
 }  // namespace gf
