@@ -299,9 +299,10 @@ int cmd_bench(const BenchArgs& a) {
         for (std::int64_t n : p.sizes ? *p.sizes : default_sizes(d)) {
           std::string method = default_bench_method(w, d);
           if (w == "stencil" && p.stencil) method = *p.stencil;
-          // depths for heat, for the stencil the blocked passes run (star7) and Jacobi
-          const bool blocks =
-              w == "heat" || w == "laplace" || (w == "stencil" && method == "star7");
+          // depths for heat, for the stencils the blocked passes run (star5,
+          // star7) and Jacobi
+          const bool blocks = w == "heat" || w == "laplace" ||
+                              (w == "stencil" && (method == "star5" || method == "star7"));
           for (int tb : blocks ? p.time_blocks : std::vector<int>{1}) {
             BenchItem it{w, method, d, n, prec, tb};
             if (prec == Precision::Float32)

@@ -907,15 +907,16 @@ void check_fits(const Map& top, const Grid& g, int radius) {
                       2 * radius + 1));
 }
 
-// True when the points have star7's offsets in its order (whatever the
-// weights), on the 3D grid g: the stencils the temporally blocked passes run
-// (ops/time_block.hpp).
-bool star7_order(const std::vector<StencilPoint>& pts, const Grid& g) {
-  const std::vector<StencilPoint> star7 = star_points(preset_def("star7"), g);
-  if (g.ndim != 3 || pts.size() != star7.size()) return false;
+// True when the points have star5's offsets in its order on the 2D grid g,
+// or star7's on the 3D grid g (whatever the weights): the stencils the
+// temporally blocked passes run (ops/time_block.hpp).
+bool star_order(const std::vector<StencilPoint>& pts, const Grid& g) {
+  if (g.ndim != 2 && g.ndim != 3) return false;
+  const std::vector<StencilPoint> star = star_points(preset_def(g.ndim == 2 ? "star5" : "star7"), g);
+  if (pts.size() != star.size()) return false;
   for (std::size_t t = 0; t < pts.size(); ++t)
     for (int ax = 0; ax < 3; ++ax)
-      if (pts[t].d[ax] != star7[t].d[ax]) return false;
+      if (pts[t].d[ax] != star[t].d[ax]) return false;
   return true;
 }
 
@@ -933,10 +934,10 @@ void read_stencil(const Map& top, const Grid& g, StencilSpec& s) {
   s.steps = m.require("steps").integer(0);
   if (m.has("time_block")) {
     s.time_block = read_time_block(m.get("time_block"));
-    if (s.time_block > 1 && !star7_order(s.points, g))
+    if (s.time_block > 1 && !star_order(s.points, g))
       m.get("time_block")
-          .fail("temporal blocking is for 3D stars of radius 1 (star7, or points in its order: "
-                "centre, -x, +x, -y, +y, -z, +z)");
+          .fail("temporal blocking is for stars of radius 1 in 2D or 3D (star5 or star7, or "
+                "points in their order: centre, -x, +x, -y, +y, and in 3D -z, +z)");
   }
 }
 
@@ -1293,9 +1294,9 @@ int time_block_asked(const Case& c) {
 
 int time_block_depth(const Case& c) {
   const bool has_passes =
-      (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim == 3) ||
-      (c.workload == Workload::Stencil && star7_order(c.stencil.points, c.grid)) ||
-      (c.workload == Workload::Laplace && c.laplace.method == "jacobi" && c.grid.ndim == 3);
+      (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim >= 2) ||
+      (c.workload == Workload::Stencil && star_order(c.stencil.points, c.grid)) ||
+      (c.workload == Workload::Laplace && c.laplace.method == "jacobi" && c.grid.ndim >= 2);
   if (!has_passes) return 1;
   if (time_block_asked(c) > 0) return time_block_asked(c);
   const std::int64_t steps = c.workload == Workload::Laplace ? c.laplace.max_iters

@@ -189,36 +189,47 @@ void heat_step_cpu(const HeatArgs<T>& a, const Box& box, const T* in, T* out) {
 
 // One row of a level of the temporal-blocking wavefront below, points
 // first..last − 1 off every face: the row c of the plane below, its rows
-// yl, yr in y and zm, zp in z (distinct arrays from out). The operator is a
-// copy of the caller's, so that its coefficients are known not to change.
+// yl, yr in y (3D only) and zm, zp along the wavefront's axis (z in 3D, y
+// in 2D; distinct arrays from out). The operator is a copy of the caller's,
+// so that its coefficients are known not to change.
 template <class Op, class T, class Source>
 GF_ROW_LOOP_CLONES void tb_inner(const Op op, const T* __restrict c, const T* __restrict yl,
                                  const T* __restrict yr, const T* __restrict zm,
                                  const T* __restrict zp, T* __restrict out, std::int64_t first,
                                  std::int64_t last, Source s) {
   for (std::int64_t i = first; i < last; ++i) {
-    const T m[3] = {c[i - 1], yl[i], zm[i]}, p[3] = {c[i + 1], yr[i], zp[i]};
-    out[i] = op.point(c[i], m, p, s(i));
+    if constexpr (Op::kDim == 2) {
+      const T m[2] = {c[i - 1], zm[i]}, p[2] = {c[i + 1], zp[i]};
+      out[i] = op.point(c[i], m, p, s(i));
+    } else {
+      const T m[3] = {c[i - 1], yl[i], zm[i]}, p[3] = {c[i + 1], yr[i], zp[i]};
+      out[i] = op.point(c[i], m, p, s(i));
+    }
   }
 }
 
-// k explicit 3D steps of an operator of ops/time_block.hpp (heat, a 3D star
-// stencil) in one pass, in → out, bit for bit k heat_step_cpu (stencil_cpu)
-// calls: a wavefront along z. Level 0 is `in`; levels 1..k − 1 each live in a
-// ring of three planes (which stay in the caches), level k is `out`. When
-// plane z of level 0 has been passed, level 1 is computed at z, level 2 at
-// z − 1, ..., level k at z − k + 1 (each needs the level below at p − 1, p,
-// p + 1). On a periodic z axis the levels below k are computed k − l planes
+// k explicit steps of an operator of ops/time_block.hpp (heat, a star
+// stencil, Jacobi) in one pass, in → out, bit for bit k heat_step_cpu
+// (stencil_cpu, jacobi_sweep_cpu) calls: a wavefront along the last axis (z
+// in 3D; y in 2D, where a "plane" below is one row and the y axis of the
+// code is absent). Level 0 is `in`; levels 1..k − 1 each live in a ring of
+// three planes (which stay in the caches), level k is `out`. When plane z of
+// level 0 has been passed, level 1 is computed at z, level 2 at z − 1, ...,
+// level k at z − k + 1 (each needs the level below at p − 1, p, p + 1). On a
+// periodic wavefront axis the levels below k are computed k − l planes
 // beyond either end too (wrapped), as the GPU's passes do. Each point goes
 // through tb_point (ops/time_block.hpp: the point rules from the neighbours
-// as held here) or, off every face, tb_inner: the same formula with the
-// same operands in the same order. The rows of a plane are shared among the
-// threads, with a barrier after each plane of each level.
+// as held here) or, off every face, tb_inner: the same formula with the same
+// operands in the same order. A plane's rows (in 2D: pieces of its one row)
+// are shared among the threads, with a barrier after each plane of each level.
 template <class Op, class T = typename Op::value_type>
 void time_block_cpu(const Op& a, int k, const T* in, T* out) {
-  const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2], plane = nx * ny;
-  const bool px = a.bc[0].lo == BcType::Periodic, py = a.bc[1].lo == BcType::Periodic,
-             pz = a.bc[2].lo == BcType::Periodic;
+  constexpr int D = Op::kDim, Z = D - 1;  // Z: the wavefront's axis
+  const std::int64_t nx = a.n[0], ny = D == 3 ? a.n[1] : 1, nz = a.n[Z], plane = nx * ny;
+  const bool px = a.bc[0].lo == BcType::Periodic, py = D == 3 && a.bc[1].lo == BcType::Periodic,
+             pz = a.bc[Z].lo == BcType::Periodic;
+  // the pieces of a row the threads share (2D, where a plane is one row)
+  const std::int64_t pieces = D == 2 ? std::max<std::int64_t>(1, nx / 2048) : 1;
   std::vector<T> ring(std::size_t(k - 1) * 3 * std::size_t(plane));
   const auto wrap = [](std::int64_t g, std::int64_t n) { return ((g % n) + n) % n; };
   // level l's plane p in its ring (1 ≤ l < k)
@@ -234,21 +245,24 @@ void time_block_cpu(const Op& a, int k, const T* in, T* out) {
   const auto lo = [&](int l) { return pz ? -std::int64_t(k - l) : std::int64_t(0); };
   const auto hi = [&](int l) { return pz ? nz + (k - l) : nz; };
   const auto x_walls = [&](std::int64_t i) { return tb_walls<T>(int(i), int(nx), px, a.bc[0]); };
+  constexpr TbWalls none{false, false, false};
 #pragma omp parallel
   for (std::int64_t z = lo(1); z < hi(1) + k - 1; ++z)
     for (int l = 1; l <= k; ++l) {
       const std::int64_t p = z - (l - 1);
       if (p < lo(l) || p >= hi(l)) continue;  // alike on every thread
       const std::int64_t iz = pz ? wrap(p, nz) : p;
-      const TbWalls wz = tb_walls<T>(int(iz), int(nz), pz, a.bc[2]);
+      const TbWalls wz = tb_walls<T>(int(iz), int(nz), pz, a.bc[Z]);
       const T* cpl = source_plane(l - 1, p);
       // beyond a z wall the neighbour plane is not read: the plane itself stands in
       const T* zmp = (pz || p > 0) ? source_plane(l - 1, p - 1) : cpl;
       const T* zpp = (pz || p < nz - 1) ? source_plane(l - 1, p + 1) : cpl;
       T* dst = target_plane(l, p);
 #pragma omp for schedule(static)
-      for (std::int64_t j = 0; j < ny; ++j) {
-        const TbWalls wy = tb_walls<T>(int(j), int(ny), py, a.bc[1]);
+      for (std::int64_t q = 0; q < ny * pieces; ++q) {
+        const std::int64_t j = q / pieces;
+        const std::int64_t i0 = nx * (q % pieces) / pieces, i1 = nx * (q % pieces + 1) / pieces;
+        const TbWalls wy = D == 3 ? tb_walls<T>(int(j), int(ny), py, a.bc[1]) : none;
         const std::int64_t jl = j > 0 ? j - 1 : (py ? ny - 1 : j);
         const std::int64_t jr = j < ny - 1 ? j + 1 : (py ? 0 : j);
         const T *c = cpl + nx * j, *yl = cpl + nx * jl, *yr = cpl + nx * jr;
@@ -259,24 +273,32 @@ void time_block_cpu(const Op& a, int k, const T* in, T* out) {
         const auto point = [&](std::int64_t i) {
           const T xl = i > 0 ? c[i - 1] : (px ? c[nx - 1] : c[i]);
           const T xr = i < nx - 1 ? c[i + 1] : (px ? c[0] : c[i]);
-          o[i] = tb_point<true>(a, x_walls(i), wy, wz, src(i), c[i], xl, xr, yl[i], yr[i], zm[i],
-                                zp[i]);
+          if constexpr (D == 2)  // y is the wavefront's axis: tb_point's y, no z
+            o[i] = tb_point<true>(a, x_walls(i), wz, none, src(i), c[i], xl, xr, zm[i], zp[i],
+                                  T(0), T(0));
+          else
+            o[i] = tb_point<true>(a, x_walls(i), wy, wz, src(i), c[i], xl, xr, yl[i], yr[i],
+                                  zm[i], zp[i]);
         };
         const bool plain = !(wy.held || wy.lo || wy.hi || wz.held || wz.lo || wz.hi) && nx > 2;
         if (!plain) {
-          for (std::int64_t i = 0; i < nx; ++i) point(i);
+          for (std::int64_t i = i0; i < i1; ++i) point(i);
           continue;
         }
-        point(0);
-        bool field_source = false;
-        if constexpr (Op::kSource) field_source = a.source != nullptr;
-        if (field_source) {
-          tb_inner(a, c, yl, yr, zm, zp, o, 1, nx - 1, src);
-        } else {
-          const T s = tb_source(a, base);  // a constant: the same at every point
-          tb_inner(a, c, yl, yr, zm, zp, o, 1, nx - 1, [s](std::int64_t) { return s; });
+        // the row's ends by the rules, the points between through tb_inner
+        const std::int64_t first = std::max<std::int64_t>(i0, 1), last = std::min(i1, nx - 1);
+        if (i0 == 0) point(0);
+        if (first < last) {
+          bool field_source = false;
+          if constexpr (Op::kSource) field_source = a.source != nullptr;
+          if (field_source) {
+            tb_inner(a, c, yl, yr, zm, zp, o, first, last, src);
+          } else {
+            const T s = tb_source(a, base);  // a constant: the same at every point
+            tb_inner(a, c, yl, yr, zm, zp, o, first, last, [s](std::int64_t) { return s; });
+          }
         }
-        point(nx - 1);
+        if (i1 == nx) point(nx - 1);
       }
     }
 }
@@ -512,9 +534,13 @@ class CpuBackend final : public Backend<T> {
     for (const Box& b : part_boxes(a.n, core, part)) heat_box(a, b, in, out);
     return true;
   }
-  // 3D grids: k = 2 to 4 steps a pass (a wavefront along z, time_block_cpu).
+  // 2D and 3D grids: k = 2 to 4 steps a pass (a wavefront along the last
+  // axis, time_block_cpu).
   int heat_time_block(const HeatArgs<T>& a, int asked) const override {
-    return passes(a.ndim == 3 && a.n[2] >= 2, asked);
+    return passes(has_passes(a.ndim, a.n), asked);
+  }
+  static bool has_passes(int ndim, const std::int64_t* n) {
+    return (ndim == 2 || ndim == 3) && n[ndim - 1] >= 2;
   }
   // The steps a pass takes where the grid has passes (fits): asked when it
   // is 2 to kDeepestTimeBlock, else 1; auto (0): the deepest, and the solver
@@ -535,27 +561,32 @@ class CpuBackend final : public Backend<T> {
   }
 
   int jacobi_time_block(const LaplaceArgs<T>& a, int asked) const override {
-    return passes(a.ndim == 3 && a.n[2] >= 2, asked);
+    return passes(has_passes(a.ndim, a.n), asked);
   }
   void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (jacobi_time_block(a, k) != k || k < 2)
       throw DeviceError("cpu: no temporally blocked Jacobi pass of " + std::to_string(k) + " sweeps here");
-    time_block_cpu(TbJacobi<T>(a), k, in.data(), out.data());
+    with_tb_dim(a.ndim, [&](auto d) {
+      time_block_cpu(TbJacobi<T, decltype(d)::value>(a), k, in.data(), out.data());
+    });
   }
 
   void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {
     taps_ = taps;
     fixed_ = fixed_stencil(taps);
   }
-  // A 3D star of radius 1 in the presets' order: the heat passes' wavefront.
+  // A star of radius 1 in the presets' order (star5 in 2D, star7 in 3D):
+  // the heat passes' wavefront.
   int stencil_time_block(const StencilArgs<T>& a, int asked) const override {
-    return passes(a.ndim == 3 && a.n[2] >= 2 && fixed_.shape == FixedShape::Star && fixed_.ndim == 3,
+    return passes(has_passes(a.ndim, a.n) && fixed_.shape == FixedShape::Star && fixed_.ndim == a.ndim,
                   asked);
   }
   void stencil_steps(const StencilArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (stencil_time_block(a, k) != k || k < 2)
       throw DeviceError("cpu: no temporally blocked stencil pass of " + std::to_string(k) + " steps here");
-    time_block_cpu(TbStar<T>(a, fixed_), k, in.data(), out.data());
+    with_tb_dim(a.ndim, [&](auto d) {
+      time_block_cpu(TbStar<T, decltype(d)::value>(a, fixed_), k, in.data(), out.data());
+    });
   }
   void apply_stencil(const StencilArgs<T>& a, const Field<T>& in, Field<T>& out) override {
     stencil_box(a, Box::whole(a.n), in, out);

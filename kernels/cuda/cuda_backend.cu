@@ -22,6 +22,7 @@
 #include "kernels/cuda/nccl_peer.cuh"
 #include "kernels/cuda/part_kernels.cuh"
 #include "kernels/cuda/heat_kernels.cuh"
+#include "kernels/cuda/time_block2d_kernels.cuh"
 #include "kernels/cuda/time_block_kernels.cuh"
 #include "kernels/cuda/laplace_kernels.cuh"
 #include "kernels/cuda/raymarch_kernels.cuh"
@@ -363,50 +364,55 @@ class CudaBackend final : public Backend<T> {
     replay(k, u, tmp, [&](const T* in, T* out) { stencil_step(a, in, out); },
            [&] { Backend<T>::stencil_run(a, n, u, tmp); });
   }
-  // 3D grids of fewer than 2³¹ points (the kernel's indices are 32-bit).
+  // 2D and 3D grids of fewer than 2³¹ points (the kernels' indices are 32-bit).
   int heat_time_block(const HeatArgs<T>& a, int asked) const override {
-    return passes(a.ndim == 3 && fits_passes(a.n), asked);
+    return passes(fits_passes(a.ndim, a.n), asked);
   }
   // The steps a pass takes where the grid has passes (fits): asked when the
   // kernels have that depth, else 1; auto (0): the deepest, and the solver
-  // measures which pays. The passes' indices are 32-bit: fewer than 2³¹ points.
+  // measures which pays.
   static int passes(bool fits, int asked) {
     if (!fits) return 1;
     if (asked > 0) return time_block_supported(asked) ? asked : 1;
     return time_block_deepest();
   }
-  static bool fits_passes(const std::int64_t* n) { return n[0] * n[1] * n[2] < (std::int64_t(1) << 31); }
+  static bool fits_passes(int ndim, const std::int64_t* n) {
+    return (ndim == 2 || ndim == 3) && n[0] * n[1] * n[2] < (std::int64_t(1) << 31);
+  }
+  // One pass of an operator of ops/time_block.hpp: the 2D or the 3D kernels.
+  template <class Op>
+  void launch_passes(const Op& op, int k, const Field<T>& in, Field<T>& out) {
+    if constexpr (Op::kDim == 2) launch_time_block2d(op, k, in.data(), out.data(), stream_);
+    else launch_time_block(op, k, in.data(), out.data(), stream_);
+    GF_CUDA_CHECK_LAUNCH();
+  }
   void heat_steps(const HeatArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (heat_time_block(a, k) != k || k < 2)
       throw DeviceError(label_ + ": no temporally blocked heat pass of " + std::to_string(k) +
                         " steps here");
-    with_tb_heat(a, [&](const auto& op) { launch_time_block(op, k, in.data(), out.data(), stream_); });
-    GF_CUDA_CHECK_LAUNCH();
+    with_tb_heat(a, [&](const auto& op) { launch_passes(op, k, in, out); });
   }
-  // Jacobi on 3D grids of fewer than 2³¹ points: the same passes as heat.
+  // Jacobi on 2D and 3D grids of fewer than 2³¹ points: the same passes as heat.
   int jacobi_time_block(const LaplaceArgs<T>& a, int asked) const override {
-    return passes(a.ndim == 3 && fits_passes(a.n), asked);
+    return passes(fits_passes(a.ndim, a.n), asked);
   }
   void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (jacobi_time_block(a, k) != k || k < 2)
       throw DeviceError(label_ + ": no temporally blocked Jacobi pass of " + std::to_string(k) +
                         " sweeps here");
-    launch_time_block(TbJacobi<T>(a), k, in.data(), out.data(), stream_);
-    GF_CUDA_CHECK_LAUNCH();
+    with_tb_dim(a.ndim, [&](auto d) { launch_passes(TbJacobi<T, decltype(d)::value>(a), k, in, out); });
   }
-  // A 3D star of radius 1 in the presets' order (fixed_stencil's Star), on a
-  // grid of fewer than 2³¹ points: the same passes as heat.
+  // A star of radius 1 in the presets' order (fixed_stencil's Star: star5 in
+  // 2D, star7 in 3D), on a grid of fewer than 2³¹ points: the same passes as heat.
   int stencil_time_block(const StencilArgs<T>& a, int asked) const override {
-    return passes(a.ndim == 3 && fixed_.shape == FixedShape::Star && fixed_.ndim == 3 &&
-                      fits_passes(a.n),
+    return passes(fixed_.shape == FixedShape::Star && fixed_.ndim == a.ndim && fits_passes(a.ndim, a.n),
                   asked);
   }
   void stencil_steps(const StencilArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (stencil_time_block(a, k) != k || k < 2)
       throw DeviceError(label_ + ": no temporally blocked stencil pass of " + std::to_string(k) +
                         " steps here");
-    launch_time_block(TbStar<T>(a, fixed_), k, in.data(), out.data(), stream_);
-    GF_CUDA_CHECK_LAUNCH();
+    with_tb_dim(a.ndim, [&](auto d) { launch_passes(TbStar<T, decltype(d)::value>(a, fixed_), k, in, out); });
   }
 
   void set_stencil_taps(const std::vector<StencilTap<T>>& taps) override {

@@ -577,6 +577,7 @@ inline int time_block_deepest() { return 4; }
 // 128 planes.
 template <class Op, class T = typename Op::value_type>
 void launch_time_block(const Op& a, int k, const T* in, T* out, cudaStream_t s) {
+  static_assert(Op::kDim == 3, "the 3D passes (2D: time_block2d_kernels.cuh)");
   const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
   if (nx % Vec16<T>::n == 0) {
     constexpr int AHEAD = sizeof(T) == 4 ? 1 : 2;

@@ -2,10 +2,12 @@
 // time_block_kernels.cuh and the CPU's wavefront in cpu_backend.cpp) compute
 // at one point of a time level from the level below, for each workload that
 // has such passes. An operator is the workload's args plus
-//   point(u, m, p, s): the workload's own formula (heat: ftcs_point; a 3D
-//                      star stencil: star_point; a Jacobi sweep:
-//                      jacobi_formula), m[a], p[a] the neighbours at −1 and
-//                      +1 along axis a, s the source term;
+//   kDim:              the grid's dimensions, 2 or 3 (the passes march
+//                      along the last axis: z in 3D, y in 2D);
+//   point(u, m, p, s): the workload's own formula in kDim dimensions (heat:
+//                      ftcs_point; a star stencil of radius 1: star_point; a
+//                      Jacobi sweep: jacobi_formula), m[a], p[a] the
+//                      neighbours at −1 and +1 along axis a, s the source term;
 //   kSource:           whether it has a source term (heat's s(x), Jacobi's
 //                      right-hand side f): then source (a field or nullptr),
 //                      source_const and source_term(raw), the term from a
@@ -14,6 +16,8 @@
 // All are radius 1, hold Dirichlet points, and take the mirrored neighbour
 // plus the ghost beyond a Neumann face: the walls below are theirs alike.
 #pragma once
+#include <type_traits>
+
 #include "kernels/ops/heat.hpp"
 #include "kernels/ops/laplace.hpp"
 #include "kernels/ops/stencil.hpp"
@@ -23,54 +27,69 @@ namespace gf {
 // Explicit heat (FTCS): heat_point_bc's formula, in the run's form
 // (heat_form). ISO_NO_SOURCE: the form known at compile time to be the
 // isotropic one without a source (the form most runs take, and the cheapest).
-template <class T, bool ISO_NO_SOURCE = false>
+template <class T, bool ISO_NO_SOURCE = false, int D = 3>
 struct TbHeat : HeatArgs<T> {
   using value_type = T;
+  static constexpr int kDim = D;
   static constexpr bool kSource = !ISO_NO_SOURCE;
   HeatForm form{};
   TbHeat() = default;
-  explicit TbHeat(const HeatArgs<T>& a) : HeatArgs<T>(a), form(heat_form<3>(a)) {}
+  explicit TbHeat(const HeatArgs<T>& a) : HeatArgs<T>(a), form(heat_form<D>(a)) {}
   GF_HD T point(T u, const T* m, const T* p, T s) const {
-    if constexpr (ISO_NO_SOURCE) return ftcs_point_as<3, true, false>(u, m, p, this->c, s);
-    else return ftcs_point<3>(u, m, p, this->c, s, form);
+    if constexpr (ISO_NO_SOURCE) return ftcs_point_as<D, true, false>(u, m, p, this->c, s);
+    else return ftcs_point<D>(u, m, p, this->c, s, form);
   }
   GF_HD T source_term(T raw) const { return heat_source_term(*this, raw); }
 };
 
+// f(std::integral_constant<int, D>) for a grid of ndim dimensions that has
+// passes: 2 or 3.
+template <class F>
+void with_tb_dim(int ndim, F&& f) {
+  if (ndim == 2) f(std::integral_constant<int, 2>{});
+  else f(std::integral_constant<int, 3>{});
+}
+
 // The passes of a heat step: f(op) with the TbHeat that fits the args.
 template <class T, class F>
 void with_tb_heat(const HeatArgs<T>& a, F&& f) {
-  const HeatForm form = heat_form<3>(a);
-  if (form.iso && !form.src) f(TbHeat<T, true>(a));
-  else f(TbHeat<T, false>(a));
+  with_tb_dim(a.ndim, [&](auto d) {
+    constexpr int D = decltype(d)::value;
+    const HeatForm form = heat_form<D>(a);
+    if (form.iso && !form.src) f(TbHeat<T, true, D>(a));
+    else f(TbHeat<T, false, D>(a));
+  });
 }
 
-// A 3D star of radius 1 in the presets' tap order (fixed_stencil's Star),
-// with its 7 weights: stencil_point_bc's sum for such taps.
-template <class T>
+// A star of radius 1 in the presets' tap order (fixed_stencil's Star: star5
+// in 2D, star7 in 3D), with its 2D + 1 weights: stencil_point_bc's sum for
+// such taps.
+template <class T, int D = 3>
 struct TbStar : StencilArgs<T> {
   using value_type = T;
+  static constexpr int kDim = D;
   static constexpr bool kSource = false;
-  T w[7] = {};
+  T w[2 * D + 1] = {};
   TbStar() = default;
   TbStar(const StencilArgs<T>& a, const FixedStencil<T>& f) : StencilArgs<T>(a) {
-    for (int t = 0; t < 7; ++t) w[t] = f.w[t];
+    for (int t = 0; t < 2 * D + 1; ++t) w[t] = f.w[t];
   }
-  GF_HD T point(T u, const T* m, const T* p, T) const { return star_point<3>(*this, w, u, m, p); }
+  GF_HD T point(T u, const T* m, const T* p, T) const { return star_point<D>(*this, w, u, m, p); }
 };
 
-// A Jacobi sweep of ∇²u = f on a 3D grid (jacobi_point's formula): the
-// right-hand side f is its source term, taken as it is.
-template <class T>
+// A Jacobi sweep of ∇²u = f (jacobi_point's formula): the right-hand side f
+// is its source term, taken as it is.
+template <class T, int D = 3>
 struct TbJacobi : LaplaceArgs<T> {
   using value_type = T;
+  static constexpr int kDim = D;
   static constexpr bool kSource = true;
   const T* source = nullptr;  // f, or nullptr: source_const
   T source_const = 0;
   TbJacobi() = default;
   explicit TbJacobi(const LaplaceArgs<T>& a) : LaplaceArgs<T>(a), source(a.f), source_const(a.f_const) {}
   GF_HD T point(T, const T* m, const T* p, T s) const {
-    return jacobi_formula<3>(m, p, this->ih2, s, this->inv_diag);
+    return jacobi_formula<D>(m, p, this->ih2, s, this->inv_diag);
   }
   GF_HD T source_term(T raw) const { return raw; }
 };
@@ -97,7 +116,8 @@ GF_HD TbWalls tb_walls(int i, int n, bool periodic, const AxisBc<T>& bc) {
 
 // One point of a time level from the level below: u its value; xl, xr, yl,
 // yr, zm, zp its neighbours as the pass holds them (wrapped on a periodic
-// axis); s its source term (tb_source's value). With WALLS, the wall rules
+// axis; in 2D, wz has no walls and zm, zp are not used); s its source term
+// (tb_source's value). With WALLS, the wall rules
 // of heat_point_bc and stencil_point_bc where the point sits on a wall face
 // (the neighbour beyond the wall is not used). The neighbours go into the
 // operator's point in the order those functions give them.

@@ -156,7 +156,7 @@ gf_expect_error(time_block_raymarch 2 "^error: --time-block: temporal blocking i
   run cases/raymarch_cloud.yaml --time-block 2)
 gf_expect_error(time_block_not_jacobi 2 "^command line: laplace.time_block: temporal blocking is for the jacobi method, not cg$"
   run cases/laplace3d_box.yaml --time-block 2)
-gf_expect_error(time_block_not_star7 2 "^command line: stencil.time_block: temporal blocking is for 3D stars of radius 1 \\(star7, or points in its order: centre, -x, \\+x, -y, \\+y, -z, \\+z\\)$"
+gf_expect_error(time_block_not_star7 2 "^command line: stencil.time_block: temporal blocking is for stars of radius 1 in 2D or 3D \\(star5 or star7, or points in their order: centre, -x, \\+x, -y, \\+y, and in 3D -z, \\+z\\)$"
   run cases/stencil2d_star9.yaml --time-block 2)
 gf_expect_error(time_block_bad_value 2 "^command line: heat.time_block: expected auto or a whole number of steps from 1 to 8, got 'zero'$"
   run cases/heat3d_hotspot.yaml --time-block zero)

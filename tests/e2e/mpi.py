@@ -29,7 +29,8 @@ compares every output step of fields.h5. Modes:
       deep, exchanged after each pass): explicit heat (3D, periodic and
       walled axes split, uneven, float32 and float64, a source field) with
       heat.time_block 2 and 3, the star7 stencil with 2 to 4, Jacobi (3D)
-      with 2 to 4, and auto
+      with 2 to 4, and auto; in 2D heat (a periodic x), star5 and Jacobi
+      with 2 to 4
       (as deep as the thinnest block allows), each against one rank taking
       one step a pass, bit for bit; timing.json and rank 0's log say the
       depth taken.
@@ -379,6 +380,18 @@ def mode_time_block():
              "laplace.tolerance=1e-30", "boundary.x={type: periodic}", "output.formats=[hdf5]"],
             [(2, [2, 1, 1], 3), (3, [1, 3, 1], 2), (3, [1, 1, 3], 4), (4, [1, 2, 2], 3)],
             "laplace", rc=1)
+    # 2D: heat (the plate: Dirichlet and Neumann y walls, a periodic x) with y
+    # over 3 (uneven) and x over 2; star5 on Neumann walls; Jacobi on the plate
+    blocked("cases/heat2d_plate.yaml",
+            ["grid.dims=[20,17]", "heat={alpha: 1.0, steps: 30}", "output.every=15", "boundary.x={type: periodic}",
+             "output.formats=[hdf5]"],
+            [(3, [1, 3], 3), (2, [2, 1], 4), (4, [2, 2], 2)], "heat")
+    blocked("cases/stencil2d_star9.yaml",
+            ["grid.dims=[21,18]", "stencil={preset: star5, coeff: 0.01, steps: 24}", "output.every=12",
+             "boundary.default={type: neumann, gradient: 0.5}", "output.formats=[hdf5]"],
+            [(2, [1, 2], 4), (3, [3, 1], 3)], "stencil")
+    blocked("cases/laplace2d_plate.yaml", laplace_args("jacobi"),
+            [(2, [2, 1], 3), (3, [1, 3], 4)], "laplace", rc=1)
 
 
 def mode_render():

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Temporal blocking of the 3D explicit heat step, the star7 stencil and Jacobi
-# on the GPU machine: the bit-for-bit tests, racecheck over the heat ones, whole runs
-# blocked against one step at a time, then bench rows for 1 to 4 steps per
-# pass beside the peers' heat3d (which measure the copy bandwidth in the same
-# call). Run from the
-# repo root through .devicepack/run.sh:  bash tests/gpu/perf_time_block.sh OUT
+# Temporal blocking of the explicit heat step, the star stencils (star7 in
+# 3D, star5 in 2D) and Jacobi, 3D and 2D, on the GPU machine: the bit-for-bit
+# tests, racecheck over the heat ones, whole runs blocked against one step at
+# a time, then bench rows for 1 to 4 steps per pass beside the peers' heat3d
+# and jacobi2d (which measure the copy bandwidth in the same call). Run from
+# the repo root through .devicepack/run.sh:  bash tests/gpu/perf_time_block.sh OUT
 set -uo pipefail
 OUT=${1:-/tmp/gf_tb}
 mkdir -p "$OUT"
 fail=0
 check() { "$@" || { echo "FAILED: $*"; fail=1; }; }
-T="GPU temporally blocked*"  # heat's two test cases, star7's and Jacobi's (a comma would split the test spec)
+T="GPU temporally blocked*"  # heat's test cases, the stars' and Jacobi's, 3D and 2D (a comma would split the test spec)
 check gridforge_tests "$T" | tail -3
 if [ "${GF_NO_SAN:-0}" != 1 ]; then  # GF_NO_SAN=1: the timings only
 # racecheck is slow: over the test sized for it ([tb_small], every pass and
@@ -34,13 +34,25 @@ for tb in 1 4 auto; do
   gridforge run cases/laplace3d_jacobi.yaml --device cuda --quiet --out "$OUT/jacobi_tb$tb" --time-block $tb \
     "grid.dims=[96,80,70]" laplace.max_iters=602 laplace.check_every=100 "output.formats=[hdf5]"
   [ $? = 1 ] || { echo "FAILED: jacobi tb $tb: not exit 1 (max_iters)"; fail=1; }
+  # 2D: heat with a periodic y and a source field to t_end; star5 on walls; Jacobi
+  check gridforge run cases/heat2d_plate.yaml --device cuda --quiet --out "$OUT/run2d_tb$tb" --time-block $tb \
+    "grid.dims=[700,300]" 'heat={alpha: 1.0e-2, t_end: 0.05, source: "x*y"}' "boundary.y-={type: periodic}" \
+    "boundary.y+={type: periodic}" output.every=100 "output.formats=[hdf5]"
+  check gridforge run cases/stencil2d_star9.yaml --device cuda --quiet --out "$OUT/star5_tb$tb" --time-block $tb \
+    "grid.dims=[700,300]" 'stencil={preset: star5, coeff: 1.0e-6, steps: 240}' \
+    "boundary.default={type: neumann, gradient: 0.5}" "output.formats=[hdf5]"
+  gridforge run cases/laplace2d_plate.yaml --device cuda --quiet --out "$OUT/jacobi2d_tb$tb" --time-block $tb \
+    "grid.dims=[700,300]" laplace.max_iters=602 laplace.check_every=100 "output.formats=[hdf5]"
+  [ $? = 1 ] || { echo "FAILED: jacobi 2D tb $tb: not exit 1 (max_iters)"; fail=1; }
 done
 python3 - "$OUT" <<'PY'
 import h5py, numpy as np, sys
 import json
 ok = True
 for run, what in (("run", "heat 96x80x70 to t_end 0.5 (a shortened last step)"), ("star7", "star7 96x80x70, 240 steps"),
-                  ("jacobi", "jacobi 96x80x70, 602 sweeps in chunks of 100")):
+                  ("jacobi", "jacobi 96x80x70, 602 sweeps in chunks of 100"),
+                  ("run2d", "heat 700x300 periodic y to t_end 0.05"), ("star5", "star5 700x300, 240 steps"),
+                  ("jacobi2d", "jacobi 700x300, 602 sweeps in chunks of 100")):
     a = h5py.File(sys.argv[1] + f"/{run}_tb1/fields.h5")
     for tb in ("4", "auto"):
         b = h5py.File(sys.argv[1] + f"/{run}_tb{tb}/fields.h5")
@@ -53,14 +65,22 @@ PY
 [ $? = 0 ] || fail=1
 for p in float32 float64; do
   python3 "$DEVICEPACK_EXTRA/shared/bench/peers.py" --problem heat3d --size 512 --precision $p --json "$OUT/peers_$p.json" 2>&1 | tail -8
+  python3 "$DEVICEPACK_EXTRA/shared/bench/peers.py" --problem jacobi2d --size 16384 --precision $p --json "$OUT/peers2d_$p.json" 2>&1 | tail -8
 done
 check gridforge bench --workload heat,stencil,laplace --dims 3 --sizes ${GF_TB_SIZES:-256,512} --precision float32,float64 --devices cuda \
   --time-block 1,2,3,4 --out "$OUT/bench" 2>&1 | tail -33
+check gridforge bench --workload heat,stencil,laplace --dims 2 --sizes ${GF_TB2_SIZES:-4096,16384} --precision float32,float64 --devices cuda \
+  --time-block 1,2,3,4 --out "$OUT/bench2d" 2>&1 | tail -33
 # what auto takes on a whole 512^3 run
 for p in float32 float64; do
   check gridforge run cases/heat3d_hotspot.yaml --device cuda --quiet --out "$OUT/auto512_$p" "grid.dims=[512,512,512]" \
     precision=$p heat.steps=400 output.every=0 "output.formats=[hdf5]"
   python3 -c "import json,sys; t=json.load(open(sys.argv[1])); print('512^3 %s run, time_block auto: took %s, median %.4f ms/step' % (sys.argv[2], t.get('time_block'), t['per_step_ms']['median']))" "$OUT/auto512_$p/timing.json" $p
+done
+for p in float32 float64; do
+  check gridforge run cases/heat2d_plate.yaml --device cuda --quiet --out "$OUT/auto16k_$p" "grid.dims=[16384,16384]" \
+    precision=$p 'heat={alpha: 1.0, steps: 400}' output.every=0 "output.formats=[hdf5]"
+  python3 -c "import json,sys; t=json.load(open(sys.argv[1])); print('16384^2 %s run, time_block auto: took %s, median %.4f ms/step' % (sys.argv[2], t.get('time_block'), t['per_step_ms']['median']))" "$OUT/auto16k_$p/timing.json" $p
 done
 echo "overall: $([ $fail = 0 ] && echo PASS || echo FAIL)"
 exit $fail

@@ -136,9 +136,12 @@ TEST_CASE("GPU out-of-memory is a DeviceError naming what and how much", "[gpu][
 
 TEST_CASE("GPU temporally blocked heat equals one step at a time, bit for bit", "[gpu]") {
   // several tiles in x and y, partial ones; several z chunks; a grid smaller
-  // than one tile; a periodic axis shorter than k
+  // than one tile; a periodic axis shorter than k. 2D: several strips (the
+  // 16-byte pass, nx a multiple of 4, and the one-point pass, nx odd) and y
+  // chunks, a grid narrower than a strip, a periodic y shorter than k
   const std::vector<std::vector<std::int64_t>> shapes = {
-      {37, 29, 23}, {70, 33, 150}, {5, 4, 3}, {36, 11, 19}};
+      {37, 29, 23}, {70, 33, 150}, {5, 4, 3}, {36, 11, 19},
+      {301, 77},    {300, 150},    {5, 3},    {36, 11}};
   auto gpu32 = make_cuda_backend<float>(0);
   auto gpu64 = make_cuda_backend<double>(0);
   test::for_each_time_block_case(shapes, [&](int k, const auto& kind, const auto& n, bool src) {
@@ -162,12 +165,16 @@ TEST_CASE("GPU temporally blocked heat without walls equals one step at a time",
       // each direction
       test::compare_time_block<float>(*gpu32, k, {200, 140, 150}, kind, k != 2);
       test::compare_time_block<double>(*gpu64, k, {200, 140, 150}, kind, k == 3);
+      // 2D: several wall-free strips (128 points wide in float32, 64 in float64)
+      test::compare_time_block<float>(*gpu32, k, {600, 90}, kind, k == 2);
+      test::compare_time_block<double>(*gpu64, k, {400, 90}, kind, k != 2);
     }
 }
 
 TEST_CASE("GPU temporally blocked passes on small grids (sized for racecheck)", "[gpu][tb_small]") {
   // few points, every pass and launch layout: the scalar pass (nx odd) and
-  // the vectorised one (nx a multiple of 4) with middle and face blocks, heat
+  // the vectorised one (nx a multiple of 4) with middle and face blocks (2D:
+  // strips), heat
   // (both formula forms), star7 and Jacobi, walls of both kinds and a periodic axis;
   // small enough for compute-sanitizer's racecheck to finish in minutes
   constexpr BcType D = BcType::Dirichlet, N = BcType::Neumann, P = BcType::Periodic;
@@ -175,8 +182,9 @@ TEST_CASE("GPU temporally blocked passes on small grids (sized for racecheck)", 
   auto gpu32 = make_cuda_backend<float>(0);
   auto gpu64 = make_cuda_backend<double>(0);
   for (int k : {2, 3, 4})
-    for (const std::vector<std::int64_t>& n : {std::vector<std::int64_t>{9, 7, 6},
-                                               std::vector<std::int64_t>{136, 64, 6}}) {
+    for (const std::vector<std::int64_t>& n :
+         {std::vector<std::int64_t>{9, 7, 6}, std::vector<std::int64_t>{136, 64, 6},
+          std::vector<std::int64_t>{9, 7}, std::vector<std::int64_t>{260, 12}}) {
       test::compare_time_block<float>(*gpu32, k, n, kind, false);
       test::compare_time_block<double>(*gpu64, k, n, kind, k == 3);
       test::compare_stencil_time_block<float>(*gpu32, k, n, kind, k == 2);

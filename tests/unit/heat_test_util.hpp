@@ -44,8 +44,15 @@ HeatArgs<T> random_args(int ndim, const std::int64_t* n, BcType lo, BcType hi, s
 }
 
 struct AxisKinds {
-  BcType lo[3], hi[3];
+  BcType lo[3], hi[3];  // per axis; a 2D grid takes x and y
 };
+
+inline Grid grid_of(int ndim, const std::int64_t* n) {
+  Grid g;
+  g.ndim = ndim;
+  for (int ax = 0; ax < 3; ++ax) g.n[ax] = n[ax];
+  return g;
+}
 
 // k steps in one temporally blocked pass of `be`, twice, against 2k single
 // steps of `be`: equal bit for bit (same formula, same neighbours, same
@@ -99,20 +106,21 @@ inline std::string kinds_text(const AxisKinds& kinds) {
 template <class T>
 void compare_time_block_form(Backend<T>& be, int k, std::vector<std::int64_t> n,
                              const AxisKinds& kinds, bool source_field, bool iso) {
-  std::mt19937_64 rng(4321 + k * 131 + n[0] * 7 + n[2] + int(kinds.lo[0]) * 5 +
+  std::mt19937_64 rng(4321 + k * 131 + n[0] * 7 + n.back() + int(kinds.lo[0]) * 5 +
                       int(kinds.hi[2]) * 3 + source_field);
-  HeatArgs<T> a = random_args<T>(3, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
-  for (int ax = 0; ax < 3; ++ax) {
+  const int nd = int(n.size());
+  HeatArgs<T> a = random_args<T>(nd, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
+  for (int ax = 0; ax < nd; ++ax) {
     a.bc[ax].lo = kinds.lo[ax];
     a.bc[ax].hi = kinds.hi[ax];
   }
-  if (iso) a.c[1] = a.c[2] = a.c[0];
-  else if (a.c[1] == a.c[0]) a.c[1] = a.c[0] * T(1.5);
+  if (iso)
+    for (int ax = 1; ax < nd; ++ax) a.c[ax] = a.c[0];
+  else if (a.c[1] == a.c[0])
+    a.c[1] = a.c[0] * T(1.5);
   if (iso && !source_field) a.source_const = 0;
-  REQUIRE(heat_form<3>(a).iso == iso);
-  Grid g;
-  g.ndim = 3;
-  for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
+  REQUIRE((nd == 2 ? heat_form<2>(a) : heat_form<3>(a)).iso == iso);
+  const Grid g = grid_of(a.ndim, a.n);
   const std::size_t np = static_cast<std::size_t>(g.size());
   const auto u0 = random_field<T>(np, rng);
   const auto s0 = random_field<T>(np, rng);
@@ -138,31 +146,33 @@ void compare_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n, cons
     compare_time_block_form<T>(be, k, n, kinds, source_field, iso);
 }
 
-// A 3D star of radius 1 in the presets' order with random weights: update
+// A star of radius 1 in the presets' order (star5 in 2D, star7 in 3D) with random weights: update
 // (centre weight −Σ of the others, a random coeff) or replace (a convex
 // average): stencil_steps against apply_stencil.
 template <class T>
 void compare_stencil_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n,
                                 const AxisKinds& kinds, bool replace) {
   std::mt19937_64 rng(977 + k * 31 + n[0] * 5 + n[1] + int(kinds.lo[1]) * 7 + replace);
-  const HeatArgs<T> h = random_args<T>(3, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
+  const int nd = int(n.size()), ntaps = 2 * nd + 1;
+  const HeatArgs<T> h = random_args<T>(nd, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
   StencilArgs<T> a;
-  a.ndim = 3;
+  a.ndim = nd;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = n[std::size_t(ax)];
+    a.n[ax] = h.n[ax];
     a.bc[ax] = h.bc[ax];  // the ghosts
+    if (ax >= nd) continue;
     a.bc[ax].lo = kinds.lo[ax];
     a.bc[ax].hi = kinds.hi[ax];
   }
-  a.ntaps = 7;
+  a.ntaps = ntaps;
   a.radius = 1;
   a.update = !replace;
   std::uniform_real_distribution<double> d(0.02, 0.3);
   a.coeff = static_cast<T>(d(rng));
   const int off[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
-  std::vector<StencilTap<T>> taps(7);
+  std::vector<StencilTap<T>> taps(static_cast<std::size_t>(ntaps));
   double others = 0;
-  for (int t = 6; t >= 0; --t) {
+  for (int t = ntaps - 1; t >= 0; --t) {
     StencilTap<T>& tp = taps[std::size_t(t)];
     for (int ax = 0; ax < 3; ++ax) tp.d[ax] = off[t][ax];
     tp.lin = tp.d[0] + a.n[0] * (tp.d[1] + a.n[1] * std::int64_t(tp.d[2]));
@@ -172,12 +182,10 @@ void compare_stencil_time_block(Backend<T>& be, int k, std::vector<std::int64_t>
   }
   be.set_stencil_taps(taps);
   REQUIRE(be.stencil_time_block(a, k) == k);
-  Grid g;
-  g.ndim = 3;
-  for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
+  const Grid g = grid_of(a.ndim, a.n);
   const auto u0 = random_field<T>(static_cast<std::size_t>(g.size()), rng);
   compare_passes<T>(
-      be, k, g, u0, std::string("star7 ") + (replace ? "replace" : "update") + kinds_text(kinds),
+      be, k, g, u0, std::string(nd == 2 ? "star5 " : "star7 ") + (replace ? "replace" : "update") + kinds_text(kinds),
       [&](Field<T>& u, Field<T>& v) { be.apply_stencil(a, u, v); },
       [&](Field<T>& u, Field<T>& v) { be.stencil_steps(a, k, u, v); });
 }
@@ -188,14 +196,16 @@ void compare_stencil_time_block(Backend<T>& be, int k, std::vector<std::int64_t>
 template <class T>
 void compare_jacobi_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n,
                                const AxisKinds& kinds, bool rhs_field) {
-  std::mt19937_64 rng(555 + k * 17 + n[0] * 3 + n[2] + int(kinds.hi[0]) * 11 + rhs_field);
-  const HeatArgs<T> h = random_args<T>(3, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
+  std::mt19937_64 rng(555 + k * 17 + n[0] * 3 + n.back() + int(kinds.hi[0]) * 11 + rhs_field);
+  const int nd = int(n.size());
+  const HeatArgs<T> h = random_args<T>(nd, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
   std::uniform_real_distribution<double> d(0.5, 2.0);
   LaplaceArgs<T> a;
-  a.ndim = 3;
+  a.ndim = nd;
   double diag = 0;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = n[std::size_t(ax)];
+    a.n[ax] = h.n[ax];
+    if (ax >= nd) continue;
     const double ih2 = d(rng);
     a.ih2[ax] = static_cast<T>(ih2);
     diag += 2 * ih2;
@@ -207,9 +217,7 @@ void compare_jacobi_time_block(Backend<T>& be, int k, std::vector<std::int64_t> 
   a.inv_diag = static_cast<T>(1.0 / diag);
   a.f_const = static_cast<T>(d(rng) - 1.25);
   REQUIRE(be.jacobi_time_block(a, k) == k);
-  Grid g;
-  g.ndim = 3;
-  for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
+  const Grid g = grid_of(a.ndim, a.n);
   const std::size_t np = static_cast<std::size_t>(g.size());
   const auto u0 = random_field<T>(np, rng);
   const auto f0 = random_field<T>(np, rng);
@@ -231,11 +239,13 @@ inline std::vector<AxisKinds> time_block_kinds() {
       {{P, P, P}, {P, P, P}},
       {{P, N, D}, {P, D, N}},  // x periodic, y Neumann/Dirichlet, z Dirichlet/Neumann
       {{N, D, P}, {D, N, P}},  // z periodic
+      {{D, P, N}, {N, P, D}},  // y periodic between x walls
   };
 }
 
 // fn(k, kind, n, flag) for k = 2 to 4, every boundary mix of
-// time_block_kinds(), every shape, and flag false and true (heat: a source
+// time_block_kinds(), every shape (2 or 3 sizes: a 2D or 3D grid; a 2D one
+// takes the mix's x and y), and flag false and true (heat: a source
 // field; star7: the replace form): the loops of the bit-for-bit tests.
 template <class F>
 void for_each_time_block_case(const std::vector<std::vector<std::int64_t>>& shapes, F&& fn) {

@@ -112,12 +112,14 @@ TEST_CASE("halos as deep as the time block: set, auto (as the thinnest block all
   d = decomp({"heat.steps=200"}, 2);
   CHECK(d.halo == d.time_block);
   CHECK(d.time_block >= 2);
-  // auto with fewer steps, set to 1, an implicit scheme, a 2D grid: one step
+  // auto with fewer steps, set to 1, an implicit scheme, a 1D grid: one step
   CHECK(decomp({"grid.ranks=[2,1,1]"}, 2).halo == 1);
   CHECK(decomp({"grid.ranks=[2,1,1]", "heat.steps=200", "heat.time_block=1"}, 2).halo == 1);
   CHECK(decomp({"grid.ranks=[2,1,1]", "heat.steps=200", "heat.scheme=implicit", "heat.dt=0.01"}, 2)
             .halo == 1);
-  CHECK(decomp({"grid.dims=[10,7]", "grid.ranks=[2,1]", "heat.steps=200"}, 2).halo == 1);
+  CHECK(decomp({"grid.dims=[10]", "grid.ranks=[2]", "heat.steps=200"}, 2).halo == 1);
+  // a 2D grid has passes too: x over 2 gives blocks of 5
+  CHECK(decomp({"grid.dims=[10,7]", "grid.ranks=[2,1]", "heat.steps=200"}, 2).halo == 4);
   // set deeper than a block: the error names the time block
   CHECK_THROWS_WITH(decomp({"grid.ranks=[1,1,2]", "heat.time_block=3"}, 2),
                     Contains("2 ranks on axis z give blocks of 2 points, narrower than the halo of "

@@ -201,16 +201,19 @@ TEST_CASE("output_steps: 0, every, ..., and the last step", "[heat]") {
 }
 
 TEST_CASE("CPU temporally blocked heat equals one step at a time, bit for bit", "[heat]") {
-  // boundary mixes with periodic axes, walls and a source field; a periodic
-  // z axis shorter than k; rows of 1 and 2 interior points
+  // 3D and 2D; boundary mixes with periodic axes, walls and a source field;
+  // a periodic last axis shorter than k; rows of 1 and 2 interior points; a
+  // 2D row long enough to be shared among the threads in pieces
   auto cpu32 = make_cpu_backend<float>();
   auto cpu64 = make_cpu_backend<double>();
-  const std::vector<std::vector<std::int64_t>> shapes = {{13, 9, 11}, {3, 4, 3}, {4, 5, 2}};
+  const std::vector<std::vector<std::int64_t>> shapes = {{13, 9, 11}, {3, 4, 3}, {4, 5, 2},
+                                                         {13, 11},    {3, 3},    {4, 2},
+                                                         {4099, 5}};
   test::for_each_time_block_case(shapes, [&](int k, const auto& kind, const auto& n, bool src) {
     test::compare_time_block<float>(*cpu32, k, n, kind, src);
     test::compare_time_block<double>(*cpu64, k, n, kind, src);
   });
-  // what it offers: 3D, k = 2 to 4 (auto: 4, which the solver times)
+  // what it offers: 2D and 3D, k = 2 to 4 (auto: 4, which the solver times)
   HeatArgs<float> a;
   a.ndim = 3;
   a.n[0] = a.n[1] = a.n[2] = 32;
@@ -220,11 +223,15 @@ TEST_CASE("CPU temporally blocked heat equals one step at a time, bit for bit", 
   CHECK(cpu32->heat_time_block(a, 0) == 4);
   a.ndim = 2;
   a.n[2] = 1;
+  CHECK(cpu32->heat_time_block(a, 3) == 3);
+  CHECK(cpu32->heat_time_block(a, 0) == 4);
+  a.ndim = 1;
+  a.n[1] = 1;
   CHECK(cpu32->heat_time_block(a, 2) == 1);
   CHECK(cpu32->heat_time_block(a, 0) == 1);
   Grid g;
-  g.ndim = 2;
-  g.n[0] = g.n[1] = 8;
+  g.ndim = 1;
+  g.n[0] = 32;
   Field<float> u = cpu32->make_field(g, "u"), v = cpu32->make_field(g, "v");
   CHECK_THROWS_AS(cpu32->heat_steps(a, 2, u, v), DeviceError);
 }

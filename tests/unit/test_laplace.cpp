@@ -201,15 +201,16 @@ TEST_CASE("red-black SOR with the optimal ω needs far fewer iterations than Jac
 
 TEST_CASE("CPU temporally blocked Jacobi equals one sweep at a time, bit for bit", "[laplace]") {
   // every boundary mix of the heat passes' test, an f field or a constant,
-  // a periodic z shorter than k, rows of 1 and 2 interior points
+  // a periodic last axis shorter than k, rows of 1 and 2 interior points, 3D and 2D
   auto cpu32 = make_cpu_backend<float>();
   auto cpu64 = make_cpu_backend<double>();
-  const std::vector<std::vector<std::int64_t>> shapes = {{13, 9, 11}, {3, 4, 3}, {4, 5, 2}};
+  const std::vector<std::vector<std::int64_t>> shapes = {{13, 9, 11}, {3, 4, 3}, {4, 5, 2},
+                                                         {13, 11},    {4, 2},    {4099, 3}};
   test::for_each_time_block_case(shapes, [&](int k, const auto& kind, const auto& n, bool field) {
     test::compare_jacobi_time_block<float>(*cpu32, k, n, kind, field);
     test::compare_jacobi_time_block<double>(*cpu64, k, n, kind, field);
   });
-  // what it offers: 3D, k = 2 to 4; auto's deepest is 4
+  // what it offers: 2D and 3D, k = 2 to 4; auto's deepest is 4
   LaplaceArgs<float> a;
   a.ndim = 3;
   a.n[0] = a.n[1] = a.n[2] = 16;
@@ -217,6 +218,9 @@ TEST_CASE("CPU temporally blocked Jacobi equals one sweep at a time, bit for bit
   CHECK(cpu32->jacobi_time_block(a, 5) == 1);
   a.ndim = 2;
   a.n[2] = 1;
+  CHECK(cpu32->jacobi_time_block(a, 3) == 3);
+  a.ndim = 1;
+  a.n[1] = 1;
   CHECK(cpu32->jacobi_time_block(a, 3) == 1);
 }
 

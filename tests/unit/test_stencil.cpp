@@ -150,23 +150,37 @@ TEST_CASE("Dirichlet faces are held by stencils", "[stencil]") {
   }
 }
 
-TEST_CASE("CPU temporally blocked star7 equals one step at a time, bit for bit", "[stencil]") {
+TEST_CASE("CPU temporally blocked star7 and star5 equal one step at a time, bit for bit", "[stencil]") {
   // update and replace, every boundary mix of the heat passes' test, a
-  // periodic z shorter than k, rows of 1 and 2 interior points
+  // periodic last axis shorter than k, rows of 1 and 2 interior points, 3D and 2D
   auto cpu32 = make_cpu_backend<float>();
   auto cpu64 = make_cpu_backend<double>();
-  const std::vector<std::vector<std::int64_t>> shapes = {{13, 9, 11}, {3, 4, 3}, {4, 5, 2}};
+  const std::vector<std::vector<std::int64_t>> shapes = {{13, 9, 11}, {3, 4, 3}, {4, 5, 2},
+                                                         {13, 11},    {3, 3},    {4099, 2}};
   test::for_each_time_block_case(shapes, [&](int k, const auto& kind, const auto& n, bool replace) {
     test::compare_stencil_time_block<float>(*cpu32, k, n, kind, replace);
     test::compare_stencil_time_block<double>(*cpu64, k, n, kind, replace);
   });
-  // what it offers: a 3D star of radius 1 in the presets' order only
+  // what it offers: a star of radius 1 in the presets' order (star7, star5) only
+  std::vector<StencilTap<float>> star;
+  const int off[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
+  for (const auto& d : off) star.push_back({{d[0], d[1], d[2]}, 0.5f, 0});
+  cpu32->set_stencil_taps(star);
   StencilArgs<float> a;
   a.ndim = 3;
   a.n[0] = a.n[1] = a.n[2] = 32;
   CHECK(cpu32->stencil_time_block(a, 3) == 3);
   CHECK(cpu32->stencil_time_block(a, 0) == 4);
   CHECK(cpu32->stencil_time_block(a, 5) == 1);
+  a.ndim = 2;  // star7's taps on a 2D grid
+  a.n[2] = 1;
+  CHECK(cpu32->stencil_time_block(a, 3) == 1);
+  star.resize(5);  // star5's
+  cpu32->set_stencil_taps(star);
+  CHECK(cpu32->stencil_time_block(a, 3) == 3);
+  a.ndim = 3;
+  a.n[2] = 32;
+  CHECK(cpu32->stencil_time_block(a, 3) == 1);
   std::vector<StencilTap<float>> box;
   for (int dz = -1; dz <= 1; ++dz)
     for (int dy = -1; dy <= 1; ++dy)
@@ -216,8 +230,9 @@ stencil: {preset: box27, steps: 3, time_block: 2}
     FAIL("no error");
   } catch (const CaseError& e) {
     CHECK(std::string(e.what()) ==
-          "box.yaml:3:48: stencil.time_block: temporal blocking is for 3D stars of radius 1 "
-          "(star7, or points in its order: centre, -x, +x, -y, +y, -z, +z)");
+          "box.yaml:3:48: stencil.time_block: temporal blocking is for stars of radius 1 in 2D "
+          "or 3D (star5 or star7, or points in their order: centre, -x, +x, -y, +y, and in 3D "
+          "-z, +z)");
   }
   CHECK(load_case_text(box, "box.yaml", {"stencil.time_block=1"}).stencil.time_block == 1);
 }
