@@ -540,7 +540,7 @@ class CpuBackend final : public Backend<T> {
     return passes(has_passes(a.ndim, a.n), asked);
   }
   static bool has_passes(int ndim, const std::int64_t* n) {
-    return (ndim == 2 || ndim == 3) && n[ndim - 1] >= 2;
+    return tb_has_dims(ndim) && n[ndim - 1] >= 2;
   }
   // The steps a pass takes where the grid has passes (fits): asked when it
   // is 2 to kDeepestTimeBlock, else 1; auto (0): the deepest, and the solver

@@ -377,7 +377,7 @@ class CudaBackend final : public Backend<T> {
     return time_block_deepest();
   }
   static bool fits_passes(int ndim, const std::int64_t* n) {
-    return (ndim == 2 || ndim == 3) && n[0] * n[1] * n[2] < (std::int64_t(1) << 31);
+    return tb_has_dims(ndim) && n[0] * n[1] * n[2] < (std::int64_t(1) << 31);
   }
   // One pass of an operator of ops/time_block.hpp: the 2D or the 3D kernels.
   template <class Op>

@@ -233,10 +233,7 @@ int tb2_warps_per_sm() {
 // each in the y chunks that fill the device best (tb_zchunk).
 template <class Op, class Sh, class T = typename Op::value_type>
 void launch_tb2(const Op& a, const T* in, T* out, cudaStream_t s) {
-  int dev = 0, sms = 0;
-  GF_CUDA_CHECK(cudaGetDevice(&dev));
-  GF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  sms = sms > 0 ? sms : 1;
+  const int sms = tb_device_sms();
   const int nx = int(a.n[0]), ny = int(a.n[1]);
   const int strips = (nx + Sh::IX - 1) / Sh::IX;
   int s0, s1;

@@ -492,6 +492,14 @@ __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
   tbv_march<XYW, Op, Sh>(a, in, out, edge, zchunk, bx, by);
 }
 
+// The current device's SMs (at least 1), which the passes' chunks fill.
+inline int tb_device_sms() {
+  int dev = 0, sms = 0;
+  GF_CUDA_CHECK(cudaGetDevice(&dev));
+  GF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms > 0 ? sms : 1;
+}
+
 // z chunks for a pass of `columns` blocks in x and y over nz planes, with
 // `slots` blocks resident on the whole device at once: the count whose waves
 // cost least, a block's time taken as its planes, chunk + 2K.
@@ -536,10 +544,7 @@ int tbv_blocks_per_sm() {
 template <class Op, class Sh, class T = typename Op::value_type>
 void launch_tbv(const Op& a, const T* in, T* out, cudaStream_t s) {
   static_assert(Sh::SMEM <= 48 * 1024, "no opt-in shared memory needed");
-  int dev = 0, sms = 0;
-  GF_CUDA_CHECK(cudaGetDevice(&dev));
-  GF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  sms = sms > 0 ? sms : 1;
+  const int sms = tb_device_sms();
   const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
   const int bx = (nx + Sh::IX - 1) / Sh::IX, by = (ny + Sh::IY - 1) / Sh::IY;
   int bx0, bx1, by0, by1;

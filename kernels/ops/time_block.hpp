@@ -16,6 +16,7 @@
 // All are radius 1, hold Dirichlet points, and take the mirrored neighbour
 // plus the ghost beyond a Neumann face: the walls below are theirs alike.
 #pragma once
+#include <stdexcept>
 #include <type_traits>
 
 #include "kernels/ops/heat.hpp"
@@ -42,10 +43,15 @@ struct TbHeat : HeatArgs<T> {
   GF_HD T source_term(T raw) const { return heat_source_term(*this, raw); }
 };
 
+// The grids the passes run on: 2D and 3D (the executors add their own
+// limits: the CPU at least 2 planes, the GPU fewer than 2³¹ points).
+inline bool tb_has_dims(int ndim) { return ndim == 2 || ndim == 3; }
+
 // f(std::integral_constant<int, D>) for a grid of ndim dimensions that has
-// passes: 2 or 3.
+// passes (tb_has_dims).
 template <class F>
 void with_tb_dim(int ndim, F&& f) {
+  if (!tb_has_dims(ndim)) throw std::logic_error("temporally blocked passes are for 2D and 3D grids");
   if (ndim == 2) f(std::integral_constant<int, 2>{});
   else f(std::integral_constant<int, 3>{});
 }
