@@ -78,7 +78,7 @@ nlohmann::json validate_frame(const Case& c, std::int64_t step, Backend<T>& cpu,
                               const Field<T>& gpu_field) {
   double lo = c.render.range_lo, hi = c.render.range_hi;
   if (c.render.range_auto) {
-    const FieldStats st = cpu.stats(cpu_field);
+    const FieldStats st = cpu.vec().stats(cpu_field);
     lo = st.min;
     hi = st.max;
   }

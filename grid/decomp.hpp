@@ -7,11 +7,11 @@
 // shares with another rank (periodic axes wrap across ranks); faces on the
 // grid's own walls keep their boundary rules and have no halo. A step
 // refreshes the `radius` layers next to the owned points, a pass of k steps
-// k·radius layers (grid/halo.hpp): the points the pass computes in the halo
+// k·radius layers (kernels/dist/dist_backend.hpp): the points the pass computes in the halo
 // are wrong only within k·radius layers of its outer edge after k steps,
 // never on the owned points.
 //
-// Plain data, no MPI: the halo exchange is grid/halo.hpp. The solvers run on
+// Plain data, no MPI: the halo exchange is kernels/dist/. The solvers run on
 // the rank-local case (local_case): its grid is the padded block (offset and
 // halo set, see grid.hpp) and its shared faces are marked periodic, so the
 // point formulas read the halo like any neighbour and apply no rule there.
@@ -25,7 +25,6 @@
 
 namespace gf {
 
-struct Case;
 
 struct Decomp {
   int nranks = 1, rank = 0;
@@ -84,7 +83,7 @@ struct Decomp {
     }
     return g;
   }
-  // The overlapped halo exchange (grid/halo.hpp): the core of this rank's
+  // The overlapped halo exchange (kernels/dist/dist_backend.hpp): the core of this rank's
   // padded block, the points that are neither in the halo nor within `halo`
   // layers of a shared face (so none of them is sent to a neighbour, and
   // none is received). A step updates the rest (the shell) first, starts
@@ -114,24 +113,5 @@ struct Decomp {
 // axes split first on a tie (their faces are contiguous in memory). {0,0,0}
 // when no split fits.
 std::array<int, 3> choose_rank_dims(const Grid& g, int nranks, int halo);
-
-// The layers of neighbours one step of a case reads: its stencil's radius
-// (1 for heat and laplace).
-int halo_width(const Case& c);
-
-// The decomposition of case c over nranks ranks (grid.ranks when the case
-// gives it, else choose_rank_dims, for halos of one step), checked: a
-// CaseError when grid.ranks does not multiply to nranks, splits an axis into
-// more blocks than it has points, or gives a block narrower than the halo;
-// when the workload cannot run on several ranks (laplace fft). The halo is
-// radius × time_block_depth(c) where the case sets time_block (then a block
-// narrower than that is the error), and with auto as deep as the thinnest
-// split block allows, down to one step. A raymarch case is split like any
-// other, though only rank 0 renders (solvers/raymarch.hpp).
-Decomp decompose(const Case& c, int nranks, int rank);
-
-// The case as rank d.rank runs it: its grid is the padded block, its faces
-// shared with other ranks are marked periodic (read through the halo, no rule).
-Case local_case(const Case& c, const Decomp& d);
 
 }  // namespace gf

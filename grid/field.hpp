@@ -39,7 +39,7 @@ class Field {
  public:
   Field() = default;
   Field(const Grid& g, MemoryResource& mr, const std::string& what)
-      : grid_(g), mr_(&mr), n_(static_cast<std::size_t>(g.size())) {
+      : grid_(g), layout_(g.layout()), mr_(&mr), n_(static_cast<std::size_t>(layout_.span())) {
     data_ = static_cast<T*>(mr.allocate(n_ * sizeof(T), what));
   }
   Field(Field&& o) noexcept { swap(o); }
@@ -56,19 +56,26 @@ class Field {
 
   void swap(Field& o) noexcept {
     std::swap(grid_, o.grid_);
+    std::swap(layout_, o.layout_);
     std::swap(mr_, o.mr_);
     std::swap(data_, o.data_);
     std::swap(n_, o.n_);
   }
   T* data() { return data_; }
   const T* data() const { return data_; }
+  // Values in memory (the layout's span: every point, and padding if any).
   std::size_t size() const { return n_; }
   std::size_t bytes() const { return n_ * sizeof(T); }
   const Grid& grid() const { return grid_; }
+  // Where each point's value lies (grid/view.hpp), and views for kernels and loops.
+  const Layout& layout() const { return layout_; }
+  FieldView<T> view() { return {data_, layout_}; }
+  FieldView<const T> view() const { return {data_, layout_}; }
   bool host_accessible() const { return mr_ && mr_->host_accessible(); }
 
  private:
   Grid grid_;
+  Layout layout_;
   MemoryResource* mr_ = nullptr;
   T* data_ = nullptr;
   std::size_t n_ = 0;

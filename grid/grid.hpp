@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/ops/boundary.hpp"
+#include "grid/bc_type.hpp"
+#include "grid/view.hpp"
 
 namespace gf {
 
@@ -27,8 +28,11 @@ struct Grid {
   std::array<std::int64_t, 3> halo_lo{0, 0, 0}, halo_hi{0, 0, 0};
 
   std::int64_t size() const { return n[0] * n[1] * n[2]; }
+  // The dense layout (rows n[0] apart): how host arrays and files hold the
+  // grid's values. A Field's own layout may pad its rows (Field::layout).
+  Layout layout() const { return Layout::dense(n.data()); }
   std::int64_t index(std::int64_t i, std::int64_t j = 0, std::int64_t k = 0) const {
-    return i + n[0] * (j + n[1] * k);
+    return layout().index(i, j, k);
   }
   double coord(int axis, std::int64_t i) const {
     return origin[axis] + double(i + offset[axis]) * h[axis];
@@ -77,7 +81,7 @@ struct Box {
 // six disjoint boxes: the slabs below and above inner in z (whole in x and y),
 // then in y within inner's z range, then in x within inner's y and z ranges;
 // empty ones left out. The overlapped halo exchange updates these first
-// (grid/halo.hpp).
+// (kernels/dist/dist_backend.hpp).
 inline std::vector<Box> shell_boxes(const Box& outer, const Box& inner) {
   Box in = inner;
   for (int a = 0; a < 3; ++a) {

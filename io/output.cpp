@@ -43,6 +43,7 @@
 
 #include "core/error.hpp"
 #include "core/mpi.hpp"
+#include "grid/view.hpp"
 #include "io/h5.hpp"
 
 namespace gf::io {
@@ -588,12 +589,12 @@ class VtkSeries {
       std::vector<unsigned char> v(std::size_t(mine.size()) * bytes);
       const auto* src = static_cast<const unsigned char*>(f.data);
       const std::int64_t row = mine.n[0] * std::int64_t(bytes);
+      const Layout from = Layout::dense(lg.n.data()), to = Layout::dense(mine.n.data());
       for (std::int64_t k = 0; k < mine.n[2]; ++k)
         for (std::int64_t j = 0; j < mine.n[1]; ++j) {
-          const std::int64_t at = lg.halo_lo[0] +
-                                  lg.n[0] * ((lg.halo_lo[1] + j) + lg.n[1] * (lg.halo_lo[2] + k));
-          std::memcpy(v.data() + (j + mine.n[1] * k) * row, src + at * std::int64_t(bytes),
-                      std::size_t(row));
+          const std::int64_t at = from.index(lg.halo_lo[0], lg.halo_lo[1] + j, lg.halo_lo[2] + k);
+          std::memcpy(v.data() + to.index(0, j, k) * std::int64_t(bytes),
+                      src + at * std::int64_t(bytes), std::size_t(row));
         }
       views.push_back({f.name, v.data(), f.precision});
       copies.push_back(std::move(v));

@@ -174,12 +174,12 @@ Bandwidth measure_triad_bandwidth(Backend<T>& be, std::size_t array_bytes, int r
     be.upload(ones.data(), c);
   }
   auto timer = be.make_timer();
-  be.triad(a, b, T(0.5), c);  // warm-up, and the first touch of a
+  be.vec().triad(a, b, T(0.5), c);  // warm-up, and the first touch of a
   be.synchronize();
   std::vector<double> ms;
   for (int r = 0; r < std::max(repetitions, 1); ++r) {
     timer->start();
-    be.triad(a, b, T(0.5), c);
+    be.vec().triad(a, b, T(0.5), c);
     ms.push_back(timer->stop_ms());
   }
   const double s = median(ms) / 1e3;

@@ -15,7 +15,7 @@ namespace gf {
 
 template <class T>
 HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
-    : case_(c), backend_(backend) {
+    : case_(c), backend_(backend), exec_(make_heat_exec(backend)) {
   const Grid& g = c.grid;
   u_ = backend.make_field(g, "the field u");
   u_next_ = backend.make_field(g, "the next step of u");
@@ -35,7 +35,8 @@ HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
     r_ = backend.make_field(g, "the CG residual r");
     p_ = backend.make_field(g, "the CG direction p");
     q_ = backend.make_field(g, "the CG product A·p");
-    cg_ = std::make_unique<ConjugateGradient<T>>(backend, delta_, r_, p_, q_);
+    implicit_ = make_laplace_exec(backend);
+    cg_ = std::make_unique<ConjugateGradient<T>>(backend.vec(), *implicit_, delta_, r_, p_, q_);
   }
   // at setup, so that timing auto's candidates is not counted as compute
   time_block_ = pick_time_block(args_for(c.heat.dt));
@@ -57,15 +58,15 @@ void HeatSolver<T>::implicit_step(double dt) {
     LaplaceArgs<T> op = laplace_args<T>(case_, true);
     op.op_scale = static_cast<T>(h.theta() * h.alpha * dt);
     op.op_shift = T(1);
-    backend_.set_operator(op);
+    implicit_->set_operator(op, u_.layout());
     operator_dt_ = dt;
   }
-  const double bb = backend_.residual(b, u_, &r_);
+  const double bb = implicit_->residual(b, u_, &r_);
   if (!std::isfinite(bb))
     throw SolverError(fmt::format("diverged: field u has NaN/Inf values at step {} (t = {:.6g})",
                                   step_, time_));
   if (!(bb > 0)) return;  // steady: δ = 0
-  backend_.axpby(T(0), r_, T(0), delta_);
+  backend_.vec().axpby(T(0), r_, T(0), delta_);
   cg_->start(bb);
   const double target = h.solver_tolerance * std::sqrt(bb);
   std::int64_t it = 0;
@@ -79,7 +80,7 @@ void HeatSolver<T>::implicit_step(double dt) {
     ++it;
   }
   cg_iterations_ += it;
-  backend_.axpby(T(1), delta_, T(1), u_);
+  backend_.vec().axpby(T(1), delta_, T(1), u_);
 }
 
 template <class T>
@@ -88,7 +89,6 @@ HeatArgs<T> HeatSolver<T>::args_for(double dt) const {
   HeatArgs<T> a;
   a.ndim = g.ndim;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = g.n[ax];
     a.c[ax] = ax < g.ndim ? static_cast<T>(case_.heat.alpha * dt / (g.h[ax] * g.h[ax])) : T(0);
   }
   axis_boundaries(case_, a.bc);
@@ -106,11 +106,12 @@ HeatArgs<T> HeatSolver<T>::args_for(double dt) const {
 template <class T>
 int HeatSolver<T>::pick_time_block(const HeatArgs<T>& regular) {
   if (cg_) return 1;
-  if (case_.heat.time_block > 0) return backend_.heat_time_block(regular, case_.heat.time_block);
-  return fastest_time_block<T>(backend_, backend_.heat_time_block(regular, 0), case_.heat.steps,
+  const Layout& l = u_.layout();
+  if (case_.heat.time_block > 0) return exec_->time_block(regular, l, case_.heat.time_block);
+  return fastest_time_block<T>(backend_, exec_->time_block(regular, l, 0), case_.heat.steps,
                                "heat: {} explicit step{} per pass over memory", [&](int k) {
-                                 if (k == 1) backend_.heat_step(regular, u_, u_next_);
-                                 else backend_.heat_steps(regular, k, u_, u_next_);
+                                 if (k == 1) exec_->step(regular, u_, u_next_);
+                                 else exec_->steps(regular, k, u_, u_next_);
                                });
 }
 
@@ -127,7 +128,7 @@ void HeatSolver<T>::advance(std::int64_t n) {
   // A Ctrl-C ends the advance after the pass in progress (the driver then
   // writes the state reached).
   for (; k > 1 && s + k <= n && step_ + k <= regular_last && !interrupt_requested(); s += k) {
-    backend_.heat_steps(regular, k, u_, u_next_);
+    exec_->steps(regular, k, u_, u_next_);
     u_.swap(u_next_);
     step_ += k;
     time_ = (step_ == last && case_.heat.use_t_end) ? case_.heat.t_end
@@ -138,7 +139,7 @@ void HeatSolver<T>::advance(std::int64_t n) {
   const int chunk = (cg_ || k > 1) ? 1 : backend_.steps_per_call(case_.grid);
   while (chunk > 1 && s < n && step_ < regular_last && !interrupt_requested()) {
     const int m = int(std::min<std::int64_t>({chunk, n - s, regular_last - step_}));
-    backend_.heat_run(regular, m, u_, u_next_);
+    exec_->run(regular, m, u_, u_next_);
     s += m;
     step_ += m;
     time_ = (step_ == last && case_.heat.use_t_end) ? case_.heat.t_end
@@ -150,7 +151,7 @@ void HeatSolver<T>::advance(std::int64_t n) {
     if (cg_) {
       implicit_step(dt);
     } else {
-      backend_.heat_step(final_short ? args_for(dt) : regular, u_, u_next_);
+      exec_->step(final_short ? args_for(dt) : regular, u_, u_next_);
       u_.swap(u_next_);
     }
     ++step_;

@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/heat/heat_exec.hpp"
+#include "kernels/laplace/laplace_exec.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/stepper.hpp"
 
@@ -40,6 +42,8 @@ class HeatSolver final : public Stepper<T> {
 
   const Case& case_;
   Backend<T>& backend_;
+  std::unique_ptr<HeatExec<T>> exec_;
+  std::unique_ptr<LaplaceExec<T>> implicit_;  // the implicit schemes' operator
   Field<T> u_, u_next_, source_;
   Field<T> delta_, r_, p_, q_;  // implicit: the change of u in a step, and CG's vectors
   std::unique_ptr<ConjugateGradient<T>> cg_;

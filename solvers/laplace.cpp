@@ -30,7 +30,6 @@ LaplaceArgs<T> laplace_args(const Case& c, bool zero_ghosts) {
   a.ndim = g.ndim;
   double diag = 0;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = g.n[ax];
     const double ih2 = ax < g.ndim ? 1.0 / (g.h[ax] * g.h[ax]) : 0.0;
     a.ih2[ax] = static_cast<T>(ih2);
     diag += 2 * ih2;
@@ -45,7 +44,7 @@ LaplaceArgs<T> laplace_args(const Case& c, bool zero_ghosts) {
 
 template <class T>
 LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
-    : case_(c), spec_(c.laplace), be_(backend) {
+    : case_(c), spec_(c.laplace), be_(backend), exec_(make_laplace_exec(backend)) {
   const Grid& g = c.grid;
   const std::string& method = spec_.method;
   u_ = be_.make_field(g, "the solution u");
@@ -76,25 +75,26 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     // Sweeps per pass, as heat picks its steps (HeatSolver::pick_time_block),
     // timed from u into v, which the first sweep overwrites anyway.
     if (spec_.time_block > 0) {
-      time_block_ = be_.jacobi_time_block(args_, spec_.time_block);
+      time_block_ = exec_->jacobi_time_block(args_, u_.layout(), spec_.time_block);
     } else {
-      time_block_ = fastest_time_block<T>(be_, be_.jacobi_time_block(args_, 0), spec_.max_iters,
+      time_block_ = fastest_time_block<T>(be_, exec_->jacobi_time_block(args_, u_.layout(), 0),
+                                          spec_.max_iters,
                                           "laplace: {} Jacobi sweep{} per pass over memory",
                                           [&](int k) {
-                                            if (k == 1) be_.jacobi_sweep(args_, u_, v_);
-                                            else be_.jacobi_steps(args_, k, u_, v_);
+                                            if (k == 1) exec_->jacobi_sweep(args_, u_, v_);
+                                            else exec_->jacobi_steps(args_, k, u_, v_);
                                           });
     }
   }
 
   if (method == "fft") {
     residual_ = 1;  // nothing solved yet; the solve reports its spectral residual
-    be_.prepare_fft(args_);
+    exec_->prepare_fft(args_, u_.layout());
     return;
   }
   LaplaceArgs<T> fa = args_;  // ‖W·f‖₂: the residual of u with L left out
   fa.lap_coef = 0;
-  const double ff = be_.residual(fa, u_, nullptr);
+  const double ff = exec_->residual(fa, u_, nullptr);
   double rr0 = 0;
   if (method == "cg") {
     // CG solves A u = b with A = W·(−L) (SPD) and b = −W·f: its residual
@@ -104,16 +104,16 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     r_ = be_.make_field(g, "the CG residual r");
     p_ = be_.make_field(g, "the CG direction p");
     q_ = be_.make_field(g, "the CG product A·p");
-    rr0 = be_.residual(args_, u_, &r_);
+    rr0 = exec_->residual(args_, u_, &r_);
     if (spec_.singular) {  // keep r in the range of A (orthogonal to constants)
-      be_.add_constant(r_, static_cast<T>(-be_.stats(r_).mean));
-      rr0 = be_.dot(r_, r_);
+      be_.vec().add_constant(r_, static_cast<T>(-be_.vec().stats(r_).mean));
+      rr0 = be_.vec().dot(r_, r_);
     }
-    be_.set_operator(laplace_args<T>(c, true));
-    cg_ = std::make_unique<ConjugateGradient<T>>(be_, u_, r_, p_, q_);
+    exec_->set_operator(laplace_args<T>(c, true), u_.layout());
+    cg_ = std::make_unique<ConjugateGradient<T>>(be_.vec(), *exec_, u_, r_, p_, q_);
     cg_->start(rr0);
   } else {
-    rr0 = be_.residual(args_, u_, nullptr);
+    rr0 = exec_->residual(args_, u_, nullptr);
   }
   base_ = ff > 0 ? std::sqrt(ff) : std::sqrt(rr0);
   residual_ = base_ > 0 ? std::sqrt(rr0) / base_ : 0.0;
@@ -122,7 +122,7 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
 
 template <class T>
 void LaplaceSolver<T>::check_residual() {
-  const double rr = be_.residual(args_, u_, nullptr);
+  const double rr = exec_->residual(args_, u_, nullptr);
   residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
   if (!std::isfinite(residual_))
     throw SolverError(fmt::format("{} diverged: the residual is {} at iteration {}", spec_.method,
@@ -138,7 +138,7 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
   if (finished()) return;
   const std::string& method = spec_.method;
   if (method == "fft") {
-    residual_ = be_.fft_poisson(args_, f_, u_);
+    residual_ = exec_->fft_poisson(args_, f_, u_);
     iters_ = 1;
     status_ = LaplaceStatus::Direct;
     return;
@@ -159,10 +159,10 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
       throw SolverError(fmt::format("cg diverged: the residual is {} at iteration {}", residual_,
                                     iters_));
     if (!ok || converged_now()) {
-      double rr = be_.residual(args_, u_, &r_);
+      double rr = exec_->residual(args_, u_, &r_);
       if (spec_.singular) {
-        be_.add_constant(r_, static_cast<T>(-be_.stats(r_).mean));
-        rr = be_.dot(r_, r_);
+        be_.vec().add_constant(r_, static_cast<T>(-be_.vec().stats(r_).mean));
+        rr = be_.vec().dot(r_, r_);
       }
       residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
       if (converged_now()) {
@@ -188,7 +188,7 @@ void LaplaceSolver<T>::sweep(std::int64_t n) {
   const int k = jacobi ? time_block_ : 1;
   std::int64_t s = 0;
   for (; k > 1 && s + k <= n; s += k) {
-    be_.jacobi_steps(args_, k, u_, v_);
+    exec_->jacobi_steps(args_, k, u_, v_);
     u_.swap(v_);
   }
   // Small grids on the GPU: chunks of sweeps replayed as one graph.
@@ -196,9 +196,9 @@ void LaplaceSolver<T>::sweep(std::int64_t n) {
   while (s < n) {
     const int m = int(std::min<std::int64_t>(chunk, n - s));
     if (jacobi)
-      be_.jacobi_run(args_, m, u_, v_);
+      exec_->jacobi_run(args_, m, u_, v_);
     else
-      be_.sor_run(args_, m, u_);
+      exec_->sor_run(args_, m, u_);
     s += m;
   }
   iters_ += std::max<std::int64_t>(n, 0);
@@ -208,12 +208,12 @@ template <class T>
 void LaplaceSolver<T>::finish() {
   if (status_ == LaplaceStatus::Running) status_ = LaplaceStatus::MaxIters;  // interrupted
   if (spec_.method == "cg" && status_ != LaplaceStatus::Converged) {
-    const double rr = be_.residual(args_, u_, nullptr);  // report the true residual
+    const double rr = exec_->residual(args_, u_, nullptr);  // report the true residual
     residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
   }
   // u is fixed up to a constant: return the solution of mean 0 (fft's already is).
   if (spec_.singular && spec_.method != "fft")
-    be_.add_constant(u_, static_cast<T>(-be_.stats(u_).mean));
+    be_.vec().add_constant(u_, static_cast<T>(-be_.vec().stats(u_).mean));
 }
 
 template <class T>

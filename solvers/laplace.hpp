@@ -9,31 +9,34 @@
 #include "io/case.hpp"
 #include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/laplace/laplace_exec.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
 
-// Conjugate gradients on the backend's operator (set_operator), for A x = b
-// in residual form: r holds b − A x at start(). x, r, p, q are the caller's.
+// Conjugate gradients on an operator (LaplaceExec::set_operator), for
+// A x = b in residual form: r holds b − A x at start(). x, r, p, q are the
+// caller's; the vector operations are the backend's.
 template <class T>
 class ConjugateGradient {
  public:
-  ConjugateGradient(Backend<T>& be, Field<T>& x, Field<T>& r, Field<T>& p, Field<T>& q)
-      : be_(be), x_(x), r_(r), p_(p), q_(q) {}
+  ConjugateGradient(VectorOps<T>& vec, LaplaceExec<T>& op, Field<T>& x, Field<T>& r, Field<T>& p,
+                    Field<T>& q)
+      : vec_(vec), op_(op), x_(x), r_(r), p_(p), q_(q) {}
   // p = r; rr = r·r (given: the caller has it from computing r).
   void start(double rr) {
     rr_ = rr;
-    be_.axpby(T(1), r_, T(0), p_);
+    vec_.axpby(T(1), r_, T(0), p_);
   }
   // One iteration; false on a breakdown (p·Ap ≤ 0: nothing left to reduce).
   bool step() {
-    be_.spmv(p_, q_);
-    const double pq = be_.dot(p_, q_);
+    op_.apply(p_, q_);
+    const double pq = vec_.dot(p_, q_);
     if (!(pq > 0)) return false;
-    const double rr_new = be_.cg_update(static_cast<T>(rr_ / pq), p_, q_, x_, r_);
+    const double rr_new = vec_.cg_update(static_cast<T>(rr_ / pq), p_, q_, x_, r_);
     const double beta = rr_new / rr_;
     rr_ = rr_new;
-    be_.axpby(T(1), r_, static_cast<T>(beta), p_);
+    vec_.axpby(T(1), r_, static_cast<T>(beta), p_);
     return true;
   }
   double rr() const { return rr_; }  // ‖r‖₂² by the recurrence
@@ -41,7 +44,8 @@ class ConjugateGradient {
   void resume(double rr) { rr_ = rr; }
 
  private:
-  Backend<T>& be_;
+  VectorOps<T>& vec_;
+  LaplaceExec<T>& op_;
   Field<T>&x_, &r_, &p_, &q_;
   double rr_ = 0;
 };
@@ -97,6 +101,7 @@ class LaplaceSolver {
   const Case& case_;
   const LaplaceSpec& spec_;
   Backend<T>& be_;
+  std::unique_ptr<LaplaceExec<T>> exec_;
   LaplaceArgs<T> args_;
   Field<T> u_, v_, f_, r_, p_, q_;
   std::unique_ptr<ConjugateGradient<T>> cg_;

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "core/mpi.hpp"
-#include "grid/halo.hpp"
+#include "grid/gather.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
 
@@ -133,7 +133,6 @@ template <class T>
 RayArgs<T> ray_args(const RaySpec& s, const Grid& g, double vmin, double vmax, bool sphere_trace) {
   RayArgs<T> a;
   for (int c = 0; c < 3; ++c) {
-    a.n[c] = g.n[c];
     a.origin[c] = T(g.origin[c]);
     a.h[c] = T(g.h[c]);
   }
@@ -194,9 +193,10 @@ FrameRenderer<T>::FrameRenderer(const RaySpec& s, const Grid& g, Backend<T>& bac
     : spec_(s),
       grid_(g),
       be_(backend),
+      exec_(make_raymarch_exec(backend)),
       sphere_trace_(sphere_trace),
       args_(ray_args<T>(s, g, 0.0, 1.0, sphere_trace)),
-      img_(backend.make_image(args_)),
+      img_(backend.make_image(args_.width, args_.height)),
       timer_(backend.make_timer()) {
   host_.width = args_.width;
   host_.height = args_.height;
@@ -207,7 +207,7 @@ template <class T>
 const io::Image& FrameRenderer<T>::render(const Field<T>& f, double vmin, double vmax) {
   args_ = ray_args<T>(spec_, grid_, vmin, vmax, sphere_trace_);
   timer_->start();
-  be_.raymarch(args_, f, img_);
+  exec_->render(args_, f, img_);
   render_ms_ = timer_->stop_ms();
   timer_->start();
   be_.download_image(img_, host_.rgba.data());
@@ -218,7 +218,7 @@ const io::Image& FrameRenderer<T>::render(const Field<T>& f, double vmin, double
 template <class T>
 const io::Image& FrameRenderer<T>::render(const Field<T>& f) {
   if (!spec_.range_auto) return render(f, spec_.range_lo, spec_.range_hi);
-  const FieldStats st = be_.stats(f);
+  const FieldStats st = be_.vec().stats(f);
   return render(f, st.min, st.max);
 }
 

@@ -13,6 +13,7 @@
 #include "io/case.hpp"
 #include "io/image.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/raymarch/raymarch_exec.hpp"
 #include "solvers/run.hpp"
 #include "solvers/stepper.hpp"
 
@@ -49,6 +50,7 @@ class FrameRenderer {
   const RaySpec& spec_;
   Grid grid_;
   Backend<T>& be_;
+  std::unique_ptr<RaymarchExec<T>> exec_;
   bool sphere_trace_;
   RayArgs<T> args_;
   Field<float> img_;

@@ -14,7 +14,7 @@
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
 #include "core/progress.hpp"
-#include "grid/halo.hpp"
+#include "grid/gather.hpp"
 #include "io/output.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/output_writer.hpp"
@@ -336,7 +336,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   auto checkpoint = [&] { output_s += write_checkpoint_now(c, opts, outputs, solver); };
 
   auto observe = [&](bool is_output, bool log_row) {
-    const FieldStats st = backend.stats(solver.field());
+    const FieldStats st = backend.vec().stats(solver.field());
     if (log_row || st.nonfinite > 0)
       log.row({double(solver.step()), solver.time(), seconds_since(t_start), st.min, st.max,
                st.mean});

@@ -8,13 +8,11 @@ namespace gf {
 
 template <class T>
 std::vector<StencilTap<T>> stencil_taps(const Case& c) {
-  const Grid& g = c.grid;
   std::vector<StencilTap<T>> taps;
   for (const StencilPoint& p : c.stencil.points) {
     StencilTap<T> t{};
     for (int a = 0; a < 3; ++a) t.d[a] = p.d[a];
     t.w = static_cast<T>(p.w);
-    t.lin = p.d[0] + g.n[0] * (std::int64_t(p.d[1]) + g.n[1] * std::int64_t(p.d[2]));
     taps.push_back(t);
   }
   return taps;
@@ -25,7 +23,6 @@ StencilArgs<T> stencil_args(const Case& c) {
   const Grid& g = c.grid;
   StencilArgs<T> a;
   a.ndim = g.ndim;
-  for (int ax = 0; ax < 3; ++ax) a.n[ax] = g.n[ax];
   axis_boundaries(c, a.bc);
   a.ntaps = static_cast<int>(c.stencil.points.size());
   a.radius = c.stencil.radius;
@@ -36,20 +33,21 @@ StencilArgs<T> stencil_args(const Case& c) {
 
 template <class T>
 StencilSolver<T>::StencilSolver(const Case& c, Backend<T>& backend)
-    : case_(c), backend_(backend), args_(stencil_args<T>(c)) {
+    : case_(c), backend_(backend), exec_(make_stencil_exec(backend)),
+      args_(stencil_args<T>(c)) {
   u_ = backend.make_field(c.grid, "the field u");
   u_next_ = backend.make_field(c.grid, "the next step of u");
-  backend.set_stencil_taps(stencil_taps<T>(c));
+  exec_->set_taps(stencil_taps<T>(c));
   upload_ms_ = upload_initial_state(c, backend, u_);
   // Steps per pass, as heat picks them (HeatSolver::pick_time_block).
+  const Layout& l = u_.layout();
   if (c.stencil.time_block > 0) {
-    time_block_ = backend.stencil_time_block(args_, c.stencil.time_block);
+    time_block_ = exec_->time_block(args_, l, c.stencil.time_block);
   } else {
-    time_block_ = fastest_time_block<T>(backend, backend.stencil_time_block(args_, 0),
-                                        c.stencil.steps, "stencil: {} step{} per pass over memory",
-                                        [&](int k) {
-                                          if (k == 1) backend.apply_stencil(args_, u_, u_next_);
-                                          else backend.stencil_steps(args_, k, u_, u_next_);
+    time_block_ = fastest_time_block<T>(backend, exec_->time_block(args_, l, 0), c.stencil.steps,
+                                        "stencil: {} step{} per pass over memory", [&](int k) {
+                                          if (k == 1) exec_->step(args_, u_, u_next_);
+                                          else exec_->steps(args_, k, u_, u_next_);
                                         });
   }
 }
@@ -61,7 +59,7 @@ void StencilSolver<T>::advance(std::int64_t n) {
   const int k = time_block_;
   std::int64_t s = 0;
   for (; k > 1 && s + k <= n && !interrupt_requested(); s += k) {
-    backend_.stencil_steps(args_, k, u_, u_next_);
+    exec_->steps(args_, k, u_, u_next_);
     u_.swap(u_next_);
     step_ += k;
   }
@@ -69,12 +67,12 @@ void StencilSolver<T>::advance(std::int64_t n) {
   const int chunk = k > 1 ? 1 : backend_.steps_per_call(case_.grid);
   while (chunk > 1 && s < n && !interrupt_requested()) {
     const int m = int(std::min<std::int64_t>(chunk, n - s));
-    backend_.stencil_run(args_, m, u_, u_next_);
+    exec_->run(args_, m, u_, u_next_);
     s += m;
     step_ += m;
   }
   for (; s < n && !interrupt_requested(); ++s) {
-    backend_.apply_stencil(args_, u_, u_next_);
+    exec_->step(args_, u_, u_next_);
     u_.swap(u_next_);
     ++step_;
   }

@@ -1,11 +1,12 @@
 // The generic stencil workload: uⁿ⁺¹ = uⁿ + coeff·Σ wₖ uⁿ(x+oₖ) or Σ wₖ uⁿ(x+oₖ),
 // written once against Backend<T>.
 #pragma once
+#include "kernels/stencil/stencil_exec.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
 
-// The case's stencil as backend taps (weights in T, linear offsets on the grid).
+// The case's stencil as the executors' taps (offsets, weights in T).
 template <class T>
 std::vector<StencilTap<T>> stencil_taps(const Case& c);
 template <class T>
@@ -33,6 +34,7 @@ class StencilSolver final : public Stepper<T> {
  private:
   const Case& case_;
   Backend<T>& backend_;
+  std::unique_ptr<StencilExec<T>> exec_;
   StencilArgs<T> args_;
   Field<T> u_, u_next_;
   std::int64_t step_ = 0;

@@ -9,6 +9,7 @@
 #include "io/case.hpp"
 #include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/ops/boundary.hpp"
 
 namespace gf {
 

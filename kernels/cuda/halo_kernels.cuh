@@ -1,6 +1,6 @@
-// Kernels of the MPI halo exchange (grid/halo.hpp) and the owned-point mask
+// Kernels of the MPI halo exchange (kernels/dist/) and the owned-point mask
 // of the reductions on a rank-local grid. The MPI calls themselves are in
-// grid/halo.cpp: no .cu file includes mpi.h.
+// kernels/dist/dist_backend.cpp: no .cu file includes mpi.h.
 #pragma once
 #include <cub/block/block_reduce.cuh>
 
@@ -11,24 +11,27 @@
 
 namespace gf {
 
-// The box a rank owns inside its padded block; `all` on one rank.
+// The box a rank owns inside its padded block, in a field of layout l (the
+// values of a padded row's padding belong to no point); `all`: every value
+// (one rank, a dense field).
 struct OwnedMask {
-  std::int64_t lo[3], hi[3], nx, ny;
+  std::int64_t lo[3], hi[3];
+  Layout l;
   bool all;
-  static OwnedMask of(const Grid& g) {
+  static OwnedMask of(const Grid& g, const Layout& l) {
     OwnedMask m{};
     for (int a = 0; a < 3; ++a) {
       m.lo[a] = g.halo_lo[a];
-      m.hi[a] = g.n[a] - g.halo_hi[a];
+      m.hi[a] = l.n[a] - g.halo_hi[a];
     }
-    m.nx = g.n[0];
-    m.ny = g.n[1];
-    m.all = !g.has_halo();
+    m.l = l;
+    m.all = !g.has_halo() && l.is_dense();
     return m;
   }
   __device__ __forceinline__ bool owns(std::int64_t idx) const {
     if (all) return true;
-    const std::int64_t i = idx % nx, j = (idx / nx) % ny, k = idx / (nx * ny);
+    std::int64_t i, j, k;
+    l.locate(idx, i, j, k);
     return i >= lo[0] && i < hi[0] && j >= lo[1] && j < hi[1] && k >= lo[2] && k < hi[2];
   }
 };
@@ -45,21 +48,19 @@ struct OwnedOnly {
   }
 };
 
-// buf = u over the box [lo, lo + c) (ToBuf), or the box = buf.
+// buf = the box b of a field (ToBuf: b a view of the box, grid/view.hpp), or
+// the box = buf; buf packed x fastest.
 template <class T, bool ToBuf>
-__global__ void __launch_bounds__(256) box_copy_kernel(T* u, std::int64_t nx, std::int64_t ny,
-                                                       std::int64_t lo0, std::int64_t lo1,
-                                                       std::int64_t lo2, std::int64_t c0,
-                                                       std::int64_t c1, std::int64_t total, T* buf) {
+__global__ void __launch_bounds__(256) box_copy_kernel(FieldView<T> b, T* buf) {
+  const std::int64_t total = b.size();
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t q = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; q < total;
        q += stride) {
-    const std::int64_t i = q % c0, j = (q / c0) % c1, k = q / (c0 * c1);
-    const std::int64_t idx = (lo0 + i) + nx * ((lo1 + j) + ny * (lo2 + k));
+    const std::int64_t idx = b.index_of_point(q);
     if constexpr (ToBuf)
-      buf[q] = u[idx];
+      buf[q] = b[idx];
     else
-      u[idx] = buf[q];
+      b[idx] = buf[q];
   }
 }
 

@@ -3,24 +3,30 @@
 // between them is the point operator, a small struct (`Op`) handed to the
 // kernels by value:
 //
-//   op.n[3], op.bc[3]                the grid and its boundary rules (the
-//                                    marches read bc[0] for the x faces)
+//   op.bc[3]                         the boundary rules (the marches read
+//                                    bc[0] for the x faces)
 //   Op::min_blocks                   blocks of 256 threads per SM its registers allow
 //   op.interior(c, m, p, idx)        star ops: the point formula, neighbours at
 //                                    −1 (m) and +1 (p) on each axis
 //   op.group(acc, g, v)              box ops: acc plus the taps of group g (one
 //                                    plane in 3D, one row in 2D) from their values
 //   op.finish(u, sum)                box ops: the point from its value and the sum
-//   op.face(in, i, j, k)             any point, by the boundary rules (y and z faces)
+//   op.face(in, i, j, k)             any point of the view `in`, by the
+//                                    boundary rules (y and z faces)
 //
-// Each op calls the workload's formula from kernels/ops, so the march is only
-// the machinery (indexing, registers, vectors); the arithmetic is the formula's.
+// Each op calls the workload's formula, so the march is only the machinery
+// (indexing, registers, vectors); the arithmetic is the formula's. The
+// fields come as views (grid/view.hpp) that the launchers split into their
+// pointers, passed as __restrict__ kernel parameters (which lets nvcc load
+// through the read-only path), and their common layout `l`: the kernels
+// step by its strides and take a point's index from it alone.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 
+#include "grid/view.hpp"
 #include "kernels/cuda/vec16.cuh"
 #include "kernels/ops/boundary.hpp"
 
@@ -103,11 +109,12 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
 // nx % W == 0, 16-byte aligned fields and fewer than 2³¹ points.
 template <class Op, class T, int MINB, bool RANGED = false>
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
-                                                          T* __restrict__ out, int kchunk,
-                                                          MarchRange rg = {}) {
+                                                          T* __restrict__ out, Layout l,
+                                                          int kchunk, MarchRange rg = {}) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
-  const int nx = int(op.n[0]), ny = int(op.n[1]), nz = int(op.n[2]);
+  const int nx = int(l.n[0]), ny = int(l.n[1]), nz = int(l.n[2]);
+  const int sy = int(l.sy), plane = int(l.sz);
   const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y);
   if (i0 >= (RANGED ? rg.i_hi : nx) || j >= (RANGED ? rg.j_hi : ny - 1)) return;
@@ -115,14 +122,13 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
   const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
   const int kend = RANGED ? rg.k_hi : nz - 1;
   const int ke = kb + kchunk < kend ? kb + kchunk : kend;
-  const int plane = nx * ny;
-  int idx = i0 + nx * j + kb * plane;
+  int idx = l.index_as<int>(i0, j, kb);
   V zm = *reinterpret_cast<const V*>(in + idx - plane);
   V c = *reinterpret_cast<const V*>(in + idx);
   for (int k = kb; k < ke; ++k, idx += plane) {
     const V zp = *reinterpret_cast<const V*>(in + idx + plane);
-    const V ym = *reinterpret_cast<const V*>(in + idx - nx);
-    const V yp = *reinterpret_cast<const V*>(in + idx + nx);
+    const V ym = *reinterpret_cast<const V*>(in + idx - sy);
+    const V yp = *reinterpret_cast<const V*>(in + idx + sy);
     const T left = xs.left(in, idx, op.bc[0]), right = xs.right(in, idx, op.bc[0]);
     const T* cs = reinterpret_cast<const T*>(&c);
     const T* zms = reinterpret_cast<const T*>(&zm);
@@ -179,12 +185,13 @@ __device__ __forceinline__ void roll_box_sums(const Op& op, const T* v, int ng, 
 // L2 for its rows of the plane PFD planes ahead.
 template <class Op, class T, int MINB, bool RANGED = false, int RY = 1, int PFD = 0>
 __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restrict__ in,
-                                                         T* __restrict__ out, int kchunk,
-                                                         MarchRange rg = {}) {
+                                                         T* __restrict__ out, Layout l,
+                                                         int kchunk, MarchRange rg = {}) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
   constexpr int NR = RY + 2;  // rows loaded a plane
-  const int nx = int(op.n[0]), ny = int(op.n[1]), nz = int(op.n[2]);
+  const int nx = int(l.n[0]), ny = int(l.n[1]), nz = int(l.n[2]);
+  const int sy = int(l.sy), plane = int(l.sz);
   const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = (RANGED ? rg.j_lo : 1) + RY * int(blockIdx.y * blockDim.y + threadIdx.y);
   const int jend = RANGED ? rg.j_hi : ny - 1;
@@ -195,13 +202,12 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
   const int ke = kb + kchunk < kend ? kb + kchunk : kend;
   if (kb >= ke) return;
   const int nr = jend - j < RY ? jend - j : RY;  // rows this thread makes
-  const int plane = nx * ny;
-  int idx = i0 + nx * j + kb * plane;
+  int idx = l.index_as<int>(i0, j, kb);
   RowPiece<T> p[NR];
   const auto load = [&](int at) {
 #pragma unroll
     for (int dy = 0; dy < NR; ++dy)  // rows past the last one made repeat it (in the array)
-      load_piece(p[dy], xs, in, at + (dy - 1 < nr ? dy - 1 : nr) * nx, op.bc[0]);
+      load_piece(p[dy], xs, in, at + (dy - 1 < nr ? dy - 1 : nr) * sy, op.bc[0]);
   };
   T acc_c[RY][W], acc_n[RY][W];
   // adds the plane's taps to the sums (roll_box_sums)
@@ -227,7 +233,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
     if constexpr (PFD > 0)
       if (k + PFD < ke) {
 #pragma unroll
-        for (int y = 0; y < RY; ++y) prefetch_l2(in + idx + (PFD + 1) * plane + y * nx);
+        for (int y = 0; y < RY; ++y) prefetch_l2(in + idx + (PFD + 1) * plane + y * sy);
       }
     load(idx + plane);
     T sum[RY][W];
@@ -240,7 +246,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
 #pragma unroll
       for (int e = 0; e < W; ++e) rs[e] = op.finish(cs[e], sum[y][e]);
       xs.hold(rs, cs, nx, op.bc[0]);
-      if (y < nr) *reinterpret_cast<V*>(out + idx + y * nx) = r;
+      if (y < nr) *reinterpret_cast<V*>(out + idx + y * sy) = r;
       cprev[y] = p[y + 1].v;
     }
   }
@@ -252,8 +258,10 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
 // divisions dominate.
 template <class Op, class I>
 __global__ void __launch_bounds__(256) faces3d(Op op, const typename Op::value_type* __restrict__ in,
-                                               typename Op::value_type* __restrict__ out) {
-  const I nx = I(op.n[0]), ny = I(op.n[1]), nz = I(op.n[2]);
+                                               typename Op::value_type* __restrict__ out,
+                                               Layout l) {
+  using T = typename Op::value_type;
+  const I nx = I(l.n[0]), ny = I(l.n[1]), nz = I(l.n[2]);
   I t = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
   const I i = t % nx;
   I r = t / nx;  // the row: (face, k) for y faces, then (face, j) for z faces
@@ -267,7 +275,8 @@ __global__ void __launch_bounds__(256) faces3d(Op op, const typename Op::value_t
   } else {
     return;
   }
-  out[i + nx * (j + ny * k)] = op.face(in, std::int64_t(i), std::int64_t(j), std::int64_t(k));
+  out[l.index_as<I>(i, j, k)] =
+      op.face(FieldView<const T>(in, l), std::int64_t(i), std::int64_t(j), std::int64_t(k));
 }
 
 // 2D, vectorised in x and marching along y over kc rows (rows 1 to ny − 2),
@@ -282,17 +291,18 @@ __global__ void __launch_bounds__(256) faces3d(Op op, const typename Op::value_t
 // H200, the first march 0.84.)
 template <bool BOX, class Op, class T, bool RANGED = false>
 __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
-                                               T* __restrict__ out, int kc, MarchRange rg = {}) {
+                                               T* __restrict__ out, Layout l, int kc,
+                                               MarchRange rg = {}) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
-  const int nx = int(op.n[0]), ny = int(op.n[1]);
+  const int nx = int(l.n[0]), ny = int(l.n[1]), sy = int(l.sy);
   const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
   const int jb = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y) * kc;
   const int jend = RANGED ? rg.j_hi : ny - 1;
   if (i0 >= (RANGED ? rg.i_hi : nx) || jb >= jend) return;
   const XSides<T> xs(i0, nx, op.bc[0]);
   const int je = min(jb + kc, jend);
-  int idx = i0 + nx * jb;
+  int idx = l.index_as<int>(i0, jb, 0);
   RowPiece<T> cur, next;  // row j (BOX: the row being added); row j + 1, loaded ahead
   if constexpr (BOX) {
     T acc_c[W], acc_n[W];
@@ -304,15 +314,15 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
         roll_box_sums(op, v, ng, acc_c[e], acc_n[e], ng == 3 ? res + e : nullptr);
       }
     };
-    load_piece(cur, xs, in, idx - nx, op.bc[0]);
+    load_piece(cur, xs, in, idx - sy, op.bc[0]);
     add(cur, 1, nullptr);
     load_piece(cur, xs, in, idx, op.bc[0]);
     add(cur, 2, nullptr);
     V cprev = cur.v;
-    load_piece(next, xs, in, idx + nx, op.bc[0]);
-    for (int j = jb; j < je; ++j, idx += nx) {
+    load_piece(next, xs, in, idx + sy, op.bc[0]);
+    for (int j = jb; j < je; ++j, idx += sy) {
       cur = next;
-      if (j + 1 < je) load_piece(next, xs, in, idx + 2 * nx, op.bc[0]);
+      if (j + 1 < je) load_piece(next, xs, in, idx + 2 * sy, op.bc[0]);
       V r;
       T* rs = reinterpret_cast<T*>(&r);
       T sum[W];
@@ -325,12 +335,12 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
       cprev = cur.v;
     }
   } else {
-    V ym = *reinterpret_cast<const V*>(in + idx - nx);
+    V ym = *reinterpret_cast<const V*>(in + idx - sy);
     load_piece(cur, xs, in, idx, op.bc[0]);
-    load_piece(next, xs, in, idx + nx, op.bc[0]);
-    for (int j = jb; j < je; ++j, idx += nx) {
+    load_piece(next, xs, in, idx + sy, op.bc[0]);
+    for (int j = jb; j < je; ++j, idx += sy) {
       const RowPiece<T> yp = next;
-      if (j + 1 < je) load_piece(next, xs, in, idx + 2 * nx, op.bc[0]);
+      if (j + 1 < je) load_piece(next, xs, in, idx + 2 * sy, op.bc[0]);
       const T* cs = reinterpret_cast<const T*>(&cur.v);
       const T* yms = reinterpret_cast<const T*>(&ym);
       const T* yps = reinterpret_cast<const T*>(&yp.v);
@@ -353,31 +363,40 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
 // Rows 0 and ny − 1 of a 2D grid, through op.face (the boundary rules).
 template <class Op>
 __global__ void __launch_bounds__(256) rows2d(Op op, const typename Op::value_type* __restrict__ in,
-                                              typename Op::value_type* __restrict__ out) {
-  const std::int64_t nx = op.n[0], ny = op.n[1];
+                                              typename Op::value_type* __restrict__ out,
+                                              Layout l) {
+  using T = typename Op::value_type;
+  const std::int64_t nx = l.n[0], ny = l.n[1];
   const std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (t >= 2 * nx) return;
   const std::int64_t i = t % nx, j = t < nx ? 0 : ny - 1;
-  out[i + nx * j] = op.face(in, i, j, 0);
+  out[l.index(i, j)] = op.face(FieldView<const T>(in, l), i, j, 0);
 }
 
 inline unsigned march_blocks(std::int64_t n, unsigned b) { return unsigned((n + b - 1) / b); }
 
+// True when rows of a field are whole 16-byte vectors and start on 16-byte
+// boundaries, and its values fit 32-bit indices: what the vectorised
+// marches need.
+template <class T>
+bool vector_rows(const FieldView<const T>& in, const FieldView<T>& out) {
+  constexpr int W = Vec16<T>::n;
+  return in.n[0] % W == 0 && in.sy % W == 0 && in.sz % W == 0 && in.same_as(out) &&
+         in.span() < (std::int64_t(1) << 31) &&
+         reinterpret_cast<std::uintptr_t>(in.p) % 16 == 0 &&
+         reinterpret_cast<std::uintptr_t>(out.p) % 16 == 0;
+}
+
 // True when a 3D field can take the vectorised marches.
 template <class T>
-bool march3d_fits(const std::int64_t* n, const T* in, const T* out) {
-  return n[0] % Vec16<T>::n == 0 && n[1] >= 3 && n[2] >= 3 &&
-         n[0] * n[1] * n[2] < (std::int64_t(1) << 31) &&
-         reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
-         reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+bool march3d_fits(const FieldView<const T>& in, const FieldView<T>& out) {
+  return vector_rows(in, out) && in.n[1] >= 3 && in.n[2] >= 3;
 }
 
 // True when a 2D field can take the vectorised march.
 template <class T>
-bool march2d_fits(const std::int64_t* n, const T* in, const T* out) {
-  return n[0] % Vec16<T>::n == 0 && n[1] >= 2 && n[0] * n[1] < (std::int64_t(1) << 31) &&
-         reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
-         reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+bool march2d_fits(const FieldView<const T>& in, const FieldView<T>& out) {
+  return vector_rows(in, out) && in.n[1] >= 2;
 }
 
 // One 2D step: the march over rows 1 to ny − 2, then rows 0 and ny − 1.
@@ -389,34 +408,35 @@ constexpr int kMarch2dRows = 4;
 // The 2D march over the rows of range r (inside its reach); RANGED: only r,
 // else the whole reach.
 template <bool BOX, bool RANGED, class Op>
-void run_march2d(const Op& op, const typename Op::value_type* in, typename Op::value_type* out,
-                 const MarchRange& r, cudaStream_t s) {
+void run_march2d(const Op& op, const FieldView<const typename Op::value_type>& in,
+                 const FieldView<typename Op::value_type>& out, const MarchRange& r,
+                 cudaStream_t s) {
   using T = typename Op::value_type;
   const int kc = kMarch2dRows;
   const dim3 grid(march_blocks((r.i_hi - r.i_lo) / Vec16<T>::n, 32),
                   march_blocks((r.j_hi - r.j_lo + kc - 1) / kc, 8));
-  march2d<BOX, Op, T, RANGED><<<grid, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+  march2d<BOX, Op, T, RANGED><<<grid, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
 }
 
 template <bool BOX, class Op>
-void launch_march2d(const Op& op, const typename Op::value_type* in,
-                    typename Op::value_type* out, cudaStream_t s) {
-  const std::int64_t nx = op.n[0], ny = op.n[1];
+void launch_march2d(const Op& op, const FieldView<const typename Op::value_type>& in,
+                    const FieldView<typename Op::value_type>& out, cudaStream_t s) {
+  const std::int64_t nx = in.n[0], ny = in.n[1];
   if (ny > 2) run_march2d<BOX, false>(op, in, out, MarchRange{0, int(nx), 1, int(ny) - 1, 0, 1}, s);
-  rows2d<Op><<<march_blocks(2 * nx, 256), 256, 0, s>>>(op, in, out);
+  rows2d<Op><<<march_blocks(2 * nx, 256), 256, 0, s>>>(op, in.p, out.p, in);
 }
 
 // The y and z faces of a 3D grid.
 template <class Op>
-void launch_faces3d(const Op& op, const typename Op::value_type* in,
-                    typename Op::value_type* out, cudaStream_t s) {
-  const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
+void launch_faces3d(const Op& op, const FieldView<const typename Op::value_type>& in,
+                    const FieldView<typename Op::value_type>& out, cudaStream_t s) {
+  const std::int64_t nx = in.n[0], ny = in.n[1], nz = in.n[2];
   const std::int64_t faces = 2 * nx * (nz + std::max<std::int64_t>(0, ny - 2));
   if (faces == 0) return;
-  if (nx * ny * nz < (std::int64_t(1) << 31))
-    faces3d<Op, int><<<march_blocks(faces, 256), 256, 0, s>>>(op, in, out);
+  if (in.span() < (std::int64_t(1) << 31))
+    faces3d<Op, int><<<march_blocks(faces, 256), 256, 0, s>>>(op, in.p, out.p, in);
   else
-    faces3d<Op, std::int64_t><<<march_blocks(faces, 256), 256, 0, s>>>(op, in, out);
+    faces3d<Op, std::int64_t><<<march_blocks(faces, 256), 256, 0, s>>>(op, in.p, out.p, in);
 }
 
 // How the 3D marches run, by precision (an H100 at 512³, bench --repeat 3):
@@ -436,8 +456,9 @@ struct March3dShape {
 // The march over the points of range r (inside its reach), with the shape
 // above; RANGED: only r (the core of a split step), else the whole reach.
 template <bool BOX, bool RANGED, class Op>
-void run_march3d(const Op& op, const typename Op::value_type* in, typename Op::value_type* out,
-                 const MarchRange& r, cudaStream_t s) {
+void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& in,
+                 const FieldView<typename Op::value_type>& out, const MarchRange& r,
+                 cudaStream_t s) {
   using T = typename Op::value_type;
   using S = March3dShape<BOX, T>;
   constexpr int W = Vec16<T>::n;
@@ -446,17 +467,17 @@ void run_march3d(const Op& op, const typename Op::value_type* in, typename Op::v
                march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
   if constexpr (BOX)
     march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd>
-        <<<g, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+        <<<g, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
   else
-    march3d_star<Op, T, Op::min_blocks, RANGED><<<g, dim3(32, 8), 0, s>>>(op, in, out, kc, r);
+    march3d_star<Op, T, Op::min_blocks, RANGED><<<g, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
 }
 
 // One step through a march (BOX: march3d_box, else march3d_star) and the
 // faces kernel; the caller has checked march3d_fits.
 template <bool BOX, class Op>
-void launch_march3d(const Op& op, const typename Op::value_type* in,
-                    typename Op::value_type* out, cudaStream_t s) {
-  const MarchRange all{0, int(op.n[0]), 1, int(op.n[1]) - 1, 1, int(op.n[2]) - 1};
+void launch_march3d(const Op& op, const FieldView<const typename Op::value_type>& in,
+                    const FieldView<typename Op::value_type>& out, cudaStream_t s) {
+  const MarchRange all{0, int(in.n[0]), 1, int(in.n[1]) - 1, 1, int(in.n[2]) - 1};
   run_march3d<BOX, false>(op, in, out, all, s);
   launch_faces3d(op, in, out, s);
 }
@@ -464,15 +485,17 @@ void launch_march3d(const Op& op, const typename Op::value_type* in,
 // The march alone over range r (non-empty, inside its reach; no faces
 // kernel): the core of a split step (part_kernels.cuh), in the same shape.
 template <bool BOX, class Op>
-void launch_march3d_range(const Op& op, const typename Op::value_type* in,
-                          typename Op::value_type* out, const MarchRange& r, cudaStream_t s) {
+void launch_march3d_range(const Op& op, const FieldView<const typename Op::value_type>& in,
+                          const FieldView<typename Op::value_type>& out, const MarchRange& r,
+                          cudaStream_t s) {
   run_march3d<BOX, true>(op, in, out, r, s);
 }
 
 // The 2D march alone over range r (rows j_lo..j_hi − 1; no row kernel).
 template <bool BOX, class Op>
-void launch_march2d_range(const Op& op, const typename Op::value_type* in,
-                          typename Op::value_type* out, const MarchRange& r, cudaStream_t s) {
+void launch_march2d_range(const Op& op, const FieldView<const typename Op::value_type>& in,
+                          const FieldView<typename Op::value_type>& out, const MarchRange& r,
+                          cudaStream_t s) {
   run_march2d<BOX, true>(op, in, out, r, s);
 }
 

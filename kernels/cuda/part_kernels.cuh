@@ -1,5 +1,5 @@
-// Steps split in two for the overlapped halo exchange (Backend::heat_step_part
-// and its siblings, grid/halo.hpp): part Shell, every point outside a core
+// Steps split in two for the overlapped halo exchange (the executors'
+// step_part, kernels/dist/): part Shell, every point outside a core
 // box, one thread a point through the operator's boundary-rules formula
 // (op.face: the formula the faces kernels use, so the same values); part
 // Core, the march over the core's whole 16-byte vectors off the grid's y and
@@ -36,7 +36,8 @@ template <class Op, class I>
 __global__ void __launch_bounds__(256) box_points(Op op,
                                                   const typename Op::value_type* __restrict__ in,
                                                   typename Op::value_type* __restrict__ out,
-                                                  BoxSet set) {
+                                                  Layout l, BoxSet set) {
+  using T = typename Op::value_type;
   const I total = I(set.first[set.n]);
   const I stride = I(gridDim.x) * I(blockDim.x);
   for (I t = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); t < total; t += stride) {
@@ -47,15 +48,15 @@ __global__ void __launch_bounds__(256) box_points(Op op,
     const I i = I(set.lo[b][0]) + q % c0;
     const I j = I(set.lo[b][1]) + r % c1;
     const I k = I(set.lo[b][2]) + r / c1;
-    out[i + I(op.n[0]) * (j + I(op.n[1]) * k)] =
-        op.face(in, std::int64_t(i), std::int64_t(j), std::int64_t(k));
+    out[l.index_as<I>(i, j, k)] =
+        op.face(FieldView<const T>(in, l), std::int64_t(i), std::int64_t(j), std::int64_t(k));
   }
 }
 
 template <class Op>
-void launch_box_points(const Op& op, const typename Op::value_type* in,
-                       typename Op::value_type* out, const std::vector<Box>& boxes,
-                       cudaStream_t s) {
+void launch_box_points(const Op& op, const FieldView<const typename Op::value_type>& in,
+                       const FieldView<typename Op::value_type>& out,
+                       const std::vector<Box>& boxes, cudaStream_t s) {
   BoxSet set;
   for (const Box& b : boxes) {
     if (b.empty()) continue;
@@ -68,20 +69,21 @@ void launch_box_points(const Op& op, const typename Op::value_type* in,
   const std::int64_t total = set.first[set.n];
   if (total == 0) return;
   const unsigned blocks = unsigned(std::min<std::int64_t>((total + 255) / 256, 65535 * 8));
-  if (op.n[0] * op.n[1] * op.n[2] < (std::int64_t(1) << 31) - 256 * std::int64_t(blocks))
-    box_points<Op, int><<<blocks, 256, 0, s>>>(op, in, out, set);
+  if (in.span() < (std::int64_t(1) << 31) - 256 * std::int64_t(blocks))
+    box_points<Op, int><<<blocks, 256, 0, s>>>(op, in.p, out.p, in, set);
   else
-    box_points<Op, std::int64_t><<<blocks, 256, 0, s>>>(op, in, out, set);
+    box_points<Op, std::int64_t><<<blocks, 256, 0, s>>>(op, in.p, out.p, in, set);
 }
 
 // Part `part` of one step of op (a march operator, D = 2 or 3 dimensions)
 // split around `core`; the caller has checked that the march fits the grid.
 template <bool BOX, int D, class Op>
-void launch_part(const Op& op, const typename Op::value_type* in, typename Op::value_type* out,
-                 const Box& core, StepPart part, cudaStream_t s) {
+void launch_part(const Op& op, const FieldView<const typename Op::value_type>& in,
+                 const FieldView<typename Op::value_type>& out, const Box& core, StepPart part,
+                 cudaStream_t s) {
   using T = typename Op::value_type;
   constexpr int W = Vec16<T>::n;
-  const std::int64_t* n = op.n;
+  const std::int64_t* n = in.n;
   if (part == StepPart::Shell) {
     launch_box_points(op, in, out, shell_boxes(Box::whole(n), core), s);
     return;
@@ -115,13 +117,13 @@ void launch_part(const Op& op, const typename Op::value_type* in, typename Op::v
 // the march does not run (1D grids, rows not whole 16-byte vectors, 2³¹
 // points and more): the caller then takes the whole step.
 template <bool BOX, class T, class Make>
-bool launch_split(int ndim, const std::int64_t* n, const T* in, T* out, const Box& core,
-                  StepPart part, cudaStream_t s, Make&& make) {
-  if (ndim == 3 && march3d_fits(n, in, out)) {
+bool launch_split(int ndim, const FieldView<const T>& in, const FieldView<T>& out,
+                  const Box& core, StepPart part, cudaStream_t s, Make&& make) {
+  if (ndim == 3 && march3d_fits(in, out)) {
     launch_part<BOX, 3>(make(std::integral_constant<int, 3>{}), in, out, core, part, s);
     return true;
   }
-  if (ndim == 2 && march2d_fits(n, in, out)) {
+  if (ndim == 2 && march2d_fits(in, out)) {
     launch_part<BOX, 2>(make(std::integral_constant<int, 2>{}), in, out, core, part, s);
     return true;
   }

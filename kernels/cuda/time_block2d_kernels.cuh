@@ -33,6 +33,7 @@
 
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/time_block_kernels.cuh"
+#include "grid/view.hpp"
 #include "kernels/cuda/vec16.cuh"
 #include "kernels/ops/time_block.hpp"
 
@@ -58,11 +59,12 @@ struct Tb2Shape {
 // W); else one point at a time.
 template <bool XW, bool VEC, class Op, class Sh, class T = typename Op::value_type>
 __device__ __forceinline__ void tb2_march(const Op& a, const T* __restrict__ in,
-                                          T* __restrict__ out, int strip, int kb, int ke) {
+                                          T* __restrict__ out, const Layout& lay, int strip, int kb,
+                                          int ke) {
   using V = typename Vec16<T>::type;
   constexpr int K = Sh::K, W = Sh::W, NV = Sh::NV, P = Sh::P;
   constexpr TbWalls none{false, false, false};
-  const int nx = int(a.n[0]), ny = int(a.n[1]);
+  const int nx = int(lay.n[0]), ny = int(lay.n[1]);
   const bool px = a.bc[0].lo == BcType::Periodic, py = a.bc[1].lo == BcType::Periodic;
   const int lane = int(threadIdx.x) & 31;
   const int gx = strip * Sh::IX - Sh::PADX + lane * P;  // a multiple of W
@@ -97,14 +99,15 @@ __device__ __forceinline__ void tb2_march(const Op& a, const T* __restrict__ in,
 #pragma unroll
       for (int v = 0; v < NV; ++v) {
         V x{};
-        if (ok) x = *reinterpret_cast<const V*>(from + gx + v * W + nx * iz);
+        if (ok) x = *reinterpret_cast<const V*>(from + lay.index_as<int>(gx + v * W, iz, 0));
         const T* xs = reinterpret_cast<const T*>(&x);
 #pragma unroll
         for (int e = 0; e < W; ++e) dst[v * W + e] = xs[e];
       }
     } else {
 #pragma unroll
-      for (int e = 0; e < P; ++e) dst[e] = (ok && ix[e] >= 0) ? from[ix[e] + nx * iz] : T(0);
+      for (int e = 0; e < P; ++e)
+        dst[e] = (ok && ix[e] >= 0) ? from[lay.index_as<int>(ix[e], iz, 0)] : T(0);
     }
   };
   // Level 0 arrives AHEAD rows ahead of its use, in a ring of three (AHEAD 2)
@@ -179,12 +182,12 @@ __device__ __forceinline__ void tb2_march(const Op& a, const T* __restrict__ in,
 #pragma unroll
           for (int q = 0; q < NV; ++q)
             if (writes[q * W])
-              *reinterpret_cast<V*>(out + gx + q * W + nx * p) =
+              *reinterpret_cast<V*>(out + lay.index_as<int>(gx + q * W, p, 0)) =
                   *reinterpret_cast<const V*>(&v[q * W]);
         } else {
 #pragma unroll
           for (int e = 0; e < P; ++e)
-            if (writes[e]) out[ix[e] + nx * p] = v[e];
+            if (writes[e]) out[lay.index_as<int>(ix[e], p, 0)] = v[e];
         }
       }
     }
@@ -202,8 +205,8 @@ __device__ __forceinline__ void tb2_march(const Op& a, const T* __restrict__ in,
 // the `strips` (XW true), WARPS a block, in chunks of `ychunk` rows.
 template <class Op, class Sh, bool XW, bool VEC, class T = typename Op::value_type>
 __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
-    time_block2d(Op a, const T* __restrict__ in, T* __restrict__ out, int ychunk, int s0, int s1,
-                 int strips) {
+    time_block2d(Op a, const T* __restrict__ in, T* __restrict__ out, Layout l, int ychunk, int s0,
+                 int s1, int strips) {
   const int q = int(blockIdx.x) * Sh::WARPS + int(threadIdx.x) / 32;  // alike in a warp
   int strip;
   if constexpr (XW) {
@@ -214,8 +217,8 @@ __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
     strip = s0 + q;
   }
   const int kb = int(blockIdx.y) * ychunk;
-  const int ke = min(kb + ychunk, int(a.n[1]));
-  tb2_march<XW, VEC, Op, Sh>(a, in, out, strip, kb, ke);
+  const int ke = min(kb + ychunk, int(l.n[1]));
+  tb2_march<XW, VEC, Op, Sh>(a, in, out, l, strip, kb, ke);
 }
 
 template <class Op, class Sh, bool XW, bool VEC>
@@ -232,9 +235,10 @@ int tb2_warps_per_sm() {
 // One pass: the strips clear of the x faces and the others as two launches,
 // each in the y chunks that fill the device best (tb_zchunk).
 template <class Op, class Sh, class T = typename Op::value_type>
-void launch_tb2(const Op& a, const T* in, T* out, cudaStream_t s) {
+void launch_tb2(const Op& a, const FieldView<const T>& in, const FieldView<T>& out,
+                cudaStream_t s) {
   const int sms = tb_device_sms();
-  const int nx = int(a.n[0]), ny = int(a.n[1]);
+  const int nx = int(in.n[0]), ny = int(in.n[1]);
   const int strips = (nx + Sh::IX - 1) / Sh::IX;
   int s0, s1;
   tb_plain_blocks(strips, Sh::IX, Sh::PADX, Sh::BX, nx, a.bc[0].lo == BcType::Periodic, s0, s1);
@@ -245,9 +249,10 @@ void launch_tb2(const Op& a, const T* in, T* out, cudaStream_t s) {
     const int ychunk = tb_zchunk(n, ny, Sh::K, tb2_warps_per_sm<Op, Sh, XW, VEC>() * sms);
     const dim3 grid(unsigned((n + Sh::WARPS - 1) / Sh::WARPS),
                     unsigned((ny + ychunk - 1) / ychunk));
-    time_block2d<Op, Sh, XW, VEC><<<grid, Sh::THREADS, 0, s>>>(a, in, out, ychunk, s0, s1, strips);
+    time_block2d<Op, Sh, XW, VEC><<<grid, Sh::THREADS, 0, s>>>(a, in.p, out.p, in, ychunk, s0, s1,
+                                                               strips);
   };
-  if (nx % Sh::W == 0)
+  if (nx % Sh::W == 0 && in.sy % Sh::W == 0)
     go(std::false_type{}, std::true_type{});
   else
     go(std::false_type{}, std::false_type{});
@@ -257,7 +262,8 @@ void launch_tb2(const Op& a, const T* in, T* out, cudaStream_t s) {
 // K = k steps (2 to 4, time_block_supported), in → out (distinct buffers),
 // on a 2D grid of fewer than 2³¹ points.
 template <class Op, class T = typename Op::value_type>
-void launch_time_block2d(const Op& a, int k, const T* in, T* out, cudaStream_t s) {
+void launch_time_block2d(const Op& a, int k, const FieldView<const T>& in,
+                         const FieldView<T>& out, cudaStream_t s) {
   static_assert(Op::kDim == 2, "the 2D passes");
   constexpr bool f32 = sizeof(T) == 4;
   switch (k) {
@@ -266,27 +272,5 @@ void launch_time_block2d(const Op& a, int k, const T* in, T* out, cudaStream_t s
     default: launch_tb2<Op, Tb2Shape<T, 4, 1, 4, f32 ? 6 : 5, 2>>(a, in, out, s); break;
   }
 }
-
-// Compiled once, in time_block2d.cu; the other translation units take these.
-extern template void launch_time_block2d<TbHeat<float, true, 2>>(const TbHeat<float, true, 2>&, int,
-                                                                 const float*, float*,
-                                                                 cudaStream_t);
-extern template void launch_time_block2d<TbHeat<float, false, 2>>(const TbHeat<float, false, 2>&,
-                                                                  int, const float*, float*,
-                                                                  cudaStream_t);
-extern template void launch_time_block2d<TbStar<float, 2>>(const TbStar<float, 2>&, int,
-                                                           const float*, float*, cudaStream_t);
-extern template void launch_time_block2d<TbJacobi<float, 2>>(const TbJacobi<float, 2>&, int,
-                                                             const float*, float*, cudaStream_t);
-extern template void launch_time_block2d<TbHeat<double, true, 2>>(const TbHeat<double, true, 2>&,
-                                                                  int, const double*, double*,
-                                                                  cudaStream_t);
-extern template void launch_time_block2d<TbHeat<double, false, 2>>(const TbHeat<double, false, 2>&,
-                                                                   int, const double*, double*,
-                                                                   cudaStream_t);
-extern template void launch_time_block2d<TbStar<double, 2>>(const TbStar<double, 2>&, int,
-                                                            const double*, double*, cudaStream_t);
-extern template void launch_time_block2d<TbJacobi<double, 2>>(const TbJacobi<double, 2>&, int,
-                                                              const double*, double*, cudaStream_t);
 
 }  // namespace gf

@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/cuda_check.cuh"
+#include "grid/view.hpp"
 #include "kernels/cuda/vec16.cuh"
 #include "kernels/ops/time_block.hpp"
 
@@ -59,10 +60,10 @@ struct TbShape {
 // wall face (or off the grid) pay for them, a branch the whole block takes alike.
 template <bool XYW, class Op, class Sh, class T = typename Op::value_type>
 __device__ __forceinline__ void tb_march(const Op& a, const T* __restrict__ in,
-                                         T* __restrict__ out, T (*tile)[2][Sh::ROWS * Sh::BX],
-                                         int zchunk) {
+                                         T* __restrict__ out, const Layout& l,
+                                         T (*tile)[2][Sh::ROWS * Sh::BX], int zchunk) {
   constexpr int K = Sh::K, BX = Sh::BX, S = Sh::S;
-  const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
+  const int nx = int(l.n[0]), ny = int(l.n[1]), nz = int(l.n[2]);
   const bool px = a.bc[0].lo == BcType::Periodic, py = a.bc[1].lo == BcType::Periodic,
              pz = a.bc[2].lo == BcType::Periodic;
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
@@ -77,7 +78,7 @@ __device__ __forceinline__ void tb_march(const Op& a, const T* __restrict__ in,
   for (int s = 0; s < S; ++s) {
     const int gy = gy0 + s, ty_s = ty * S + s;
     const int iy = XYW ? tb_axis_index(gy, ny, py) : gy;
-    col[s] = (ix >= 0 && iy >= 0) ? ix + nx * iy : -1;
+    col[s] = (ix >= 0 && iy >= 0) ? l.index_as<int>(ix, iy, 0) : -1;
     wy[s] = XYW ? tb_walls<T>(iy, ny, py, a.bc[1]) : TbWalls{false, false, false};
     writes[s] = tx >= K && tx < BX - K && ty_s >= K && ty_s < Sh::BY - K && gx < nx && gy < ny;
   }
@@ -85,7 +86,7 @@ __device__ __forceinline__ void tb_march(const Op& a, const T* __restrict__ in,
   const int ke = min(kb + zchunk, nz);
   const int zs = pz ? kb - K : max(kb - K, 0);
   const int zf = pz ? ke + K : min(ke + K, nz);  // planes read from memory: [zs, zf)
-  const int plane = nx * ny;                     // fewer than 2³¹ points
+  const int plane = int(l.sz);                   // fewer than 2³¹ values
 
   T r[K][3][S];  // per level below K: planes p − 1, p, p + 1 of the strip
 #pragma unroll
@@ -169,13 +170,13 @@ __device__ __forceinline__ bool tb_plain_range(int lo, int hi, int n, bool perio
 // K steps from in to out over a grid of fewer than 2³¹ points.
 template <class Op, class Sh, class T = typename Op::value_type>
 __global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY))
-    time_block3d(Op a, const T* __restrict__ in, T* __restrict__ out, int zchunk) {
+    time_block3d(Op a, const T* __restrict__ in, T* __restrict__ out, Layout l, int zchunk) {
   constexpr int K = Sh::K;
   // two buffers of the tile per level below K (dynamic: float64 needs more
   // than the 48 KiB a static array may have)
   extern __shared__ __align__(16) unsigned char tb_smem[];
   auto tile = reinterpret_cast<T (*)[2][Sh::ROWS * Sh::BX]>(tb_smem);
-  const int nx = int(a.n[0]), ny = int(a.n[1]);
+  const int nx = int(l.n[0]), ny = int(l.n[1]);
   // the spare rows are read only for points that are never written; zero them
   // all the same, so that nothing reads memory that was never written
   for (int q = threadIdx.y * Sh::BX + threadIdx.x; q < K * 2 * 2 * Sh::BX; q += Sh::BX * Sh::TY) {
@@ -186,9 +187,9 @@ __global__ void __launch_bounds__(Sh::BX * Sh::TY, 512 / (Sh::BX * Sh::TY))
   const bool plain = tb_plain_range(x0, x0 + Sh::BX, nx, a.bc[0].lo == BcType::Periodic) &&
                      tb_plain_range(y0, y0 + Sh::BY, ny, a.bc[1].lo == BcType::Periodic);
   if (plain)
-    tb_march<false, Op, Sh>(a, in, out, tile, zchunk);
+    tb_march<false, Op, Sh>(a, in, out, l, tile, zchunk);
   else
-    tb_march<true, Op, Sh>(a, in, out, tile, zchunk);
+    tb_march<true, Op, Sh>(a, in, out, l, tile, zchunk);
 }
 
 // ---------------------------------------------------------------------------
@@ -233,11 +234,11 @@ struct TbvShape {
 
 template <bool XYW, class Op, class Sh, class T = typename Op::value_type>
 __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
-                                          T* __restrict__ out, T* __restrict__ edge, int zchunk,
-                                          int bx, int by) {
+                                          T* __restrict__ out, const Layout& l,
+                                          T* __restrict__ edge, int zchunk, int bx, int by) {
   using V = typename Vec16<T>::type;
   constexpr int K = Sh::K, W = Sh::W, S = Sh::S, TX = Sh::TX, BX = Sh::BX;
-  const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
+  const int nx = int(l.n[0]), ny = int(l.n[1]), nz = int(l.n[2]);
   const bool px = a.bc[0].lo == BcType::Periodic, py = a.bc[1].lo == BcType::Periodic,
              pz = a.bc[2].lo == BcType::Periodic;
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
@@ -260,7 +261,7 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
   for (int s = 0; s < S; ++s) {
     const int gy = gy0 + s, ys = ty * S + s;
     const int iy = XYW ? tb_axis_index(gy, ny, py) : gy;
-    col[s] = (ix >= 0 && iy >= 0) ? ix + nx * iy : -1;
+    col[s] = (ix >= 0 && iy >= 0) ? l.index_as<int>(ix, iy, 0) : -1;
     wy[s] = XYW ? tb_walls<T>(iy, ny, py, a.bc[1]) : TbWalls{false, false, false};
 #pragma unroll
     for (int e = 0; e < W; ++e)
@@ -271,7 +272,7 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
   const int ke = min(kb + zchunk, nz);
   const int zs = pz ? kb - K : max(kb - K, 0);
   const int zf = pz ? ke + K : min(ke + K, nz);  // planes read from memory: [zs, zf)
-  const int plane = nx * ny;                     // fewer than 2³¹ points
+  const int plane = int(l.sz);                   // fewer than 2³¹ values
 
   T r[K][3][S][W];  // levels 0..K−1, three planes each, of the patch
 #pragma unroll
@@ -471,7 +472,7 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
 // kernels, so that the blocks in the middle carry no registers for the rules.
 template <class Op, class Sh, bool XYW, class T = typename Op::value_type>
 __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
-    time_block3d_vec(Op a, const T* __restrict__ in, T* __restrict__ out, int zchunk,
+    time_block3d_vec(Op a, const T* __restrict__ in, T* __restrict__ out, Layout l, int zchunk,
                      int bx0, int bx1, int by0, int by1) {
   int bx = int(blockIdx.x), by = int(blockIdx.y);
   if constexpr (XYW) {
@@ -489,7 +490,7 @@ __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
     const int strip = rest < SPARE ? 0 : Sh::TY + 1;
     edge[buf * Sh::EDGE + strip * SPARE + rest % SPARE] = T(0);
   }
-  tbv_march<XYW, Op, Sh>(a, in, out, edge, zchunk, bx, by);
+  tbv_march<XYW, Op, Sh>(a, in, out, l, edge, zchunk, bx, by);
 }
 
 // The current device's SMs (at least 1), which the passes' chunks fill.
@@ -542,10 +543,11 @@ int tbv_blocks_per_sm() {
 // One vectorised pass: the middle blocks and the others as two launches,
 // each in the z chunks that fill the device best.
 template <class Op, class Sh, class T = typename Op::value_type>
-void launch_tbv(const Op& a, const T* in, T* out, cudaStream_t s) {
+void launch_tbv(const Op& a, const FieldView<const T>& in, const FieldView<T>& out,
+                cudaStream_t s) {
   static_assert(Sh::SMEM <= 48 * 1024, "no opt-in shared memory needed");
   const int sms = tb_device_sms();
-  const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
+  const int nx = int(in.n[0]), ny = int(in.n[1]), nz = int(in.n[2]);
   const int bx = (nx + Sh::IX - 1) / Sh::IX, by = (ny + Sh::IY - 1) / Sh::IY;
   int bx0, bx1, by0, by1;
   tb_plain_blocks(bx, Sh::IX, Sh::PADX, Sh::BX, nx, a.bc[0].lo == BcType::Periodic, bx0, bx1);
@@ -555,19 +557,33 @@ void launch_tbv(const Op& a, const T* in, T* out, cudaStream_t s) {
     const int zchunk = tb_zchunk(middle, nz, Sh::K, tbv_blocks_per_sm<Op, Sh, false>() * sms);
     const dim3 grid(unsigned(bx1 - bx0), unsigned(by1 - by0), unsigned((nz + zchunk - 1) / zchunk));
     time_block3d_vec<Op, Sh, false><<<grid, dim3(Sh::TX, Sh::TY), Sh::SMEM, s>>>(
-        a, in, out, zchunk, bx0, bx1, by0, by1);
+        a, in.p, out.p, in, zchunk, bx0, bx1, by0, by1);
   }
   if (middle < (long long)bx * by) {
     const int zchunk = tb_zchunk((long long)bx * by - middle, nz, Sh::K, tbv_blocks_per_sm<Op, Sh, true>() * sms);
     const dim3 grid(unsigned(bx), unsigned(by), unsigned((nz + zchunk - 1) / zchunk));
     time_block3d_vec<Op, Sh, true><<<grid, dim3(Sh::TX, Sh::TY), Sh::SMEM, s>>>(
-        a, in, out, zchunk, bx0, bx1, by0, by1);
+        a, in.p, out.p, in, zchunk, bx0, bx1, by0, by1);
   }
 }
 
 // The depths launch_time_block takes.
 inline bool time_block_supported(int k) { return k >= 2 && k <= 4; }
 inline int time_block_deepest() { return 4; }
+
+// The grids the passes run on: 2D and 3D, fields of fewer than 2³¹ values
+// (the kernels' indices are 32-bit).
+inline bool tb_fits(int ndim, const Layout& l) {
+  return tb_has_dims(ndim) && l.span() < (std::int64_t(1) << 31);
+}
+// The steps a pass takes where the grid has passes (fits): asked when the
+// kernels have that depth, else 1; auto (0): the deepest, and the solver
+// measures which pays.
+inline int tb_passes(bool fits, int asked) {
+  if (!fits) return 1;
+  if (asked > 0) return time_block_supported(asked) ? asked : 1;
+  return time_block_deepest();
+}
 
 // K = k steps, in → out (distinct buffers). When nx is a multiple of W the
 // vectorised pass: patches of W × 2 points, 16 × 16 threads (tiles of 64 × 32
@@ -581,10 +597,11 @@ inline int time_block_deepest() { return 4; }
 // 4), float64 in tiles of 64 × 32 (16 × 64 threads, strips of 2), z chunks of
 // 128 planes.
 template <class Op, class T = typename Op::value_type>
-void launch_time_block(const Op& a, int k, const T* in, T* out, cudaStream_t s) {
+void launch_time_block(const Op& a, int k, const FieldView<const T>& in, const FieldView<T>& out,
+                       cudaStream_t s) {
   static_assert(Op::kDim == 3, "the 3D passes (2D: time_block2d_kernels.cuh)");
-  const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
-  if (nx % Vec16<T>::n == 0) {
+  const int nx = int(in.n[0]), ny = int(in.n[1]), nz = int(in.n[2]);
+  if (nx % Vec16<T>::n == 0 && in.sy % Vec16<T>::n == 0) {
     constexpr int AHEAD = sizeof(T) == 4 ? 1 : 2;
     if (k == 2) launch_tbv<Op, TbvShape<T, 2, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
     else if (k == 3) launch_tbv<Op, TbvShape<T, 3, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
@@ -599,7 +616,7 @@ void launch_time_block(const Op& a, int k, const T* in, T* out, cudaStream_t s) 
     const int smem = int(sizeof(T)) * Sh::K * 2 * Sh::ROWS * Sh::BX;
     GF_CUDA_CHECK(cudaFuncSetAttribute(time_block3d<Op, Sh>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    time_block3d<Op, Sh><<<grid, dim3(Sh::BX, Sh::TY), smem, s>>>(a, in, out, zchunk);
+    time_block3d<Op, Sh><<<grid, dim3(Sh::BX, Sh::TY), smem, s>>>(a, in.p, out.p, in, zchunk);
   };
   constexpr bool f32 = sizeof(T) == 4;
   constexpr int BX = f32 ? 32 : 64, TY = f32 ? 8 : 16, S = 32 / TY;

@@ -6,11 +6,11 @@
 //            ∂u/∂n along the outward normal (second-order central difference).
 // Periodic:  the axis wraps; point n would be point 0 again and is not stored.
 #pragma once
+#include "grid/bc_type.hpp"
+#include "grid/view.hpp"
 #include "kernels/ops/hd.hpp"
 
 namespace gf {
-
-enum class BcType : std::uint8_t { Dirichlet = 0, Neumann = 1, Periodic = 2 };
 
 // Per-axis boundary description for kernels: plain data, copied by value.
 template <class T>
@@ -35,33 +35,33 @@ GF_HD T neighbour(const T* u, std::int64_t idx, std::int64_t i, std::int64_t n,
   return u[idx - stride] + bc.ghost_hi;
 }
 
-// Value at grid position (p0, p1, p2), where a coordinate may lie up to a few
-// points beyond its axis' ends, by the axis rules, applied axis by axis from A
-// on: a periodic axis wraps; beyond a Neumann face the value mirrors with the
-// gradient, u(−k) = u(k) + k·(2h·g); beyond a Dirichlet face it reflects oddly
-// about the boundary value, u(−k) = 2·u_b − u(k). For k = 1 the Neumann rule
-// is neighbour()'s. Used by stencils wider than one point.
+// Value at grid position (p0, p1, p2) of view u, where a coordinate may lie
+// up to a few points beyond its axis' ends, by the axis rules, applied axis
+// by axis from A on: a periodic axis wraps; beyond a Neumann face the value
+// mirrors with the gradient, u(−k) = u(k) + k·(2h·g); beyond a Dirichlet face
+// it reflects oddly about the boundary value, u(−k) = 2·u_b − u(k). For k = 1
+// the Neumann rule is neighbour()'s. Used by stencils wider than one point.
 template <int A, int D, class T>
-GF_HD T value_at(const T* u, const std::int64_t* n, const AxisBc<T>* bc, std::int64_t p0,
+GF_HD T value_at(const FieldView<const T>& u, const AxisBc<T>* bc, std::int64_t p0,
                  std::int64_t p1, std::int64_t p2) {
   if constexpr (A == D) {
-    return u[p0 + n[0] * (p1 + n[1] * p2)];
+    return u(p0, p1, p2);
   } else {
     std::int64_t p[3] = {p0, p1, p2};
-    const std::int64_t q = p[A], nn = n[A];
-    if (q >= 0 && q < nn) return value_at<A + 1, D>(u, n, bc, p0, p1, p2);
+    const std::int64_t q = p[A], nn = u.n[A];
+    if (q >= 0 && q < nn) return value_at<A + 1, D>(u, bc, p0, p1, p2);
     const bool lo = q < 0;
     const BcType t = lo ? bc[A].lo : bc[A].hi;
     if (t == BcType::Periodic) {
       p[A] = lo ? q + nn : q - nn;
-      return value_at<A + 1, D>(u, n, bc, p[0], p[1], p[2]);
+      return value_at<A + 1, D>(u, bc, p[0], p[1], p[2]);
     }
     const std::int64_t k = lo ? -q : q - (nn - 1);  // how far beyond the face
     p[A] = lo ? k : nn - 1 - k;
-    const T mirrored = value_at<A + 1, D>(u, n, bc, p[0], p[1], p[2]);
+    const T mirrored = value_at<A + 1, D>(u, bc, p[0], p[1], p[2]);
     if (t == BcType::Neumann) return mirrored + T(k) * (lo ? bc[A].ghost_lo : bc[A].ghost_hi);
     p[A] = lo ? 0 : nn - 1;
-    const T wall = value_at<A + 1, D>(u, n, bc, p[0], p[1], p[2]);
+    const T wall = value_at<A + 1, D>(u, bc, p[0], p[1], p[2]);
     return (wall + wall) - mirrored;
   }
 }

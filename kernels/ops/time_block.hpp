@@ -1,7 +1,9 @@
 // Temporal blocking's point: what the blocked passes (the CUDA kernels in
-// time_block_kernels.cuh and the CPU's wavefront in cpu_backend.cpp) compute
-// at one point of a time level from the level below, for each workload that
-// has such passes. An operator is the workload's args plus
+// kernels/cuda/time_block*_kernels.cuh and the CPU's wavefront in
+// kernels/cpu/loops.hpp) compute at one point of a time level from the level
+// below. Each workload that has such passes defines its operator beside its
+// formula (TbHeat in heat_ops.hpp, TbStar in stencil_ops.hpp, TbJacobi in
+// laplace_ops.hpp). An operator is the workload's args plus
 //   kDim:              the grid's dimensions, 2 or 3 (the passes march
 //                      along the last axis: z in 3D, y in 2D);
 //   point(u, m, p, s): the workload's own formula in kDim dimensions (heat:
@@ -19,29 +21,9 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "kernels/ops/heat.hpp"
-#include "kernels/ops/laplace.hpp"
-#include "kernels/ops/stencil.hpp"
+#include "kernels/ops/boundary.hpp"
 
 namespace gf {
-
-// Explicit heat (FTCS): heat_point_bc's formula, in the run's form
-// (heat_form). ISO_NO_SOURCE: the form known at compile time to be the
-// isotropic one without a source (the form most runs take, and the cheapest).
-template <class T, bool ISO_NO_SOURCE = false, int D = 3>
-struct TbHeat : HeatArgs<T> {
-  using value_type = T;
-  static constexpr int kDim = D;
-  static constexpr bool kSource = !ISO_NO_SOURCE;
-  HeatForm form{};
-  TbHeat() = default;
-  explicit TbHeat(const HeatArgs<T>& a) : HeatArgs<T>(a), form(heat_form<D>(a)) {}
-  GF_HD T point(T u, const T* m, const T* p, T s) const {
-    if constexpr (ISO_NO_SOURCE) return ftcs_point_as<D, true, false>(u, m, p, this->c, s);
-    else return ftcs_point<D>(u, m, p, this->c, s, form);
-  }
-  GF_HD T source_term(T raw) const { return heat_source_term(*this, raw); }
-};
 
 // The grids the passes run on: 2D and 3D (the executors add their own
 // limits: the CPU at least 2 planes, the GPU fewer than 2³¹ points).
@@ -55,50 +37,6 @@ void with_tb_dim(int ndim, F&& f) {
   if (ndim == 2) f(std::integral_constant<int, 2>{});
   else f(std::integral_constant<int, 3>{});
 }
-
-// The passes of a heat step: f(op) with the TbHeat that fits the args.
-template <class T, class F>
-void with_tb_heat(const HeatArgs<T>& a, F&& f) {
-  with_tb_dim(a.ndim, [&](auto d) {
-    constexpr int D = decltype(d)::value;
-    const HeatForm form = heat_form<D>(a);
-    if (form.iso && !form.src) f(TbHeat<T, true, D>(a));
-    else f(TbHeat<T, false, D>(a));
-  });
-}
-
-// A star of radius 1 in the presets' tap order (fixed_stencil's Star: star5
-// in 2D, star7 in 3D), with its 2D + 1 weights: stencil_point_bc's sum for
-// such taps.
-template <class T, int D = 3>
-struct TbStar : StencilArgs<T> {
-  using value_type = T;
-  static constexpr int kDim = D;
-  static constexpr bool kSource = false;
-  T w[2 * D + 1] = {};
-  TbStar() = default;
-  TbStar(const StencilArgs<T>& a, const FixedStencil<T>& f) : StencilArgs<T>(a) {
-    for (int t = 0; t < 2 * D + 1; ++t) w[t] = f.w[t];
-  }
-  GF_HD T point(T u, const T* m, const T* p, T) const { return star_point<D>(*this, w, u, m, p); }
-};
-
-// A Jacobi sweep of ∇²u = f (jacobi_point's formula): the right-hand side f
-// is its source term, taken as it is.
-template <class T, int D = 3>
-struct TbJacobi : LaplaceArgs<T> {
-  using value_type = T;
-  static constexpr int kDim = D;
-  static constexpr bool kSource = true;
-  const T* source = nullptr;  // f, or nullptr: source_const
-  T source_const = 0;
-  TbJacobi() = default;
-  explicit TbJacobi(const LaplaceArgs<T>& a) : LaplaceArgs<T>(a), source(a.f), source_const(a.f_const) {}
-  GF_HD T point(T, const T* m, const T* p, T s) const {
-    return jacobi_formula<D>(m, p, this->ih2, s, this->inv_diag);
-  }
-  GF_HD T source_term(T raw) const { return raw; }
-};
 
 // The source term at grid index idx (heat: heat_source's value; Jacobi:
 // rhs_at's), 0 without one.

@@ -32,7 +32,7 @@ TEMPLATE_TEST_CASE("GPU copy and triad equal the CPU's", "[gpu]", float, double)
       be.upload(hc.data(), c);
       be.upload(poison.data(), a);
       if (triad)
-        be.triad(a, b, T(-1.5), c);
+        be.vec().triad(a, b, T(-1.5), c);
       else
         be.copy(b, a);
       std::vector<T> out(n);

@@ -12,6 +12,7 @@
 #include "kernels/backend.hpp"
 #include "core/error.hpp"
 #include "kernels/device.hpp"
+#include "kernels/heat/heat_exec.hpp"
 #include "tests/unit/heat_test_util.hpp"
 
 using namespace gf;
@@ -24,10 +25,8 @@ template <class T>
 void compare_step(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bool source_field,
                   int steps) {
   std::mt19937_64 rng(1234 + ndim * 7 + int(lo) * 3 + int(hi) + steps);
-  HeatArgs<T> a = random_args<T>(ndim, n.data(), lo, hi, rng);
-  Grid g;
-  g.ndim = ndim;
-  for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
+  HeatArgs<T> a = random_args<T>(ndim, lo, hi, rng);
+  const Grid g = test::grid_of(ndim, n.data());
   const std::size_t np = static_cast<std::size_t>(g.size());
   const auto u0 = random_field<T>(np, rng);
   const auto s0 = random_field<T>(np, rng);
@@ -36,6 +35,7 @@ void compare_step(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, b
   auto cpu = make_cpu_backend<T>();
   auto gpu = make_cuda_backend<T>(0);
   auto run = [&](Backend<T>& be) {
+    auto exec = make_heat_exec(be);
     Field<T> u = be.make_field(g, "u"), v = be.make_field(g, "v"), s = be.make_field(g, "s");
     be.upload(u0.data(), u);
     be.upload(poison.data(), v);
@@ -43,7 +43,7 @@ void compare_step(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, b
     HeatArgs<T> args = a;
     if (source_field) args.source = s.data();
     for (int k = 0; k < steps; ++k) {
-      be.heat_step(args, u, v);
+      exec->step(args, u, v);
       u.swap(v);
     }
     std::vector<T> out(np);
@@ -111,7 +111,7 @@ TEST_CASE("GPU field statistics equal the CPU ones, NaN and Inf counted", "[gpu]
   Field<double> a = cpu->make_field(g, "a"), b = gpu->make_field(g, "b");
   cpu->upload(v.data(), a);
   gpu->upload(v.data(), b);
-  const FieldStats sc = cpu->stats(a), sg = gpu->stats(b);
+  const FieldStats sc = cpu->vec().stats(a), sg = gpu->vec().stats(b);
   CHECK(sg.nonfinite == 2);
   CHECK(sc.nonfinite == 2);
   CHECK(sg.min == sc.min);

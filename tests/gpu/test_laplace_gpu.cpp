@@ -14,6 +14,7 @@
 #include "tests/unit/heat_test_util.hpp"
 #include "tests/unit/random_field.hpp"
 #include "kernels/device.hpp"
+#include "kernels/laplace/laplace_exec.hpp"
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
 
@@ -21,15 +22,14 @@ using namespace gf;
 
 namespace {
 
+// (the grid's extents come with the fields: test::grid_of)
 template <class T>
-LaplaceArgs<T> random_args(int ndim, const std::int64_t* n, BcType lo, BcType hi,
-                           std::mt19937_64& rng) {
+LaplaceArgs<T> random_args(int ndim, BcType lo, BcType hi, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> d(0.5, 2.0);
   LaplaceArgs<T> a;
   a.ndim = ndim;
   double diag = 0;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = ax < ndim ? n[ax] : 1;
     const double ih2 = ax < ndim ? d(rng) : 0.0;
     a.ih2[ax] = static_cast<T>(ih2);
     diag += 2 * ih2;
@@ -68,15 +68,14 @@ Count compare(const std::vector<T>& gpu, const std::vector<T>& cpu, double tol) 
   return c;
 }
 
-// Every coarse operation of the Laplace solvers, on both backends, from the
-// same random inputs; each output compared point by point.
+// Every coarse operation of the Laplace solvers (the Laplace executor's and
+// the backend's vector operations), on both backends, from the same random
+// inputs; each output compared point by point.
 template <class T>
 void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bool f_field) {
   std::mt19937_64 rng(777 + ndim * 13 + int(lo) * 5 + int(hi) + (f_field ? 1 : 0));
-  LaplaceArgs<T> a = random_args<T>(ndim, n.data(), lo, hi, rng);
-  Grid g;
-  g.ndim = ndim;
-  for (int ax = 0; ax < 3; ++ax) g.n[ax] = a.n[ax];
+  LaplaceArgs<T> a = random_args<T>(ndim, lo, hi, rng);
+  const Grid g = test::grid_of(ndim, n.data());
   const std::size_t np = static_cast<std::size_t>(g.size());
   const auto u0 = test::random_field<T>(np, rng), f0 = test::random_field<T>(np, rng);
   auto x0 = test::random_field<T>(np, rng);
@@ -86,7 +85,7 @@ void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bo
       for (std::int64_t i = 0; i < g.n[0]; ++i) {
         const std::int64_t pos[3] = {i, j, k};
         bool h = false;
-        for (int ax = 0; ax < ndim; ++ax) h = h || on_dirichlet(pos[ax], a.n[ax], a.bc[ax]);
+        for (int ax = 0; ax < ndim; ++ax) h = h || on_dirichlet(pos[ax], g.n[ax], a.bc[ax]);
         if (h) x0[g.index(i, j, k)] = 0;
       }
   const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
@@ -96,6 +95,8 @@ void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bo
   };
   auto run = [&](Backend<T>& be) {
     Out o;
+    auto exec = make_laplace_exec(be);
+    VectorOps<T>& vec = be.vec();
     auto down = [&](const Field<T>& f) {
       std::vector<T> h(np);
       be.download(f, h.data());
@@ -110,41 +111,41 @@ void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bo
     be.upload(u0.data(), u);
     for (int s = 0; s < 3; ++s) {
       be.upload(poison.data(), v);
-      be.jacobi_sweep(args, u, v);
+      exec->jacobi_sweep(args, u, v);
       u.swap(v);
     }
     o.jac = down(u);
     // two red-black SOR sweeps, in place
     be.upload(u0.data(), u);
     for (int s = 0; s < 2; ++s) {
-      be.sor_sweep(args, u, 0);
-      be.sor_sweep(args, u, 1);
+      exec->sor_sweep(args, u, 0);
+      exec->sor_sweep(args, u, 1);
     }
     o.sor = down(u);
     // the residual, stored and summed
     be.upload(u0.data(), u);
     be.upload(poison.data(), r);
-    o.rr = be.residual(args, u, &r);
+    o.rr = exec->residual(args, u, &r);
     o.res = down(r);
     // the operator (GPU: the CSR matrix through cuSPARSE)
     LaplaceArgs<T> op = a;
     for (auto& b : op.bc) b.ghost_lo = b.ghost_hi = T(0);
-    be.set_operator(op);
+    exec->set_operator(op, x.layout());
     be.upload(x0.data(), x);
     be.upload(poison.data(), y);
-    be.spmv(x, y);
+    exec->apply(x, y);
     o.spmv = down(y);
-    o.dot = be.dot(x, y);
+    o.dot = vec.dot(x, y);
     be.upload(poison.data(), y);
-    be.axpby(T(0.5), x, T(0), y);  // y is not read when b is 0
-    be.axpby(T(2), x, T(-0.25), y);
+    vec.axpby(T(0.5), x, T(0), y);  // y is not read when b is 0
+    vec.axpby(T(2), x, T(-0.25), y);
     o.axpby = down(y);
     be.upload(u0.data(), u);
     be.upload(f0.data(), r);
-    o.upd = be.cg_update(T(0.3), x, y, u, r);
+    o.upd = vec.cg_update(T(0.3), x, y, u, r);
     o.upd_u = down(u);
     o.upd_r = down(r);
-    be.add_constant(u, T(-0.125));
+    vec.add_constant(u, T(-0.125));
     o.shifted = down(u);
     return o;
   };
@@ -204,18 +205,14 @@ TEST_CASE("GPU spectral Poisson (cuFFT) equals the CPU one (FFTW)", "[gpu]") {
     for (int odd : {0, 1}) {
       std::mt19937_64 rng(31 + ndim + odd);
       const std::int64_t sizes[3] = {48 + odd, 30 + odd, 20 + odd};
-      LaplaceArgs<double> ad = random_args<double>(ndim, sizes, BcType::Periodic,
-                                                   BcType::Periodic, rng);
+      LaplaceArgs<double> ad = random_args<double>(ndim, BcType::Periodic, BcType::Periodic, rng);
       LaplaceArgs<float> af;
       af.ndim = ad.ndim;
       for (int ax = 0; ax < 3; ++ax) {
-        af.n[ax] = ad.n[ax];
         af.ih2[ax] = float(ad.ih2[ax]);
         af.bc[ax].lo = af.bc[ax].hi = BcType::Periodic;
       }
-      Grid g;
-      g.ndim = ndim;
-      for (int ax = 0; ax < 3; ++ax) g.n[ax] = ad.n[ax];
+      const Grid g = test::grid_of(ndim, sizes);
       const std::size_t np = static_cast<std::size_t>(g.size());
       auto check = [&](auto tag, const auto& a, double tol) {
         using T = decltype(tag);
@@ -225,7 +222,8 @@ TEST_CASE("GPU spectral Poisson (cuFFT) equals the CPU one (FFTW)", "[gpu]") {
           Field<T> f = be.make_field(g, "f"), u = be.make_field(g, "u");
           be.upload(f0.data(), f);
           be.upload(poison.data(), u);
-          *res = be.fft_poisson(a, f, u);
+          auto exec = make_laplace_exec(be);
+          *res = exec->fft_poisson(a, f, u);
           std::vector<T> h(np);
           be.download(u, h.data());
           return h;

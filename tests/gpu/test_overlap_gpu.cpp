@@ -25,6 +25,9 @@
 #include "kernels/backend.hpp"
 #include "tests/unit/random_field.hpp"
 #include "kernels/device.hpp"
+#include "kernels/heat/heat_exec.hpp"
+#include "kernels/laplace/laplace_exec.hpp"
+#include "kernels/stencil/stencil_exec.hpp"
 #include "solvers/run.hpp"
 
 using namespace gf;
@@ -43,7 +46,6 @@ HeatArgs<T> heat_args(const Grid& g, std::mt19937_64& rng, BcType bc) {
   HeatArgs<T> a;
   a.ndim = g.ndim;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = g.n[ax];
     a.c[ax] = ax < g.ndim ? static_cast<T>(d(rng)) : T(0);
     a.bc[ax].lo = a.bc[ax].hi = bc;
     a.bc[ax].ghost_lo = static_cast<T>(d(rng));
@@ -69,6 +71,7 @@ void check_snapshots(std::vector<std::int64_t> n, int slots) {
   const auto u0 = test::random_field<T>(np, rng);
   const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
   auto gpu = make_cuda_backend<T>(0);
+  auto exec = make_heat_exec(*gpu);
   // The reference: downloads after 0, 3, 6, ... steps.
   std::vector<std::vector<T>> want;
   {
@@ -79,7 +82,7 @@ void check_snapshots(std::vector<std::int64_t> n, int slots) {
       want.emplace_back(np);
       gpu->download(u, want.back().data());
       for (int s = 0; s < 3; ++s) {
-        gpu->heat_step(a, u, v);
+        exec->step(a, u, v);
         u.swap(v);
       }
     }
@@ -102,7 +105,7 @@ void check_snapshots(std::vector<std::int64_t> n, int slots) {
     }
     snaps->take(u, s);
     for (int st = 0; st < 3; ++st) {  // queued right behind the copy, no host wait
-      gpu->heat_step(a, u, v);
+      exec->step(a, u, v);
       u.swap(v);
     }
   }
@@ -119,9 +122,10 @@ void check_snapshots(std::vector<std::int64_t> n, int slots) {
   }
 }
 
-// A sequence of heat_run calls (chunk lengths even and odd, each repeated so
-// that it is launched plainly, then recorded, then replayed; a change of
-// arguments between them) against the same steps as single heat_step calls.
+// A sequence of HeatExec::run calls (chunk lengths even and odd, each
+// repeated so that it is launched plainly, then recorded, then replayed; a
+// change of arguments between them) against the same steps as single
+// HeatExec::step calls.
 template <class T>
 void check_heat_graphs(std::vector<std::int64_t> n, BcType bc, bool source_field) {
   Grid g;
@@ -137,6 +141,7 @@ void check_heat_graphs(std::vector<std::int64_t> n, BcType bc, bool source_field
   const auto s0 = test::random_field<T>(np, rng);
   const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
   auto gpu = make_cuda_backend<T>(0);
+  auto exec = make_heat_exec(*gpu);
   if (gpu->steps_per_call(g) <= 1) WARN("no CUDA graphs here (GRIDFORGE_CUDA_GRAPHS=0?)");
   struct Call {
     bool other;
@@ -156,10 +161,10 @@ void check_heat_graphs(std::vector<std::int64_t> n, BcType bc, bool source_field
     for (const Call& c : calls) {
       const HeatArgs<T>& args = c.other ? b : a;
       if (graphs) {
-        gpu->heat_run(args, c.n, u, v);
+        exec->run(args, c.n, u, v);
       } else {
         for (int k = 0; k < c.n; ++k) {
-          gpu->heat_step(args, u, v);
+          exec->step(args, u, v);
           u.swap(v);
         }
       }
@@ -189,7 +194,6 @@ void check_stencil_graphs(std::vector<std::int64_t> n, int radius) {
   StencilArgs<T> a;
   a.ndim = g.ndim;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = g.n[ax];
     a.bc[ax] = AxisBc<T>{BcType::Neumann, BcType::Dirichlet, static_cast<T>(0.1 * d(rng)),
                          static_cast<T>(0.1 * d(rng))};
   }
@@ -200,7 +204,6 @@ void check_stencil_graphs(std::vector<std::int64_t> n, int radius) {
       StencilTap<T> t{};
       if (ax >= 0) t.d[ax] = sgn * radius;
       t.w = static_cast<T>(ax < 0 ? -0.5 : 0.5 / (2 * g.ndim));
-      t.lin = t.d[0] + a.n[0] * (std::int64_t(t.d[1]) + a.n[1] * std::int64_t(t.d[2]));
       taps.push_back(t);
     }
   a.ntaps = int(taps.size());
@@ -210,17 +213,18 @@ void check_stencil_graphs(std::vector<std::int64_t> n, int radius) {
   const auto u0 = test::random_field<T>(np, rng);
   const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
   auto gpu = make_cuda_backend<T>(0);
+  auto exec = make_stencil_exec(*gpu);
   auto run = [&](bool graphs) {
     Field<T> u = gpu->make_field(g, "u"), v = gpu->make_field(g, "v");
     gpu->upload(u0.data(), u);
     gpu->upload(poison.data(), v);
-    gpu->set_stencil_taps(taps);
+    exec->set_taps(taps);
     for (int n_steps : {8, 8, 8, 5, 5, 5, 5, 64, 64}) {
       if (graphs) {
-        gpu->stencil_run(a, n_steps, u, v);
+        exec->run(a, n_steps, u, v);
       } else {
         for (int k = 0; k < n_steps; ++k) {
-          gpu->apply_stencil(a, u, v);
+          exec->step(a, u, v);
           u.swap(v);
         }
       }
@@ -254,7 +258,6 @@ void check_laplace_graphs(std::vector<std::int64_t> n, BcType bc, bool sor) {
   a.ndim = g.ndim;
   double diag = 0;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = g.n[ax];
     const double ih2 = ax < g.ndim ? d(rng) : 0.0;
     a.ih2[ax] = static_cast<T>(ih2);
     diag += 2 * ih2;
@@ -268,6 +271,7 @@ void check_laplace_graphs(std::vector<std::int64_t> n, BcType bc, bool sor) {
   const auto f0 = test::random_field<T>(np, rng);
   const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
   auto gpu = make_cuda_backend<T>(0);
+  auto exec = make_laplace_exec(*gpu);
   auto run = [&](bool graphs) {
     Field<T> u = gpu->make_field(g, "u"), v = gpu->make_field(g, "v"), f = gpu->make_field(g, "f");
     gpu->upload(u0.data(), u);
@@ -278,16 +282,16 @@ void check_laplace_graphs(std::vector<std::int64_t> n, BcType bc, bool sor) {
     for (int n_sweeps : {6, 6, 6, 9, 9, 9, 9, 64, 64, 64, 1, 4}) {
       if (graphs) {
         if (sor)
-          gpu->sor_run(args, n_sweeps, u);
+          exec->sor_run(args, n_sweeps, u);
         else
-          gpu->jacobi_run(args, n_sweeps, u, v);
+          exec->jacobi_run(args, n_sweeps, u, v);
       } else {
         for (int k = 0; k < n_sweeps; ++k) {
           if (sor) {
-            gpu->sor_sweep(args, u, 0);
-            gpu->sor_sweep(args, u, 1);
+            exec->sor_sweep(args, u, 0);
+            exec->sor_sweep(args, u, 1);
           } else {
-            gpu->jacobi_sweep(args, u, v);
+            exec->jacobi_sweep(args, u, v);
             u.swap(v);
           }
         }

@@ -11,6 +11,7 @@
 #include "io/image.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device.hpp"
+#include "kernels/raymarch/raymarch_exec.hpp"
 
 using namespace gf;
 
@@ -60,7 +61,6 @@ RayArgs<T> random_args(const Grid& g, int width, int height, RayMode mode, std::
   RayArgs<T> a;
   double centre[3], ext = 0;
   for (int k = 0; k < 3; ++k) {
-    a.n[k] = g.n[k];
     a.origin[k] = T(g.origin[k]);
     a.h[k] = T(g.h[k]);
     centre[k] = g.origin[k] + 0.5 * (g.n[k] - 1) * g.h[k];
@@ -114,14 +114,15 @@ RayArgs<T> random_args(const Grid& g, int width, int height, RayMode mode, std::
 template <class T>
 io::Image render_on(Backend<T>& be, Backend<float>& poisoner, const RayArgs<T>& a, const Grid& g,
                     const std::vector<T>& host) {
+  auto exec = make_raymarch_exec(be);
   Field<T> vol = be.make_field(g, "volume");
   be.upload(host.data(), vol);
-  Field<float> img = be.make_image(a);
+  Field<float> img = be.make_image(a.width, a.height);
   // NaN in every channel first: a pixel the kernel skips stays NaN.
   const std::vector<float> nan(img.size(), std::numeric_limits<float>::quiet_NaN());
   poisoner.upload(nan.data(), img);
   poisoner.synchronize();
-  be.raymarch(a, vol, img);
+  exec->render(a, vol, img);
   io::Image out;
   out.width = a.width;
   out.height = a.height;

@@ -1,5 +1,5 @@
-// The GPU's steps split for the overlapped halo exchange (Backend::*_part,
-// kernels/cuda/part_kernels.cuh): the shell and the core together are the
+// The GPU's steps split for the overlapped halo exchange (the executors'
+// step_part and jacobi_sweep_part, kernels/cuda/part_kernels.cuh): the shell and the core together are the
 // whole step bit for bit, each part writes only its own points, where the
 // marches run (2D and 3D rows of whole 16-byte vectors; for stencils the
 // radius-1 presets); elsewhere the backend declines and writes nothing. And
@@ -15,6 +15,7 @@
 
 #include "kernels/backend.hpp"
 #include "kernels/device.hpp"
+#include "kernels/heat/heat_exec.hpp"
 #include "../unit/step_parts_util.hpp"
 
 using namespace gf;
@@ -55,6 +56,7 @@ TEST_CASE("GPU halo stream: faces packed after the shell, unpacked before the jo
           "[gpu][step_parts]") {
   using T = float;
   auto be = make_cuda_backend<T>(0);
+  auto exec = make_heat_exec(*be);
   std::mt19937_64 rng(4242);
   std::uniform_real_distribution<double> d(-1.0, 1.0);
   Grid g;
@@ -67,7 +69,6 @@ TEST_CASE("GPU halo stream: faces packed after the shell, unpacked before the jo
   HeatArgs<T> a;
   a.ndim = 3;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = g.n[ax];
     a.c[ax] = T(0.1);
     a.bc[ax].lo = a.bc[ax].hi = BcType::Periodic;
   }
@@ -75,7 +76,7 @@ TEST_CASE("GPU halo stream: faces packed after the shell, unpacked before the jo
   be->upload(u0.data(), u);
   // the expected: the whole step, then layer z = 1 copied into layer 0
   be->upload(poison.data(), v);
-  be->heat_step(a, u, v);
+  exec->step(a, u, v);
   std::vector<T> want(np);
   be->download(v, want.data());
   const std::int64_t plane = g.n[0] * g.n[1];
@@ -89,8 +90,8 @@ TEST_CASE("GPU halo stream: faces packed after the shell, unpacked before the jo
   for (int rep = 0; rep < 3; ++rep) {
     be->upload(poison.data(), v);
     be->halo_fork();
-    REQUIRE(be->heat_step_part(a, u, v, core, StepPart::Shell));  // on the halo stream
-    REQUIRE(be->heat_step_part(a, u, v, core, StepPart::Core));   // on the compute stream
+    REQUIRE(exec->step_part(a, u, v, core, StepPart::Shell));  // on the halo stream
+    REQUIRE(exec->step_part(a, u, v, core, StepPart::Core));   // on the compute stream
     be->pack(v, face_lo, cnt, buf);  // on the halo stream, after the shell
     std::vector<T> face(static_cast<std::size_t>(plane));
     be->download(buf, face.data());  // waits for the halo stream only

@@ -14,17 +14,20 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "kernels/heat/heat_exec.hpp"
+#include "kernels/laplace/laplace_exec.hpp"
+#include "kernels/stencil/stencil_exec.hpp"
 #include "tests/unit/random_field.hpp"
 
 namespace gf::test {
 
+// (the grid's extents come with the fields: grid_of)
 template <class T>
-HeatArgs<T> random_args(int ndim, const std::int64_t* n, BcType lo, BcType hi, std::mt19937_64& rng) {
+HeatArgs<T> random_args(int ndim, BcType lo, BcType hi, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> d(0.01, 0.15);  // stable: Σc ≤ 0.45
   HeatArgs<T> a;
   a.ndim = ndim;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = ax < ndim ? n[ax] : 1;
     a.c[ax] = ax < ndim ? static_cast<T>(d(rng)) : T(0);
     // periodic must pair with periodic; mix the others across axes
     const bool per = lo == BcType::Periodic;
@@ -47,10 +50,11 @@ struct AxisKinds {
   BcType lo[3], hi[3];  // per axis; a 2D grid takes x and y
 };
 
+// A grid of n[0..ndim) points per axis (1 on the missing axes).
 inline Grid grid_of(int ndim, const std::int64_t* n) {
   Grid g;
   g.ndim = ndim;
-  for (int ax = 0; ax < 3; ++ax) g.n[ax] = n[ax];
+  for (int ax = 0; ax < 3; ++ax) g.n[ax] = ax < ndim ? n[ax] : 1;
   return g;
 }
 
@@ -109,7 +113,7 @@ void compare_time_block_form(Backend<T>& be, int k, std::vector<std::int64_t> n,
   std::mt19937_64 rng(4321 + k * 131 + n[0] * 7 + n.back() + int(kinds.lo[0]) * 5 +
                       int(kinds.hi[2]) * 3 + source_field);
   const int nd = int(n.size());
-  HeatArgs<T> a = random_args<T>(nd, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
+  HeatArgs<T> a = random_args<T>(nd, BcType::Dirichlet, BcType::Dirichlet, rng);
   for (int ax = 0; ax < nd; ++ax) {
     a.bc[ax].lo = kinds.lo[ax];
     a.bc[ax].hi = kinds.hi[ax];
@@ -120,22 +124,23 @@ void compare_time_block_form(Backend<T>& be, int k, std::vector<std::int64_t> n,
     a.c[1] = a.c[0] * T(1.5);
   if (iso && !source_field) a.source_const = 0;
   REQUIRE((nd == 2 ? heat_form<2>(a) : heat_form<3>(a)).iso == iso);
-  const Grid g = grid_of(a.ndim, a.n);
+  const Grid g = grid_of(a.ndim, n.data());
   const std::size_t np = static_cast<std::size_t>(g.size());
   const auto u0 = random_field<T>(np, rng);
   const auto s0 = random_field<T>(np, rng);
-  REQUIRE(be.heat_time_block(a, k) == k);
+  auto exec = make_heat_exec(be);
   Field<T> s = be.make_field(g, "s");
+  REQUIRE(exec->time_block(a, s.layout(), k) == k);
   be.upload(s0.data(), s);
   if (source_field) a.source = s.data();
   compare_passes<T>(
       be, k, g, u0,
       "heat" + kinds_text(kinds) + (source_field ? " source field" : "") + (iso ? " isotropic" : ""),
-      [&](Field<T>& u, Field<T>& v) { be.heat_step(a, u, v); },
-      [&](Field<T>& u, Field<T>& v) { be.heat_steps(a, k, u, v); });
+      [&](Field<T>& u, Field<T>& v) { exec->step(a, u, v); },
+      [&](Field<T>& u, Field<T>& v) { exec->steps(a, k, u, v); });
 }
 
-// Heat: heat_steps against heat_step, in both forms of the formula (heat_form):
+// Heat: HeatExec::steps against HeatExec::step, in both forms of the formula (heat_form):
 // the same c on every axis or not; with a source field, or else, isotropic,
 // without a source (the passes' compiled-in form) and, anisotropic, with a
 // constant one.
@@ -148,17 +153,17 @@ void compare_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n, cons
 
 // A star of radius 1 in the presets' order (star5 in 2D, star7 in 3D) with random weights: update
 // (centre weight −Σ of the others, a random coeff) or replace (a convex
-// average): stencil_steps against apply_stencil.
+// average): StencilExec::steps against StencilExec::step.
 template <class T>
 void compare_stencil_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n,
                                 const AxisKinds& kinds, bool replace) {
   std::mt19937_64 rng(977 + k * 31 + n[0] * 5 + n[1] + int(kinds.lo[1]) * 7 + replace);
   const int nd = int(n.size()), ntaps = 2 * nd + 1;
-  const HeatArgs<T> h = random_args<T>(nd, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
+  const HeatArgs<T> h = random_args<T>(nd, BcType::Dirichlet, BcType::Dirichlet, rng);
+  const Grid g = grid_of(nd, n.data());
   StencilArgs<T> a;
   a.ndim = nd;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = h.n[ax];
     a.bc[ax] = h.bc[ax];  // the ghosts
     if (ax >= nd) continue;
     a.bc[ax].lo = kinds.lo[ax];
@@ -175,36 +180,35 @@ void compare_stencil_time_block(Backend<T>& be, int k, std::vector<std::int64_t>
   for (int t = ntaps - 1; t >= 0; --t) {
     StencilTap<T>& tp = taps[std::size_t(t)];
     for (int ax = 0; ax < 3; ++ax) tp.d[ax] = off[t][ax];
-    tp.lin = tp.d[0] + a.n[0] * (tp.d[1] + a.n[1] * std::int64_t(tp.d[2]));
     const double w = t > 0 ? d(rng) : (replace ? 1.0 - others : -others);
     tp.w = static_cast<T>(w);
     others += w;
   }
-  be.set_stencil_taps(taps);
-  REQUIRE(be.stencil_time_block(a, k) == k);
-  const Grid g = grid_of(a.ndim, a.n);
+  auto exec = make_stencil_exec(be);
+  exec->set_taps(taps);
+  REQUIRE(exec->time_block(a, g.layout(), k) == k);
   const auto u0 = random_field<T>(static_cast<std::size_t>(g.size()), rng);
   compare_passes<T>(
       be, k, g, u0, std::string(nd == 2 ? "star5 " : "star7 ") + (replace ? "replace" : "update") + kinds_text(kinds),
-      [&](Field<T>& u, Field<T>& v) { be.apply_stencil(a, u, v); },
-      [&](Field<T>& u, Field<T>& v) { be.stencil_steps(a, k, u, v); });
+      [&](Field<T>& u, Field<T>& v) { exec->step(a, u, v); },
+      [&](Field<T>& u, Field<T>& v) { exec->steps(a, k, u, v); });
 }
 
 // Jacobi with random spacings (1/h² apart on each axis), Neumann gradients
-// and right-hand side, a field or a constant: jacobi_steps against
-// jacobi_sweep.
+// and right-hand side, a field or a constant: LaplaceExec::jacobi_steps
+// against LaplaceExec::jacobi_sweep.
 template <class T>
 void compare_jacobi_time_block(Backend<T>& be, int k, std::vector<std::int64_t> n,
                                const AxisKinds& kinds, bool rhs_field) {
   std::mt19937_64 rng(555 + k * 17 + n[0] * 3 + n.back() + int(kinds.hi[0]) * 11 + rhs_field);
   const int nd = int(n.size());
-  const HeatArgs<T> h = random_args<T>(nd, n.data(), BcType::Dirichlet, BcType::Dirichlet, rng);
+  const HeatArgs<T> h = random_args<T>(nd, BcType::Dirichlet, BcType::Dirichlet, rng);
+  const Grid g = grid_of(nd, n.data());
   std::uniform_real_distribution<double> d(0.5, 2.0);
   LaplaceArgs<T> a;
   a.ndim = nd;
   double diag = 0;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = h.n[ax];
     if (ax >= nd) continue;
     const double ih2 = d(rng);
     a.ih2[ax] = static_cast<T>(ih2);
@@ -216,8 +220,8 @@ void compare_jacobi_time_block(Backend<T>& be, int k, std::vector<std::int64_t> 
   a.diag = static_cast<T>(diag);
   a.inv_diag = static_cast<T>(1.0 / diag);
   a.f_const = static_cast<T>(d(rng) - 1.25);
-  REQUIRE(be.jacobi_time_block(a, k) == k);
-  const Grid g = grid_of(a.ndim, a.n);
+  auto exec = make_laplace_exec(be);
+  REQUIRE(exec->jacobi_time_block(a, g.layout(), k) == k);
   const std::size_t np = static_cast<std::size_t>(g.size());
   const auto u0 = random_field<T>(np, rng);
   const auto f0 = random_field<T>(np, rng);
@@ -226,8 +230,8 @@ void compare_jacobi_time_block(Backend<T>& be, int k, std::vector<std::int64_t> 
   if (rhs_field) a.f = f.data();
   compare_passes<T>(
       be, k, g, u0, std::string("jacobi") + kinds_text(kinds) + (rhs_field ? " f field" : ""),
-      [&](Field<T>& u, Field<T>& v) { be.jacobi_sweep(a, u, v); },
-      [&](Field<T>& u, Field<T>& v) { be.jacobi_steps(a, k, u, v); });
+      [&](Field<T>& u, Field<T>& v) { exec->jacobi_sweep(a, u, v); },
+      [&](Field<T>& u, Field<T>& v) { exec->jacobi_steps(a, k, u, v); });
 }
 
 // The boundary mixes the blocked passes are tested over.

@@ -1,4 +1,5 @@
-// Steps split in two for the overlapped halo exchange (Backend::*_part):
+// Steps split in two for the overlapped halo exchange (the executors'
+// step_part, jacobi_sweep_part):
 // shared by the CPU tests (unit/test_step_parts.cpp) and the GPU ones
 // (gpu/test_step_parts_gpu.cpp). On random fields with outputs poisoned
 // (NaN): part Shell writes exactly the points outside the core, part Core
@@ -11,11 +12,15 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "kernels/heat/heat_exec.hpp"
+#include "kernels/laplace/laplace_exec.hpp"
+#include "kernels/stencil/stencil_exec.hpp"
 
 namespace gf::test {
 
@@ -48,7 +53,7 @@ void mixed_bc(AxisBc<T>* bc, std::mt19937_64& rng) {
 // The taps of a star (2D 5, 3D 7 points) or box (3^D) preset in the presets'
 // order, or a radius-2 stencil with diagonal taps.
 template <class T>
-std::vector<StencilTap<T>> test_taps(StepKind k, int ndim, const std::int64_t* n) {
+std::vector<StencilTap<T>> test_taps(StepKind k, int ndim) {
   std::vector<std::array<int, 3>> d;
   if (k == StepKind::Star) {
     d.push_back({0, 0, 0});
@@ -72,13 +77,12 @@ std::vector<StencilTap<T>> test_taps(StepKind k, int ndim, const std::int64_t* n
     StencilTap<T> tap;
     for (int a = 0; a < 3; ++a) tap.d[a] = d[t][a];
     tap.w = static_cast<T>(t == 0 ? -0.5 : 0.1 + 0.05 * double(t));
-    tap.lin = d[t][0] + n[0] * (d[t][1] + n[1] * d[t][2]);
     taps.push_back(tap);
   }
   return taps;
 }
 
-// Runs one step of kind k on backend `be` from u0: the whole step into
+// Runs one step of kind k on backend `be` (its executor for the kind) from u0: the whole step into
 // `whole`, the two parts around `core` into `parts`, Shell alone into
 // `shell` and Core alone into `core_only` (outputs poisoned first). Returns
 // false when the backend does not split the step (then it must not have
@@ -105,7 +109,6 @@ bool run_parts(Backend<T>& be, StepKind k, int ndim, const std::int64_t* n, cons
   LaplaceArgs<T> la;
   StencilArgs<T> sa;
   ha.ndim = la.ndim = sa.ndim = ndim;
-  for (int a = 0; a < 3; ++a) ha.n[a] = la.n[a] = sa.n[a] = g.n[a];
   mixed_bc(ha.bc, rng);
   for (int a = 0; a < 3; ++a) la.bc[a] = sa.bc[a] = ha.bc[a];
   for (int a = 0; a < ndim; ++a) {
@@ -117,9 +120,15 @@ bool run_parts(Backend<T>& be, StepKind k, int ndim, const std::int64_t* n, cons
   ha.dt = static_cast<T>(1e-3);
   ha.source = s.data();  // a field: read at every point
   la.f = s.data();
+  std::unique_ptr<HeatExec<T>> heat;
+  std::unique_ptr<LaplaceExec<T>> laplace;
+  std::unique_ptr<StencilExec<T>> stencil;
+  if (k == StepKind::Heat) heat = make_heat_exec(be);
+  else if (k == StepKind::Jacobi) laplace = make_laplace_exec(be);
+  else stencil = make_stencil_exec(be);
   if (k == StepKind::Star || k == StepKind::Box || k == StepKind::Radius2) {
-    const auto taps = test_taps<T>(k, ndim, g.n.data());
-    be.set_stencil_taps(taps);
+    const auto taps = test_taps<T>(k, ndim);
+    stencil->set_taps(taps);
     sa.ntaps = int(taps.size());
     sa.radius = k == StepKind::Radius2 ? 2 : 1;
     sa.coeff = static_cast<T>(0.3);
@@ -127,14 +136,14 @@ bool run_parts(Backend<T>& be, StepKind k, int ndim, const std::int64_t* n, cons
   auto step = [&](StepPart* part) {
     switch (k) {
       case StepKind::Heat:
-        if (!part) return be.heat_step(ha, u, v), true;
-        return be.heat_step_part(ha, u, v, core, *part);
+        if (!part) return heat->step(ha, u, v), true;
+        return heat->step_part(ha, u, v, core, *part);
       case StepKind::Jacobi:
-        if (!part) return be.jacobi_sweep(la, u, v), true;
-        return be.jacobi_sweep_part(la, u, v, core, *part);
+        if (!part) return laplace->jacobi_sweep(la, u, v), true;
+        return laplace->jacobi_sweep_part(la, u, v, core, *part);
       default:
-        if (!part) return be.apply_stencil(sa, u, v), true;
-        return be.stencil_part(sa, u, v, core, *part);
+        if (!part) return stencil->step(sa, u, v), true;
+        return stencil->step_part(sa, u, v, core, *part);
     }
   };
   auto result = [&](std::vector<T>& out) {

@@ -78,7 +78,7 @@ TEST_CASE("bench cases keep their values in [1, 2] (no subnormals on the CPU)", 
       auto cpu = make_cpu_backend<float>();
       auto s = make_stepper<float>(c, *cpu);
       s->advance(200);
-      const FieldStats st = cpu->stats(s->field());
+      const FieldStats st = cpu->vec().stats(s->field());
       INFO(w << " " << it.method);
       CHECK(st.nonfinite == 0);
       CHECK(st.min >= 1.0 - 1e-3);
@@ -89,7 +89,7 @@ TEST_CASE("bench cases keep their values in [1, 2] (no subnormals on the CPU)", 
   auto cpu = make_cpu_backend<double>();
   LaplaceSolver<double> s(c, *cpu);
   s.sweep(300);
-  const FieldStats st = cpu->stats(s.field());
+  const FieldStats st = cpu->vec().stats(s.field());
   CHECK(st.min >= 1.0);
   CHECK(st.max <= 2.0);
 }
@@ -235,7 +235,7 @@ TEMPLATE_TEST_CASE("CPU copy and triad write every point", "[bench]", float, dou
   cpu->upload(hb.data(), b);
   cpu->upload(hc.data(), c);
   cpu->upload(poison.data(), a);
-  cpu->triad(a, b, T(2), c);
+  cpu->vec().triad(a, b, T(2), c);
   std::vector<T> ha(hb.size());
   cpu->download(a, ha.data());
   for (std::size_t i = 0; i < ha.size(); ++i) REQUIRE(ha[i] == hb[i] + T(2) * hc[i]);

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "kernels/ops/boundary.hpp"
-#include "kernels/ops/heat.hpp"
+#include "kernels/heat/heat_ops.hpp"
 
 using namespace gf;
 
@@ -44,12 +44,13 @@ TEST_CASE("on_dirichlet() marks exactly the points on Dirichlet faces", "[bounda
 TEST_CASE("heat_point_bc keeps Dirichlet points and applies FTCS elsewhere", "[boundary]") {
   HeatArgs<double> a;
   a.ndim = 1;
-  a.n[0] = 4;
   a.c[0] = 0.25;
   a.bc[0] = AxisBc<double>{BcType::Dirichlet, BcType::Neumann, 0, 0};
   a.dt = 0.1;
   a.source_const = 2.0;
-  const double u[4] = {1, 2, 4, 8};
+  const double data[4] = {1, 2, 4, 8};
+  const std::int64_t n[3] = {4, 1, 1};
+  const FieldView<const double> u(data, Layout::dense(n));
   CHECK(heat_point_bc<1>(a, u, 0, 0, 0) == 1);                          // held
   CHECK(heat_point_bc<1>(a, u, 1, 0, 0) == 2 + 0.25 * (1 + 4 - 4) + 0.2);  // interior + dt·s
   CHECK(heat_point_bc<1>(a, u, 3, 0, 0) == 8 + 0.25 * (4 + 4 - 16) + 0.2);  // mirror ghost

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "grid/decomp.hpp"
+#include "solvers/decompose.hpp"
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
 
@@ -144,12 +144,12 @@ TEST_CASE("CPU pack/unpack and sums over the owned points of a rank-local grid",
   double sum = 0, sq = 0;
   for (int j = 0; j < 4; ++j)
     for (int i = 1; i < 5; ++i) sum += v[i + 6 * j], sq += v[i + 6 * j] * v[i + 6 * j];
-  const gf::FieldStats s = be->stats(f);
+  const gf::FieldStats s = be->vec().stats(f);
   CHECK(s.count == 16);
   CHECK(s.sum == sum);
   CHECK(s.min == v[1]);
   CHECK(s.max == v[4 + 6 * 3]);
-  CHECK(be->dot(f, f) == sq);
+  CHECK(be->vec().dot(f, f) == sq);
 
   gf::Grid b;
   b.n = {8, 1, 1};

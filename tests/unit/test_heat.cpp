@@ -12,6 +12,8 @@
 
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/heat/heat_exec.hpp"
+#include "kernels/laplace/laplace_exec.hpp"
 #include "solvers/heat.hpp"
 #include "tests/unit/heat_test_util.hpp"
 
@@ -214,26 +216,27 @@ TEST_CASE("CPU temporally blocked heat equals one step at a time, bit for bit", 
     test::compare_time_block<double>(*cpu64, k, n, kind, src);
   });
   // what it offers: 2D and 3D, k = 2 to 4 (auto: 4, which the solver times)
+  auto exec = make_heat_exec(*cpu32);
   HeatArgs<float> a;
   a.ndim = 3;
-  a.n[0] = a.n[1] = a.n[2] = 32;
-  CHECK(cpu32->heat_time_block(a, 2) == 2);
-  CHECK(cpu32->heat_time_block(a, 4) == 4);
-  CHECK(cpu32->heat_time_block(a, 5) == 1);
-  CHECK(cpu32->heat_time_block(a, 0) == 4);
+  std::int64_t n[3] = {32, 32, 32};
+  CHECK(exec->time_block(a, Layout::dense(n), 2) == 2);
+  CHECK(exec->time_block(a, Layout::dense(n), 4) == 4);
+  CHECK(exec->time_block(a, Layout::dense(n), 5) == 1);
+  CHECK(exec->time_block(a, Layout::dense(n), 0) == 4);
   a.ndim = 2;
-  a.n[2] = 1;
-  CHECK(cpu32->heat_time_block(a, 3) == 3);
-  CHECK(cpu32->heat_time_block(a, 0) == 4);
+  n[2] = 1;
+  CHECK(exec->time_block(a, Layout::dense(n), 3) == 3);
+  CHECK(exec->time_block(a, Layout::dense(n), 0) == 4);
   a.ndim = 1;
-  a.n[1] = 1;
-  CHECK(cpu32->heat_time_block(a, 2) == 1);
-  CHECK(cpu32->heat_time_block(a, 0) == 1);
+  n[1] = 1;
+  CHECK(exec->time_block(a, Layout::dense(n), 2) == 1);
+  CHECK(exec->time_block(a, Layout::dense(n), 0) == 1);
   Grid g;
   g.ndim = 1;
   g.n[0] = 32;
   Field<float> u = cpu32->make_field(g, "u"), v = cpu32->make_field(g, "v");
-  CHECK_THROWS_AS(cpu32->heat_steps(a, 2, u, v), DeviceError);
+  CHECK_THROWS_AS(exec->steps(a, 2, u, v), DeviceError);
 }
 
 TEST_CASE("heat.time_block on the CPU: the same fields as one step a pass", "[heat]") {
@@ -276,13 +279,16 @@ void cpu_rows_equal_points(int ndim, std::array<std::int64_t, 3> n, gf::BcType l
   for (auto& x : u0) x = T(d(rng));
   for (auto& x : s0) x = T(d(rng));
   auto cpu = gf::make_cpu_backend<T>();
+  auto heat = gf::make_heat_exec(*cpu);
+  auto laplace = gf::make_laplace_exec(*cpu);
   gf::Field<T> u = cpu->make_field(g, "u"), v = cpu->make_field(g, "v");
   cpu->upload(u0.data(), u);
+  // the point formulas read the host array u0 (dense, as host arrays are)
+  const gf::FieldView<const T> u0v(u0.data(), g.layout());
   gf::HeatArgs<T> h;
   gf::LaplaceArgs<T> l;
   h.ndim = l.ndim = ndim;
   for (int ax = 0; ax < 3; ++ax) {
-    h.n[ax] = l.n[ax] = g.n[ax];
     h.c[ax] = ax < ndim ? T(0.1 + 0.01 * ax) : T(0);
     l.ih2[ax] = ax < ndim ? T(1.7 + ax) : T(0);
     const bool per = lo == gf::BcType::Periodic;
@@ -311,20 +317,20 @@ void cpu_rows_equal_points(int ndim, std::array<std::int64_t, 3> n, gf::BcType l
     INFO("ndim " << ndim << " bc " << int(lo) << "/" << int(hi) << " float" << 8 * sizeof(T));
     CHECK(differ == 0);
   };
-  cpu->heat_step(h, u, v);
+  heat->step(h, u, v);
   check([&](std::int64_t i, std::int64_t j, std::int64_t k) {
     switch (ndim) {
-      case 1: return gf::heat_point_bc<1>(h, u0.data(), i, j, k);
-      case 2: return gf::heat_point_bc<2>(h, u0.data(), i, j, k);
-      default: return gf::heat_point_bc<3>(h, u0.data(), i, j, k);
+      case 1: return gf::heat_point_bc<1>(h, u0v, i, j, k);
+      case 2: return gf::heat_point_bc<2>(h, u0v, i, j, k);
+      default: return gf::heat_point_bc<3>(h, u0v, i, j, k);
     }
   });
-  cpu->jacobi_sweep(l, u, v);
+  laplace->jacobi_sweep(l, u, v);
   check([&](std::int64_t i, std::int64_t j, std::int64_t k) {
     switch (ndim) {
-      case 1: return gf::jacobi_point<1>(l, u0.data(), i, j, k);
-      case 2: return gf::jacobi_point<2>(l, u0.data(), i, j, k);
-      default: return gf::jacobi_point<3>(l, u0.data(), i, j, k);
+      case 1: return gf::jacobi_point<1>(l, u0v, i, j, k);
+      case 2: return gf::jacobi_point<2>(l, u0v, i, j, k);
+      default: return gf::jacobi_point<3>(l, u0v, i, j, k);
     }
   });
 }

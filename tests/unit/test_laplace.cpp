@@ -12,6 +12,7 @@
 
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/laplace/laplace_exec.hpp"
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
 #include "tests/unit/heat_test_util.hpp"
@@ -211,17 +212,18 @@ TEST_CASE("CPU temporally blocked Jacobi equals one sweep at a time, bit for bit
     test::compare_jacobi_time_block<double>(*cpu64, k, n, kind, field);
   });
   // what it offers: 2D and 3D, k = 2 to 4; auto's deepest is 4
+  auto exec = make_laplace_exec(*cpu32);
   LaplaceArgs<float> a;
   a.ndim = 3;
-  a.n[0] = a.n[1] = a.n[2] = 16;
-  CHECK(cpu32->jacobi_time_block(a, 0) == 4);
-  CHECK(cpu32->jacobi_time_block(a, 5) == 1);
+  std::int64_t n[3] = {16, 16, 16};
+  CHECK(exec->jacobi_time_block(a, Layout::dense(n), 0) == 4);
+  CHECK(exec->jacobi_time_block(a, Layout::dense(n), 5) == 1);
   a.ndim = 2;
-  a.n[2] = 1;
-  CHECK(cpu32->jacobi_time_block(a, 3) == 3);
+  n[2] = 1;
+  CHECK(exec->jacobi_time_block(a, Layout::dense(n), 3) == 3);
   a.ndim = 1;
-  a.n[1] = 1;
-  CHECK(cpu32->jacobi_time_block(a, 3) == 1);
+  n[1] = 1;
+  CHECK(exec->jacobi_time_block(a, Layout::dense(n), 3) == 1);
 }
 
 TEST_CASE("laplace.time_block: the same iterates and residuals as one sweep a pass", "[laplace]") {
@@ -293,16 +295,23 @@ TEST_CASE("all-periodic and all-Neumann problems: the mean is handled, u has mea
 
 namespace {
 
+// The operator's args and the layout of the small grid it acts on.
+struct Operator {
+  LaplaceArgs<double> a;
+  Layout l;
+};
+
 // A small grid with the given boundary on every axis (periodic needs even n
 // for nothing here: the operator itself is checked).
-LaplaceArgs<double> random_operator(int ndim, BcType lo, BcType hi, std::mt19937_64& rng) {
+Operator random_operator(int ndim, BcType lo, BcType hi, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> d(0.5, 2.0);
   LaplaceArgs<double> a;
   a.ndim = ndim;
   const std::int64_t sizes[3] = {7, 5, 4};
+  std::int64_t n[3];
   double diag = 0;
   for (int ax = 0; ax < 3; ++ax) {
-    a.n[ax] = ax < ndim ? sizes[ax] : 1;
+    n[ax] = ax < ndim ? sizes[ax] : 1;
     a.ih2[ax] = ax < ndim ? d(rng) : 0.0;
     diag += 2 * a.ih2[ax];
     const bool per = lo == BcType::Periodic;
@@ -313,37 +322,40 @@ LaplaceArgs<double> random_operator(int ndim, BcType lo, BcType hi, std::mt19937
   a.inv_diag = 1 / diag;
   a.op_scale = d(rng);
   a.op_shift = ndim == 2 ? d(rng) : 0.0;
-  return a;
+  return {a, Layout::dense(n)};
 }
 
 template <int D>
-void check_operator(const LaplaceArgs<double>& a, std::mt19937_64& rng) {
-  const std::int64_t n = a.n[0] * a.n[1] * a.n[2];
+void check_operator(const Operator& op, std::mt19937_64& rng) {
+  const LaplaceArgs<double>& a = op.a;
+  const Layout& l = op.l;
+  const std::int64_t n = l.n[0] * l.n[1] * l.n[2];
   std::vector<double> x(static_cast<std::size_t>(n)), dense(static_cast<std::size_t>(n * n), 0.0);
+  const FieldView<const double> xv(x.data(), l);
   std::uniform_real_distribution<double> d(-1, 1);
   for (double& v : x) v = d(rng);
   // CG's directions are 0 at Dirichlet points
-  for (std::int64_t k = 0; k < a.n[2]; ++k)
-    for (std::int64_t j = 0; j < a.n[1]; ++j)
-      for (std::int64_t i = 0; i < a.n[0]; ++i) {
+  for (std::int64_t k = 0; k < l.n[2]; ++k)
+    for (std::int64_t j = 0; j < l.n[1]; ++j)
+      for (std::int64_t i = 0; i < l.n[0]; ++i) {
         const std::int64_t pos[3] = {i, j, k};
-        if (held<D>(a, pos)) x[i + a.n[0] * (j + a.n[1] * k)] = 0;
+        if (held<D>(a, l.n, pos)) x[i + l.n[0] * (j + l.n[1] * k)] = 0;
       }
   double worst = 0;
-  for (std::int64_t k = 0; k < a.n[2]; ++k)
-    for (std::int64_t j = 0; j < a.n[1]; ++j)
-      for (std::int64_t i = 0; i < a.n[0]; ++i) {
-        const std::int64_t idx = i + a.n[0] * (j + a.n[1] * k);
+  for (std::int64_t k = 0; k < l.n[2]; ++k)
+    for (std::int64_t j = 0; j < l.n[1]; ++j)
+      for (std::int64_t i = 0; i < l.n[0]; ++i) {
+        const std::int64_t idx = i + l.n[0] * (j + l.n[1] * k);
         std::int64_t cols[kMaxRowEntries];
         double vals[kMaxRowEntries];
-        const int cnt = laplace_row<D>(a, i, j, k, cols, vals);
+        const int cnt = laplace_row<D>(a, l, i, j, k, cols, vals);
         double row = 0;
         for (int e = 0; e < cnt; ++e) {
           if (e > 0) REQUIRE(cols[e - 1] < cols[e]);
           row += vals[e] * x[cols[e]];
           dense[idx * n + cols[e]] = vals[e];
         }
-        worst = std::max(worst, std::fabs(row - apply_point<D>(a, x.data(), i, j, k)));
+        worst = std::max(worst, std::fabs(row - apply_point<D>(a, xv, i, j, k)));
       }
   CHECK(worst < 1e-12);  // the CSR rows the GPU builds are the CPU's operator
   double asym = 0;

@@ -1,6 +1,6 @@
 // The overlapped halo exchange's pieces without MPI: the shell boxes around a
 // core, the core a rank's block gets, when the overlap is taken, the
-// GRIDFORGE_HALO_OVERLAP switch, and the CPU backend's split steps (heat,
+// GRIDFORGE_HALO_OVERLAP switch, and the CPU executors' split steps (heat,
 // Jacobi, stencils: the shell and the core together bit for bit the whole
 // step, each part writing only its own points).
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 #include "grid/decomp.hpp"
-#include "grid/halo.hpp"
+#include "kernels/dist/dist_backend.hpp"
 #include "kernels/backend.hpp"
 #include "step_parts_util.hpp"
 

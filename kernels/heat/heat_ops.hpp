@@ -14,17 +14,19 @@
 // own (mul_rn), so every kernel and the CPU round alike (hd.hpp).
 #pragma once
 #include "kernels/ops/boundary.hpp"
+#include "kernels/ops/time_block.hpp"
 
 namespace gf {
 
+// The step's coefficients and boundary rules; the grid's extents and layout
+// come with the fields' views (grid/view.hpp).
 template <class T>
 struct HeatArgs {
   int ndim = 1;
-  std::int64_t n[3] = {1, 1, 1};
   T c[3] = {0, 0, 0};      // α·dt/h² per axis
   AxisBc<T> bc[3];
   T dt = 0;                    // this step's dt (the last step of a t_end run is shorter)
-  const T* source = nullptr;  // s(x) per point, or nullptr: then source_const
+  const T* source = nullptr;  // s(x) per point (laid out as the fields), or nullptr: then source_const
   T source_const = 0;          // s when it is a constant
 };
 
@@ -80,23 +82,50 @@ GF_HD T heat_source(const HeatArgs<T>& a, std::int64_t idx) {
   return heat_source_term(a, a.source ? a.source[idx] : a.source_const);
 }
 
-// Update of point (i, j, k) with boundary rules on every axis: used by the CPU
-// reference for every point and by the CUDA kernels for points near a face.
+// Update of point (i, j, k) of u with boundary rules on every axis: used by
+// the CPU reference for every point and by the CUDA kernels for points near a face.
 template <int D, class T>
-GF_HD T heat_point_bc(const HeatArgs<T>& a, const T* u, std::int64_t i, std::int64_t j,
-                      std::int64_t k) {
-  const std::int64_t nx = a.n[0], ny = a.n[1];
-  const std::int64_t idx = i + nx * (j + ny * k);
+GF_HD T heat_point_bc(const HeatArgs<T>& a, const FieldView<const T>& u, std::int64_t i,
+                      std::int64_t j, std::int64_t k) {
+  const std::int64_t idx = u.index(i, j, k);
   const std::int64_t pos[3] = {i, j, k};
-  const std::int64_t stride[3] = {1, nx, nx * ny};
   for (int ax = 0; ax < D; ++ax)
-    if (on_dirichlet(pos[ax], a.n[ax], a.bc[ax])) return u[idx];
+    if (on_dirichlet(pos[ax], u.n[ax], a.bc[ax])) return u[idx];
   T m[3], p[3];
   for (int ax = 0; ax < D; ++ax) {
-    m[ax] = neighbour(u, idx, pos[ax], a.n[ax], stride[ax], -1, a.bc[ax]);
-    p[ax] = neighbour(u, idx, pos[ax], a.n[ax], stride[ax], +1, a.bc[ax]);
+    m[ax] = neighbour(u.p, idx, pos[ax], u.n[ax], u.stride(ax), -1, a.bc[ax]);
+    p[ax] = neighbour(u.p, idx, pos[ax], u.n[ax], u.stride(ax), +1, a.bc[ax]);
   }
   return ftcs_point<D>(u[idx], m, p, a.c, heat_source(a, idx), heat_form<D>(a));
+}
+
+// Explicit heat (FTCS): heat_point_bc's formula, in the run's form
+// (heat_form). ISO_NO_SOURCE: the form known at compile time to be the
+// isotropic one without a source (the form most runs take, and the cheapest).
+template <class T, bool ISO_NO_SOURCE = false, int D = 3>
+struct TbHeat : HeatArgs<T> {
+  using value_type = T;
+  static constexpr int kDim = D;
+  static constexpr bool kSource = !ISO_NO_SOURCE;
+  HeatForm form{};
+  TbHeat() = default;
+  explicit TbHeat(const HeatArgs<T>& a) : HeatArgs<T>(a), form(heat_form<D>(a)) {}
+  GF_HD T point(T u, const T* m, const T* p, T s) const {
+    if constexpr (ISO_NO_SOURCE) return ftcs_point_as<D, true, false>(u, m, p, this->c, s);
+    else return ftcs_point<D>(u, m, p, this->c, s, form);
+  }
+  GF_HD T source_term(T raw) const { return heat_source_term(*this, raw); }
+};
+
+// The passes of a heat step: f(op) with the TbHeat that fits the args.
+template <class T, class F>
+void with_tb_heat(const HeatArgs<T>& a, F&& f) {
+  with_tb_dim(a.ndim, [&](auto d) {
+    constexpr int D = decltype(d)::value;
+    const HeatForm form = heat_form<D>(a);
+    if (form.iso && !form.src) f(TbHeat<T, true, D>(a));
+    else f(TbHeat<T, false, D>(a));
+  });
 }
 
 }  // namespace gf

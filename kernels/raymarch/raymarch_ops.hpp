@@ -7,19 +7,19 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/ops/colormap.hpp"
+#include "grid/view.hpp"
+#include "kernels/raymarch/colormap.hpp"
 #include "kernels/ops/hd.hpp"
 
 namespace gf {
 
 enum class RayMode : int { EmissionAbsorption = 0, Mip = 1, Isosurface = 2 };
 
-// Everything a pixel needs, by value (a kernel argument). Positions and
-// lengths are in the grid's physical units.
+// Everything a pixel needs besides the volume's view, by value (a kernel
+// argument). Positions and lengths are in the grid's physical units.
 template <class T>
 struct RayArgs {
-  // The volume: n points per axis (x-fastest), point i at origin + i·h.
-  std::int64_t n[3] = {1, 1, 1};
+  // The volume's point i (of the view's n per axis) sits at origin + i·h.
   T origin[3] = {0, 0, 0};
   T h[3] = {1, 1, 1};
   // The camera: eye, and the orthonormal forward, right and up of the view.
@@ -68,11 +68,11 @@ GF_HD void pixel_ray(const RayArgs<T>& a, int px, int py, T dir[3]) {
 // The part [t0, t1] (t0 ≥ 0) of the ray eye + t·dir inside the volume's box;
 // false when it misses the box.
 template <class T>
-GF_HD bool ray_box(const RayArgs<T>& a, const T dir[3], T& t0, T& t1) {
+GF_HD bool ray_box(const RayArgs<T>& a, const FieldView<const T>& v, const T dir[3], T& t0, T& t1) {
   t0 = 0;
   t1 = T(1e30);
   for (int c = 0; c < 3; ++c) {
-    const T lo = a.origin[c], hi = a.origin[c] + T(a.n[c] - 1) * a.h[c];
+    const T lo = a.origin[c], hi = a.origin[c] + T(v.n[c] - 1) * a.h[c];
     if (dir[c] == T(0)) {
       if (a.eye[c] < lo || a.eye[c] > hi) return false;
       continue;
@@ -91,11 +91,11 @@ GF_HD bool ray_box(const RayArgs<T>& a, const T dir[3], T& t0, T& t1) {
 
 // Trilinear interpolation of the volume at physical point p (clamped to the box).
 template <class T>
-GF_HD T sample_volume(const RayArgs<T>& a, const T* v, const T p[3]) {
+GF_HD T sample_volume(const RayArgs<T>& a, const FieldView<const T>& v, const T p[3]) {
   std::int64_t i0[3];
   T f[3];
   for (int c = 0; c < 3; ++c) {
-    const std::int64_t last = a.n[c] - 1;
+    const std::int64_t last = v.n[c] - 1;
     T u = (p[c] - a.origin[c]) / a.h[c];
     u = u > T(0) ? (u < T(last) ? u : T(last)) : T(0);
     std::int64_t i = std::int64_t(u);
@@ -103,9 +103,10 @@ GF_HD T sample_volume(const RayArgs<T>& a, const T* v, const T p[3]) {
     i0[c] = i;
     f[c] = last > 0 ? u - T(i) : T(0);
   }
-  const std::int64_t sx = a.n[0] > 1 ? 1 : 0, sy = a.n[1] > 1 ? a.n[0] : 0,
-                     sz = a.n[2] > 1 ? a.n[0] * a.n[1] : 0;
-  const T* q = v + i0[0] + a.n[0] * (i0[1] + a.n[1] * i0[2]);
+  // (a single point on an axis: its neighbour is itself)
+  const std::int64_t sx = v.n[0] > 1 ? 1 : 0, sy = v.n[1] > 1 ? v.sy : 0,
+                     sz = v.n[2] > 1 ? v.sz : 0;
+  const T* q = &v(i0[0], i0[1], i0[2]);
   const T c00 = q[0] + f[0] * (q[sx] - q[0]);
   const T c10 = q[sy] + f[0] * (q[sy + sx] - q[sy]);
   const T c01 = q[sz] + f[0] * (q[sz + sx] - q[sz]);
@@ -129,7 +130,7 @@ GF_HD float transfer_t(const RayArgs<T>& a, T s) {
 
 // The gradient by central differences of the interpolated volume, one cell apart.
 template <class T>
-GF_HD void volume_gradient(const RayArgs<T>& a, const T* v, const T p[3], T g[3]) {
+GF_HD void volume_gradient(const RayArgs<T>& a, const FieldView<const T>& v, const T p[3], T g[3]) {
   for (int c = 0; c < 3; ++c) {
     T q[3] = {p[0], p[1], p[2]};
     q[c] = p[c] + a.h[c];
@@ -142,7 +143,7 @@ GF_HD void volume_gradient(const RayArgs<T>& a, const T* v, const T p[3], T g[3]
 
 // Blinn-Phong with one light and a little ambient; the normal faces the viewer.
 template <class T>
-GF_HD void shade_surface(const RayArgs<T>& a, const T* v, const T p[3], const T dir[3],
+GF_HD void shade_surface(const RayArgs<T>& a, const FieldView<const T>& v, const T p[3], const T dir[3],
                          float rgb[3]) {
   T n[3];
   volume_gradient(a, v, p, n);
@@ -172,7 +173,7 @@ GF_HD void shade_surface(const RayArgs<T>& a, const T* v, const T p[3], const T 
 // Front-to-back emission-absorption over [t0, t1]: samples at the middle of
 // fixed steps, opacity 1 − exp(−density·t·ds), stopping once nearly opaque.
 template <class T>
-GF_HD float march_emission(const RayArgs<T>& a, const T* v, const T dir[3], T t0, T t1,
+GF_HD float march_emission(const RayArgs<T>& a, const FieldView<const T>& v, const T dir[3], T t0, T t1,
                            float rgb[3]) {
   float A = 0;
   const std::int64_t steps = std::int64_t(std::ceil((t1 - t0) / a.step));
@@ -195,7 +196,7 @@ GF_HD float march_emission(const RayArgs<T>& a, const T* v, const T dir[3], T t0
 
 // Maximum intensity over the same samples as emission-absorption.
 template <class T>
-GF_HD T march_max(const RayArgs<T>& a, const T* v, const T dir[3], T t0, T t1) {
+GF_HD T march_max(const RayArgs<T>& a, const FieldView<const T>& v, const T dir[3], T t0, T t1) {
   const std::int64_t steps = std::int64_t(std::ceil((t1 - t0) / a.step));
   T m = T(-1e30);
   for (std::int64_t k = 0; k < steps; ++k) {
@@ -213,7 +214,7 @@ GF_HD T march_max(const RayArgs<T>& a, const T* v, const T dir[3], T t0, T t1) {
 // steps, or sphere tracing (steps of the distance to the isovalue, at least
 // one step) for a distance field; the crossing is refined by bisection.
 template <class T>
-GF_HD T march_isosurface(const RayArgs<T>& a, const T* v, const T dir[3], T t0, T t1) {
+GF_HD T march_isosurface(const RayArgs<T>& a, const FieldView<const T>& v, const T dir[3], T t0, T t1) {
   T p[3];
   ray_point(a, dir, t0, p);
   T fa = sample_volume(a, v, p) - a.isovalue;
@@ -252,12 +253,12 @@ GF_HD T march_isosurface(const RayArgs<T>& a, const T* v, const T dir[3], T t0, 
 // One pixel: RGB composited over the background and the coverage (alpha),
 // into out[0..3].
 template <class T>
-GF_HD void render_pixel(const RayArgs<T>& a, const T* v, int px, int py, float out[4]) {
+GF_HD void render_pixel(const RayArgs<T>& a, const FieldView<const T>& v, int px, int py, float out[4]) {
   T dir[3], t0, t1;
   pixel_ray(a, px, py, dir);
   float rgb[3] = {0, 0, 0};
   float A = 0;
-  if (ray_box(a, dir, t0, t1)) {
+  if (ray_box(a, v, dir, t0, t1)) {
     if (a.mode == RayMode::EmissionAbsorption) {
       A = march_emission(a, v, dir, t0, t1, rgb);
     } else if (a.mode == RayMode::Mip) {

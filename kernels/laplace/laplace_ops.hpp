@@ -17,18 +17,20 @@
 // directions are zero there), so A acts on the unknowns only.
 #pragma once
 #include "kernels/ops/boundary.hpp"
+#include "kernels/ops/time_block.hpp"
 
 namespace gf {
 
+// The operator's coefficients and boundary rules; extents and layout come
+// with the fields' views (grid/view.hpp).
 template <class T>
 struct LaplaceArgs {
   int ndim = 1;
-  std::int64_t n[3] = {1, 1, 1};
   T ih2[3] = {0, 0, 0};     // 1/h² per axis (0 on missing axes)
   T diag = 0;               // Σ_a 2/h_a²
   T inv_diag = 0;           // 1 / diag
   AxisBc<T> bc[3];          // ghosts 2h·g (the operator's args: 0)
-  const T* f = nullptr;     // right-hand side per point, or nullptr: f_const
+  const T* f = nullptr;     // right-hand side per point (laid out as u), or nullptr: f_const
   T f_const = 0;
   T f_coef = 1, lap_coef = -1;    // residual: W·(f_coef·f + lap_coef·L u)
   T omega = 1;                    // SOR
@@ -40,21 +42,22 @@ GF_HD T rhs_at(const LaplaceArgs<T>& a, std::int64_t idx) {
   return a.f ? a.f[idx] : a.f_const;
 }
 
-// True when point (pos) is held (on a Dirichlet face of some axis).
+// True when point (pos) of a grid of n points per axis is held (on a
+// Dirichlet face of some axis).
 template <int D, class T>
-GF_HD bool held(const LaplaceArgs<T>& a, const std::int64_t* pos) {
+GF_HD bool held(const LaplaceArgs<T>& a, const std::int64_t* n, const std::int64_t* pos) {
   for (int ax = 0; ax < D; ++ax)
-    if (on_dirichlet(pos[ax], a.n[ax], a.bc[ax])) return true;
+    if (on_dirichlet(pos[ax], n[ax], a.bc[ax])) return true;
   return false;
 }
 
 // The symmetrising weight W: 1/2 per Neumann face the point lies on.
 template <int D, class T>
-GF_HD T bc_weight(const LaplaceArgs<T>& a, const std::int64_t* pos) {
+GF_HD T bc_weight(const LaplaceArgs<T>& a, const std::int64_t* n, const std::int64_t* pos) {
   T w = 1;
   for (int ax = 0; ax < D; ++ax) {
     if (pos[ax] == 0 && a.bc[ax].lo == BcType::Neumann) w *= T(0.5);
-    if (pos[ax] == a.n[ax] - 1 && a.bc[ax].hi == BcType::Neumann) w *= T(0.5);
+    if (pos[ax] == n[ax] - 1 && a.bc[ax].hi == BcType::Neumann) w *= T(0.5);
   }
   return w;
 }
@@ -79,24 +82,23 @@ GF_HD T sor_formula(T u, T jacobi, T omega) {
   return u + omega * (jacobi - u);
 }
 
-// The neighbours of point (pos) by the boundary rules.
+// The neighbours of point (pos), at index idx of u, by the boundary rules.
 template <int D, class T>
-GF_HD void gather(const LaplaceArgs<T>& a, const T* u, std::int64_t idx, const std::int64_t* pos,
-                  T* m, T* p) {
-  const std::int64_t stride[3] = {1, a.n[0], a.n[0] * a.n[1]};
+GF_HD void gather(const LaplaceArgs<T>& a, const FieldView<const T>& u, std::int64_t idx,
+                  const std::int64_t* pos, T* m, T* p) {
   for (int ax = 0; ax < D; ++ax) {
-    m[ax] = neighbour(u, idx, pos[ax], a.n[ax], stride[ax], -1, a.bc[ax]);
-    p[ax] = neighbour(u, idx, pos[ax], a.n[ax], stride[ax], +1, a.bc[ax]);
+    m[ax] = neighbour(u.p, idx, pos[ax], u.n[ax], u.stride(ax), -1, a.bc[ax]);
+    p[ax] = neighbour(u.p, idx, pos[ax], u.n[ax], u.stride(ax), +1, a.bc[ax]);
   }
 }
 
 // Jacobi update of any point (Dirichlet points keep their value).
 template <int D, class T>
-GF_HD T jacobi_point(const LaplaceArgs<T>& a, const T* u, std::int64_t i, std::int64_t j,
-                     std::int64_t k) {
-  const std::int64_t idx = i + a.n[0] * (j + a.n[1] * k);
+GF_HD T jacobi_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, std::int64_t i,
+                     std::int64_t j, std::int64_t k) {
+  const std::int64_t idx = u.index(i, j, k);
   const std::int64_t pos[3] = {i, j, k};
-  if (held<D>(a, pos)) return u[idx];
+  if (held<D>(a, u.n, pos)) return u[idx];
   T m[3], p[3];
   gather<D>(a, u, idx, pos, m, p);
   return jacobi_formula<D>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag);
@@ -104,11 +106,11 @@ GF_HD T jacobi_point(const LaplaceArgs<T>& a, const T* u, std::int64_t i, std::i
 
 // SOR update of any point, in place (the caller picks the colour).
 template <int D, class T>
-GF_HD T sor_point(const LaplaceArgs<T>& a, const T* u, std::int64_t i, std::int64_t j,
-                  std::int64_t k) {
-  const std::int64_t idx = i + a.n[0] * (j + a.n[1] * k);
+GF_HD T sor_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, std::int64_t i,
+                  std::int64_t j, std::int64_t k) {
+  const std::int64_t idx = u.index(i, j, k);
   const std::int64_t pos[3] = {i, j, k};
-  if (held<D>(a, pos)) return u[idx];
+  if (held<D>(a, u.n, pos)) return u[idx];
   T m[3], p[3];
   gather<D>(a, u, idx, pos, m, p);
   return sor_formula(u[idx], jacobi_formula<D>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag), a.omega);
@@ -121,51 +123,51 @@ GF_HD int sor_colour(std::int64_t i, std::int64_t j, std::int64_t k) {
 
 // rᵢ = Wᵢ·(f_coef·fᵢ + lap_coef·(L u)ᵢ); 0 at Dirichlet points.
 template <int D, class T>
-GF_HD T residual_point(const LaplaceArgs<T>& a, const T* u, std::int64_t i, std::int64_t j,
-                       std::int64_t k) {
-  const std::int64_t idx = i + a.n[0] * (j + a.n[1] * k);
+GF_HD T residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, std::int64_t i,
+                       std::int64_t j, std::int64_t k) {
+  const std::int64_t idx = u.index(i, j, k);
   const std::int64_t pos[3] = {i, j, k};
-  if (held<D>(a, pos)) return T(0);
+  if (held<D>(a, u.n, pos)) return T(0);
   T m[3], p[3];
   gather<D>(a, u, idx, pos, m, p);
   const T lu = neighbour_sum<D>(m, p, a.ih2) - a.diag * u[idx];
-  return bc_weight<D>(a, pos) * (a.f_coef * rhs_at(a, idx) + a.lap_coef * lu);
+  return bc_weight<D>(a, u.n, pos) * (a.f_coef * rhs_at(a, idx) + a.lap_coef * lu);
 }
 
 // (A p)ᵢ = Wᵢ·(op_scale·(−L₀ p)ᵢ + op_shift·pᵢ), matrix-free; the args carry
 // zero ghosts and p is 0 at Dirichlet points. 0 at Dirichlet points.
 template <int D, class T>
-GF_HD T apply_point(const LaplaceArgs<T>& a, const T* x, std::int64_t i, std::int64_t j,
-                    std::int64_t k) {
-  const std::int64_t idx = i + a.n[0] * (j + a.n[1] * k);
+GF_HD T apply_point(const LaplaceArgs<T>& a, const FieldView<const T>& x, std::int64_t i,
+                    std::int64_t j, std::int64_t k) {
+  const std::int64_t idx = x.index(i, j, k);
   const std::int64_t pos[3] = {i, j, k};
-  if (held<D>(a, pos)) return T(0);
+  if (held<D>(a, x.n, pos)) return T(0);
   T m[3], p[3];
   gather<D>(a, x, idx, pos, m, p);
   const T minus_lu = a.diag * x[idx] - neighbour_sum<D>(m, p, a.ih2);
-  return bc_weight<D>(a, pos) * (a.op_scale * minus_lu + a.op_shift * x[idx]);
+  return bc_weight<D>(a, x.n, pos) * (a.op_scale * minus_lu + a.op_shift * x[idx]);
 }
 
 constexpr int kMaxRowEntries = 7;  // centre and two neighbours per axis
 
-// Row (i, j, k) of the operator A of apply_point as sparse entries, sorted by
-// column: what the GPU's CSR matrix holds (cuSPARSE). Neighbours that are
+// Row (i, j, k) of the operator A of apply_point on fields of layout l, as
+// sparse entries (columns: indices in l), sorted by column: what the GPU's
+// CSR matrix holds (cuSPARSE). Neighbours that are
 // Dirichlet points are dropped (they are not unknowns), a Neumann mirror adds
 // to the neighbour it mirrors, a periodic axis wraps. Returns the number of
 // entries (0 for a Dirichlet point).
 template <int D, class T>
-GF_HD int laplace_row(const LaplaceArgs<T>& a, std::int64_t i, std::int64_t j, std::int64_t k,
-                      std::int64_t* cols, T* vals) {
-  const std::int64_t idx = i + a.n[0] * (j + a.n[1] * k);
+GF_HD int laplace_row(const LaplaceArgs<T>& a, const Layout& l, std::int64_t i, std::int64_t j,
+                      std::int64_t k, std::int64_t* cols, T* vals) {
+  const std::int64_t idx = l.index(i, j, k);
   const std::int64_t pos[3] = {i, j, k};
-  if (held<D>(a, pos)) return 0;
-  const T w = bc_weight<D>(a, pos);
-  const std::int64_t stride[3] = {1, a.n[0], a.n[0] * a.n[1]};
+  if (held<D>(a, l.n, pos)) return 0;
+  const T w = bc_weight<D>(a, l.n, pos);
   int cnt = 0;
   cols[cnt] = idx;
   vals[cnt++] = w * (a.op_scale * a.diag + a.op_shift);
   for (int ax = 0; ax < D; ++ax) {
-    const std::int64_t q = pos[ax], nn = a.n[ax];
+    const std::int64_t q = pos[ax], nn = l.n[ax];
     for (int dir = -1; dir <= 1; dir += 2) {
       std::int64_t t = q + dir;  // the neighbour's position on this axis
       if (t < 0 || t >= nn) {
@@ -173,7 +175,7 @@ GF_HD int laplace_row(const LaplaceArgs<T>& a, std::int64_t i, std::int64_t j, s
         t = b == BcType::Periodic ? (t < 0 ? nn - 1 : 0) : q - dir;  // wrap or mirror
       }
       if (on_dirichlet(t, nn, a.bc[ax])) continue;  // held: not an unknown
-      const std::int64_t col = idx + (t - q) * stride[ax];
+      const std::int64_t col = idx + (t - q) * l.stride(ax);
       const T v = -w * a.op_scale * a.ih2[ax];
       int e = 0;
       while (e < cnt && cols[e] != col) ++e;
@@ -202,15 +204,16 @@ GF_HD int laplace_row(const LaplaceArgs<T>& a, std::int64_t i, std::int64_t j, s
 // The signed wavenumber index of mode m on an axis of n points.
 GF_HD std::int64_t signed_mode(std::int64_t m, std::int64_t n) { return 2 * m <= n ? m : m - n; }
 
-// |k|² of mode (mx, my, mz): Σ_a (2π m'_a / (n_a h_a))², i.e. (2π m'_a / n_a)²/h_a².
+// |k|² of mode (mx, my, mz) of a grid of n points per axis:
+// Σ_a (2π m'_a / (n_a h_a))², i.e. (2π m'_a / n_a)²/h_a².
 template <class T>
-GF_HD double spectral_k2(const LaplaceArgs<T>& a, std::int64_t mx, std::int64_t my,
-                         std::int64_t mz) {
+GF_HD double spectral_k2(const LaplaceArgs<T>& a, const std::int64_t* n, std::int64_t mx,
+                         std::int64_t my, std::int64_t mz) {
   const double two_pi = 6.283185307179586476925286766559;
   const std::int64_t m[3] = {mx, my, mz};
   double k2 = 0;
   for (int ax = 0; ax < a.ndim; ++ax) {
-    const double t = two_pi * double(signed_mode(m[ax], a.n[ax])) / double(a.n[ax]);
+    const double t = two_pi * double(signed_mode(m[ax], n[ax])) / double(n[ax]);
     k2 += t * t * double(a.ih2[ax]);
   }
   return k2;
@@ -220,9 +223,9 @@ GF_HD double spectral_k2(const LaplaceArgs<T>& a, std::int64_t mx, std::int64_t 
 // 1/N of the unnormalised inverse transform folded in: −1/(|k|²·N); 0 for the
 // mean (k = 0), which a periodic u cannot carry.
 template <class T>
-GF_HD double spectral_factor(const LaplaceArgs<T>& a, std::int64_t mx, std::int64_t my,
-                             std::int64_t mz, double npoints) {
-  const double k2 = spectral_k2(a, mx, my, mz);
+GF_HD double spectral_factor(const LaplaceArgs<T>& a, const std::int64_t* n, std::int64_t mx,
+                             std::int64_t my, std::int64_t mz, double npoints) {
+  const double k2 = spectral_k2(a, n, mx, my, mz);
   return k2 > 0 ? -1.0 / (k2 * npoints) : 0.0;
 }
 
@@ -237,5 +240,22 @@ GF_HD double spectral_residual2(double k2, double w, double fr, double fi, doubl
 GF_HD double half_spectrum_weight(std::int64_t mx, std::int64_t nx) {
   return (mx == 0 || 2 * mx == nx) ? 1.0 : 2.0;
 }
+
+// A Jacobi sweep of ∇²u = f (jacobi_point's formula): the right-hand side f
+// is its source term, taken as it is.
+template <class T, int D = 3>
+struct TbJacobi : LaplaceArgs<T> {
+  using value_type = T;
+  static constexpr int kDim = D;
+  static constexpr bool kSource = true;
+  const T* source = nullptr;  // f, or nullptr: source_const
+  T source_const = 0;
+  TbJacobi() = default;
+  explicit TbJacobi(const LaplaceArgs<T>& a) : LaplaceArgs<T>(a), source(a.f), source_const(a.f_const) {}
+  GF_HD T point(T, const T* m, const T* p, T s) const {
+    return jacobi_formula<D>(m, p, this->ih2, s, this->inv_diag);
+  }
+  GF_HD T source_term(T raw) const { return raw; }
+};
 
 }  // namespace gf

@@ -20,7 +20,7 @@
 
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/march_kernels.cuh"
-#include "kernels/ops/stencil.hpp"
+#include "kernels/stencil/stencil_ops.hpp"
 
 namespace gf {
 
@@ -126,12 +126,10 @@ int upload_stencil_taps(const std::vector<StencilTap<T>>& taps, cudaStream_t s) 
 // value, so that the call needs no copy of the kernel's arguments in local
 // memory.
 template <int D, class T>
-__device__ __noinline__ T stencil_halo_value(const T* __restrict__ in, int nx, int ny, int nz,
-                                             AxisBc<T> bx, AxisBc<T> by, AxisBc<T> bz, int x,
-                                             int y, int z) {
-  const std::int64_t n[3] = {nx, ny, nz};
+__device__ __noinline__ T stencil_halo_value(const T* __restrict__ in, Layout l, AxisBc<T> bx,
+                                             AxisBc<T> by, AxisBc<T> bz, int x, int y, int z) {
   const AxisBc<T> bc[3] = {bx, by, bz};
-  return value_at<0, D>(in, n, bc, x, y, z);
+  return value_at<0, D>(FieldView<const T>(in, l), bc, x, y, z);
 }
 
 // Starts the copy of plane z (in 3D; 0 in 2D) of a tile whose rows start at
@@ -141,16 +139,17 @@ __device__ __noinline__ T stencil_halo_value(const T* __restrict__ in, int nx, i
 // no point of the grid reaches, in partial tiles, are 0).
 template <class T, int R, int D, bool VEC>
 __device__ __forceinline__ void stencil_load_plane(T* dst, const StencilArgs<T>& a,
-                                                   const T* __restrict__ in, int xs, int y0, int z) {
+                                                   const T* __restrict__ in, const Layout& l,
+                                                   int xs, int y0, int z) {
   using S = StencilTile<T, R, D>;
   constexpr int NT = S::TX * S::TY;
   constexpr int G = VEC ? S::L : 1;  // values per copy
   constexpr int PIECES = S::PS / G, ROW = S::W / G;
-  const int nx = int(a.n[0]), ny = int(a.n[1]), nz = int(a.n[2]);
+  const int nx = int(l.n[0]), ny = int(l.n[1]), nz = int(l.n[2]);
   const int tid = threadIdx.x + S::TX * threadIdx.y;
   const bool z_in = z >= 0 && z < nz;
   const bool z_reached = z >= -R && z < nz + R;
-  const T* src = in + std::size_t(z_in ? z : 0) * ny * nx;
+  const T* src = in + l.index(0, 0, z_in ? z : 0);
 #pragma unroll
   for (int e0 = 0; e0 < PIECES; e0 += NT) {
     const int e = e0 + tid;
@@ -159,13 +158,13 @@ __device__ __forceinline__ void stencil_load_plane(T* dst, const StencilArgs<T>&
       const int gx = xs + col, gy = y0 - R + row;
       T* d = dst + row * S::W + col;
       if (z_in && gy >= 0 && gy < ny && gx >= 0 && gx + G <= nx) {
-        __pipeline_memcpy_async(d, src + std::size_t(gy) * nx + gx, G * sizeof(T));
+        __pipeline_memcpy_async(d, src + l.index(gx, gy), G * sizeof(T));
       } else {
 #pragma unroll
         for (int q = 0; q < G; ++q) {
           const int x = gx + q;
           const bool reached = z_reached && x >= -R && x < nx + R && gy >= -R && gy < ny + R;
-          d[q] = reached ? stencil_halo_value<D>(in, nx, ny, nz, a.bc[0], a.bc[1], a.bc[2], x, gy, z)
+          d[q] = reached ? stencil_halo_value<D>(in, l, a.bc[0], a.bc[1], a.bc[2], x, gy, z)
                         : T(0);
         }
       }
@@ -193,40 +192,40 @@ __device__ __forceinline__ void stencil_sum_taps(const StencilArgs<T>& a, const 
 // value, the others get the combined sum (stencil_point_bc's order).
 template <class T, int R, int D>
 __device__ __forceinline__ void stencil_store(const StencilArgs<T>& a, T* __restrict__ out,
-                                              const T* centre,
+                                              const Layout& l, const T* centre,
                                               const T (&acc)[StencilTile<T, R, D>::PPT], int i,
                                               int y0, int z) {
   using S = StencilTile<T, R, D>;
-  const int nx = int(a.n[0]), ny = int(a.n[1]);
+  const int nx = int(l.n[0]), ny = int(l.n[1]);
   if (i >= nx) return;
   const bool held_xz =
-      on_dirichlet(i, nx, a.bc[0]) || (D == 3 && on_dirichlet(z, a.n[2], a.bc[2]));
+      on_dirichlet(i, nx, a.bc[0]) || (D == 3 && on_dirichlet(z, l.n[2], a.bc[2]));
 #pragma unroll
   for (int k = 0; k < S::PPT; ++k) {
     const int j = y0 + int(threadIdx.y) + k * S::TY;
     if (j < ny) {
       const T u = centre[k * S::TY * S::W];
       const bool held = held_xz || on_dirichlet(j, ny, a.bc[1]);
-      out[(std::size_t(z) * ny + j) * nx + i] = held ? u : stencil_combine(a, u, acc[k]);
+      out[l.index(i, j, z)] = held ? u : stencil_combine(a, u, acc[k]);
     }
   }
 }
 
 template <class T, int R, bool VEC>
 __global__ void __launch_bounds__(128) stencil2d_tiled(StencilArgs<T> a, const T* __restrict__ in,
-                                                       T* __restrict__ out) {
+                                                       T* __restrict__ out, Layout l) {
   using S = StencilTile<T, R, 2>;
   extern __shared__ __align__(16) unsigned char stencil_smem[];
   T* tile = reinterpret_cast<T*>(stencil_smem);
   const int x0 = int(blockIdx.x) * S::TX, y0 = int(blockIdx.y) * S::OY;
-  stencil_load_plane<T, R, 2, VEC>(tile, a, in, x0 - S::XL, y0, 0);
+  stencil_load_plane<T, R, 2, VEC>(tile, a, in, l, x0 - S::XL, y0, 0);
   __pipeline_commit();
   __pipeline_wait_prior(0);
   __syncthreads();
   const int c = (threadIdx.y + R) * S::W + S::XL + threadIdx.x;
   T acc[S::PPT];
   stencil_sum_taps<T, R, 2>(a, tile, c, -1, acc);
-  stencil_store<T, R, 2>(a, out, tile + c, acc, x0 + int(threadIdx.x), y0, 0);
+  stencil_store<T, R, 2>(a, out, l, tile + c, acc, x0 + int(threadIdx.x), y0, 0);
 }
 
 // 3D: the block marches along z over kc planes from z0. Plane z0 − R + q
@@ -235,18 +234,20 @@ __global__ void __launch_bounds__(128) stencil2d_tiled(StencilArgs<T> a, const T
 // waiting for all but the newest DEPTH − 1 groups means that the planes the
 // next step needs have landed.
 template <class T, int R, bool VEC>
-__global__ void __launch_bounds__(128, (StencilTile<T, R, 3>::MIN_BLOCKS)) stencil3d_tiled(StencilArgs<T> a, const T* __restrict__ in,
-                                                       T* __restrict__ out, int kc) {
+__global__ void __launch_bounds__(128, (StencilTile<T, R, 3>::MIN_BLOCKS))
+    stencil3d_tiled(StencilArgs<T> a, const T* __restrict__ in, T* __restrict__ out, Layout l,
+                    int kc) {
   using S = StencilTile<T, R, 3>;
   extern __shared__ __align__(16) unsigned char stencil_smem[];
   T* ring = reinterpret_cast<T*>(stencil_smem);
   const int x0 = int(blockIdx.x) * S::TX, y0 = int(blockIdx.y) * S::OY;
   const int z0 = int(blockIdx.z) * kc;
-  const int nzi = min(kc, int(a.n[2]) - z0);  // planes of output
+  const int nzi = min(kc, int(l.n[2]) - z0);  // planes of output
   const int planes = nzi + 2 * R;             // planes to load
 #pragma unroll 1
   for (int q = 0; q < 2 * R + S::DEPTH; ++q) {
-    if (q < planes) stencil_load_plane<T, R, 3, VEC>(ring + q * S::PS, a, in, x0 - S::XL, y0, z0 - R + q);
+    if (q < planes)
+      stencil_load_plane<T, R, 3, VEC>(ring + q * S::PS, a, in, l, x0 - S::XL, y0, z0 - R + q);
     __pipeline_commit();
   }
   __pipeline_wait_prior(S::DEPTH - 1);
@@ -261,12 +262,12 @@ __global__ void __launch_bounds__(128, (StencilTile<T, R, 3>::MIN_BLOCKS)) stenc
     // and which the previous step finished reading before its barrier
     const int q = zi + 2 * R + S::DEPTH;
     if (q < planes)
-      stencil_load_plane<T, R, 3, VEC>(ring + fill * S::PS, a, in, x0 - S::XL, y0, z0 - R + q);
+      stencil_load_plane<T, R, 3, VEC>(ring + fill * S::PS, a, in, l, x0 - S::XL, y0, z0 - R + q);
     __pipeline_commit();
     T acc[S::PPT];
     stencil_sum_taps<T, R, 3>(a, ring, c, ph, acc);
     const int centre = ph + R < S::P ? ph + R : ph + R - S::P;
-    stencil_store<T, R, 3>(a, out, ring + centre * S::PS + c, acc, i, y0, z0 + zi);
+    stencil_store<T, R, 3>(a, out, l, ring + centre * S::PS + c, acc, i, y0, z0 + zi);
     __pipeline_wait_prior(S::DEPTH - 1);
     __syncthreads();
     ph = ph + 1 == S::P ? 0 : ph + 1;
@@ -275,11 +276,12 @@ __global__ void __launch_bounds__(128, (StencilTile<T, R, 3>::MIN_BLOCKS)) stenc
 }
 
 template <class T, int R, bool VEC>
-void launch_tiled(const StencilArgs<T>& a, const T* in, T* out, cudaStream_t s) {
+void launch_tiled(const StencilArgs<T>& a, const FieldView<const T>& in, const FieldView<T>& out,
+                  cudaStream_t s) {
   if (a.ndim == 2) {
     using S = StencilTile<T, R, 2>;
-    const dim3 grid(unsigned((a.n[0] + S::TX - 1) / S::TX), unsigned((a.n[1] + S::OY - 1) / S::OY));
-    stencil2d_tiled<T, R, VEC><<<grid, dim3(S::TX, S::TY), S::smem_bytes, s>>>(a, in, out);
+    const dim3 grid(unsigned((in.n[0] + S::TX - 1) / S::TX), unsigned((in.n[1] + S::OY - 1) / S::OY));
+    stencil2d_tiled<T, R, VEC><<<grid, dim3(S::TX, S::TY), S::smem_bytes, s>>>(a, in.p, out.p, in);
     GF_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -293,17 +295,19 @@ void launch_tiled(const StencilArgs<T>& a, const T* in, T* out, cudaStream_t s) 
   // H200 at 512³: runs of 128 planes, one wave of blocks, ran at half the
   // speed of runs of 32).
   const int kc = 32;
-  const std::int64_t bx = (a.n[0] + S::TX - 1) / S::TX, by = (a.n[1] + S::OY - 1) / S::OY;
-  const dim3 grid(unsigned(bx), unsigned(by), unsigned((a.n[2] + kc - 1) / kc));
-  kernel<<<grid, dim3(S::TX, S::TY), S::smem_bytes, s>>>(a, in, out, kc);
+  const std::int64_t bx = (in.n[0] + S::TX - 1) / S::TX, by = (in.n[1] + S::OY - 1) / S::OY;
+  const dim3 grid(unsigned(bx), unsigned(by), unsigned((in.n[2] + kc - 1) / kc));
+  kernel<<<grid, dim3(S::TX, S::TY), S::smem_bytes, s>>>(a, in.p, out.p, in, kc);
   GF_CUDA_CHECK_LAUNCH();
 }
 
 template <class T, int R>
-void launch_tiled_r(const StencilArgs<T>& a, const T* in, T* out, cudaStream_t s) {
+void launch_tiled_r(const StencilArgs<T>& a, const FieldView<const T>& in, const FieldView<T>& out,
+                    cudaStream_t s) {
   // 16-byte copies need rows of whole 16-byte pieces from an aligned base
-  const bool vec =
-      a.n[0] % (16 / sizeof(T)) == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
+  constexpr std::int64_t L = 16 / sizeof(T);
+  const bool vec = in.n[0] % L == 0 && in.sy % L == 0 && in.sz % L == 0 &&
+                   reinterpret_cast<std::uintptr_t>(in.p) % 16 == 0;
   if (vec) launch_tiled<T, R, true>(a, in, out, s);
   else launch_tiled<T, R, false>(a, in, out, s);
 }
@@ -314,14 +318,14 @@ void launch_tiled_r(const StencilArgs<T>& a, const T* in, T* out, cudaStream_t s
 template <class T, class I>
 __global__ void __launch_bounds__(256) stencil_interior_kernel(StencilArgs<T> a,
                                                                const T* __restrict__ in,
-                                                               T* __restrict__ out) {
+                                                               T* __restrict__ out, Layout l) {
   const I r = a.radius > 0 ? a.radius : 1;
-  const I nx = I(a.n[0]), ny = I(a.n[1]);
+  const I nx = I(l.n[0]), ny = I(l.n[1]);
   const I i = r + I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
   const I j = (a.ndim > 1 ? r : 0) + I(blockIdx.y) * I(blockDim.y) + I(threadIdx.y);
   const I k = (a.ndim > 2 ? r : 0) + I(blockIdx.z);
   if (i >= nx - r || (a.ndim > 1 && j >= ny - r)) return;
-  const I idx = i + nx * (j + ny * k);
+  const I idx = l.index_as<I>(i, j, k);
   // Taps in batches of 8 whose loads are all issued before the first is
   // used: a loop that waits on each load in turn is bound by memory latency.
   // The sum keeps the taps' order, as stencil_point_bc does.
@@ -333,7 +337,7 @@ __global__ void __launch_bounds__(256) stencil_interior_kernel(StencilArgs<T> a,
     for (int q = 0; q < B; ++q) {
       if (t + q < a.ntaps) {
         const DeviceTap<T>& tp = tap<T>(t + q);
-        v[q] = in[idx + I(tp.d[0]) + nx * (I(tp.d[1]) + ny * I(tp.d[2]))];
+        v[q] = in[idx + l.index_as<I>(I(tp.d[0]), I(tp.d[1]), I(tp.d[2]))];
       } else {
         v[q] = T(0);
       }
@@ -352,34 +356,37 @@ __global__ void __launch_bounds__(256) stencil_interior_kernel(StencilArgs<T> a,
 template <int D, class T>
 __global__ void __launch_bounds__(256) stencil_shell_kernel(StencilArgs<T> a,
                                                             const T* __restrict__ in,
-                                                            T* __restrict__ out) {
-  const std::int64_t nx = a.n[0], ny = a.n[1], nz = a.n[2];
+                                                            T* __restrict__ out, Layout l) {
+  const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
   const std::int64_t r = a.radius > 0 ? a.radius : 1;
   const std::int64_t rz = D > 2 ? r : 0, ry = D > 1 ? r : 0;
   const std::int64_t mz = nz - 2 * rz, my = ny - 2 * ry;  // planes, rows between
+  // the three kinds of shell point as boxes, enumerated x fastest: the end
+  // planes (x, y, which plane), the end rows of the planes between (x, which
+  // row, plane; 1D: none), the end points of the rows between (which point, row, plane)
+  const std::int64_t planes_n[3] = {nx, ny, 2 * rz}, rows_n[3] = {nx, D > 1 ? 2 * ry : 1, mz},
+                     ends_n[3] = {2 * r, my, mz};
+  const Layout planes = Layout::dense(planes_n), rows = Layout::dense(rows_n),
+               ends = Layout::dense(ends_n);
   std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  std::int64_t i, j, k;
-  if (t < 2 * rz * nx * ny) {  // end planes
-    const std::int64_t p = t / (nx * ny);
-    k = p < rz ? p : nz - 2 * rz + p;
-    j = (t / nx) % ny;
-    i = t % nx;
-  } else if ((t -= 2 * rz * nx * ny) < mz * 2 * ry * nx) {  // end rows (none in 1D)
-    const std::int64_t row = t / nx, rows = D > 1 ? 2 * ry : 1;  // (1: keeps 1D free of x % 0)
-    const std::int64_t q = row % rows;
-    k = rz + row / rows;
+  std::int64_t i, j, k, q;
+  if (t < planes.size()) {
+    planes.position(t, i, j, q);
+    k = q < rz ? q : nz - 2 * rz + q;
+  } else if ((t -= planes.size()) < (D > 1 ? rows.size() : 0)) {
+    rows.position(t, i, q, k);
+    k += rz;
     j = q < ry ? q : ny - 2 * ry + q;
-    i = t % nx;
-  } else if ((t -= mz * 2 * ry * nx) < mz * my * 2 * r) {  // end points of the rows
-    const std::int64_t q = t % (2 * r);
-    const std::int64_t row = t / (2 * r);
+  } else if ((t -= D > 1 ? rows.size() : 0) < ends.size()) {
+    ends.position(t, q, j, k);
     i = q < r ? q : nx - 2 * r + q;
-    j = ry + row % my;
-    k = rz + row / my;
+    j += ry;
+    k += rz;
   } else {
     return;
   }
-  out[i + nx * (j + ny * k)] = stencil_point_bc<D>(a, const_taps<T>(), in, i, j, k);
+  out[l.index(i, j, k)] =
+      stencil_point_bc<D>(a, const_taps<T>(), FieldView<const T>(in, l), i, j, k);
 }
 
 // ---- fixed shapes: the radius-1 presets through the marches ---------------------
@@ -389,9 +396,9 @@ __global__ void __launch_bounds__(256) stencil_shell_kernel(StencilArgs<T> a,
 // at a row's ends, and inlined it would cost every thread of the march the
 // registers of the boundary rules.
 template <int D, class T>
-__device__ __noinline__ T fixed_face_point(StencilArgs<T> a, const T* __restrict__ in,
+__device__ __noinline__ T fixed_face_point(StencilArgs<T> a, const T* __restrict__ in, Layout l,
                                            std::int64_t i, std::int64_t j, std::int64_t k) {
-  return stencil_point_bc<D>(a, const_taps<T>(), in, i, j, k);
+  return stencil_point_bc<D>(a, const_taps<T>(), FieldView<const T>(in, l), i, j, k);
 }
 
 // Star, radius 1, as an operator of the marches: the tap values gathered
@@ -404,9 +411,9 @@ struct StarStencilOp : StencilArgs<T> {
   __device__ __forceinline__ T interior(T u, const T* m, const T* p, int) const {
     return star_point<D>(*this, w, u, m, p);
   }
-  __device__ __forceinline__ T face(const T* in, std::int64_t i, std::int64_t j,
+  __device__ __forceinline__ T face(const FieldView<const T>& in, std::int64_t i, std::int64_t j,
                                     std::int64_t k) const {
-    return fixed_face_point<D, T>(*this, in, i, j, k);
+    return fixed_face_point<D, T>(*this, in.p, in, i, j, k);
   }
 };
 
@@ -427,9 +434,9 @@ struct BoxStencilOp : StencilArgs<T> {
   __device__ __forceinline__ T finish(T u, T sum) const {
     return stencil_combine<T>(*this, u, sum);
   }
-  __device__ __forceinline__ T face(const T* in, std::int64_t i, std::int64_t j,
+  __device__ __forceinline__ T face(const FieldView<const T>& in, std::int64_t i, std::int64_t j,
                                     std::int64_t k) const {
-    return fixed_face_point<D, T>(*this, in, i, j, k);
+    return fixed_face_point<D, T>(*this, in.p, in, i, j, k);
   }
 };
 
@@ -444,14 +451,14 @@ Op fixed_op(const StencilArgs<typename Op::value_type>& a,
 // Runs one step of a fixed-shape stencil through a march when the grid
 // allows; false when it does not (the generic kernels then run it).
 template <class T>
-bool launch_fixed_stencil(const StencilArgs<T>& a, const FixedStencil<T>& f, const T* in,
-                          T* out, cudaStream_t s) {
+bool launch_fixed_stencil(const StencilArgs<T>& a, const FixedStencil<T>& f,
+                          const FieldView<const T>& in, const FieldView<T>& out, cudaStream_t s) {
   if (f.shape == FixedShape::None || f.ndim != a.ndim) return false;
   const bool box = f.shape == FixedShape::Box;
-  if (a.ndim == 3 && march3d_fits(a.n, in, out)) {
+  if (a.ndim == 3 && march3d_fits(in, out)) {
     if (box) launch_march3d<true>(fixed_op<BoxStencilOp<T, 3>>(a, f), in, out, s);
     else launch_march3d<false>(fixed_op<StarStencilOp<T, 3>>(a, f), in, out, s);
-  } else if (a.ndim == 2 && march2d_fits(a.n, in, out)) {
+  } else if (a.ndim == 2 && march2d_fits(in, out)) {
     if (box) launch_march2d<true>(fixed_op<BoxStencilOp<T, 2>>(a, f), in, out, s);
     else launch_march2d<false>(fixed_op<StarStencilOp<T, 2>>(a, f), in, out, s);
   } else {
@@ -463,9 +470,10 @@ bool launch_fixed_stencil(const StencilArgs<T>& a, const FixedStencil<T>& f, con
 
 // One stencil step; `tile_radius` is what upload_stencil_taps returned.
 template <class T>
-void launch_stencil(const StencilArgs<T>& a, int tile_radius, const T* in, T* out,
-                    cudaStream_t s) {
-  if (a.ndim > 1 && a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31)) {
+void launch_stencil(const StencilArgs<T>& a, int tile_radius, const FieldView<const T>& in,
+                    const FieldView<T>& out, cudaStream_t s) {
+  const bool small = in.span() < (std::int64_t(1) << 31);
+  if (a.ndim > 1 && small) {
     switch (tile_radius) {
       case 1: launch_tiled_r<T, 1>(a, in, out, s); break;
       case 2: launch_tiled_r<T, 2>(a, in, out, s); break;
@@ -476,26 +484,26 @@ void launch_stencil(const StencilArgs<T>& a, int tile_radius, const T* in, T* ou
   }
   const std::int64_t r = a.radius > 0 ? a.radius : 1;
   std::int64_t m[3];  // interior extent per axis
-  for (int ax = 0; ax < 3; ++ax) m[ax] = ax < a.ndim ? a.n[ax] - 2 * r : 1;
+  for (int ax = 0; ax < 3; ++ax) m[ax] = ax < a.ndim ? in.n[ax] - 2 * r : 1;
   if (m[0] > 0 && m[1] > 0 && m[2] > 0) {
     const dim3 block(32, a.ndim > 1 ? 8 : 1);
     const dim3 grid(unsigned((m[0] + 31) / 32), unsigned((m[1] + block.y - 1) / block.y),
                     unsigned(m[2]));
-    if (a.n[0] * a.n[1] * a.n[2] < (std::int64_t(1) << 31))
-      stencil_interior_kernel<T, int><<<grid, block, 0, s>>>(a, in, out);
+    if (small)
+      stencil_interior_kernel<T, int><<<grid, block, 0, s>>>(a, in.p, out.p, in);
     else
-      stencil_interior_kernel<T, std::int64_t><<<grid, block, 0, s>>>(a, in, out);
+      stencil_interior_kernel<T, std::int64_t><<<grid, block, 0, s>>>(a, in.p, out.p, in);
     GF_CUDA_CHECK_LAUNCH();
   }
-  const std::int64_t shell = a.n[0] * a.n[1] * a.n[2] - std::max<std::int64_t>(0, m[0]) *
-                                                          std::max<std::int64_t>(0, m[1]) *
-                                                          std::max<std::int64_t>(0, m[2]);
+  std::int64_t inner[3];
+  for (int ax = 0; ax < 3; ++ax) inner[ax] = std::max<std::int64_t>(0, m[ax]);
+  const std::int64_t shell = in.size() - Layout::dense(inner).size();
   if (shell == 0) return;
   const unsigned grid = unsigned((shell + 255) / 256);
   switch (a.ndim) {
-    case 1: stencil_shell_kernel<1, T><<<grid, 256, 0, s>>>(a, in, out); break;
-    case 2: stencil_shell_kernel<2, T><<<grid, 256, 0, s>>>(a, in, out); break;
-    default: stencil_shell_kernel<3, T><<<grid, 256, 0, s>>>(a, in, out); break;
+    case 1: stencil_shell_kernel<1, T><<<grid, 256, 0, s>>>(a, in.p, out.p, in); break;
+    case 2: stencil_shell_kernel<2, T><<<grid, 256, 0, s>>>(a, in.p, out.p, in); break;
+    default: stencil_shell_kernel<3, T><<<grid, 256, 0, s>>>(a, in.p, out.p, in); break;
   }
   GF_CUDA_CHECK_LAUNCH();
 }

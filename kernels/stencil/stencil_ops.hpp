@@ -10,24 +10,23 @@
 #include <vector>
 
 #include "kernels/ops/boundary.hpp"
+#include "kernels/ops/time_block.hpp"
 
 namespace gf {
 
-// One stencil point: offset, weight, and the offset as a linear index on the
-// grid (d0 + nx·(d1 + ny·d2)), for the interior where no rule applies.
+// One stencil point: offset and weight.
 template <class T>
 struct StencilTap {
   int d[3];
   T w;
-  std::int64_t lin;
 };
 
 constexpr int kMaxStencilTaps = 729;  // 9³: radius 4 in every direction
 
+// The stencil's form and boundary rules; extents and layout come with the views.
 template <class T>
 struct StencilArgs {
   int ndim = 1;
-  std::int64_t n[3] = {1, 1, 1};
   AxisBc<T> bc[3];
   int ntaps = 0;
   int radius = 0;
@@ -51,7 +50,7 @@ GF_HD T stencil_sum_from(T acc, const T* w, const T* v) {
 }
 
 // Σₖ wₖ·vₖ in tap order, from tap values an executor gathered itself: the
-// sum stencil_point_interior forms.
+// sum stencil_point_bc forms.
 template <int N, class T>
 GF_HD T stencil_sum(const T* w, const T* v) {
   return stencil_sum_from<N>(T(0), w, v);
@@ -72,39 +71,29 @@ GF_HD T star_point(const StencilArgs<T>& a, const T* w, T u, const T* m, const T
   return stencil_combine(a, u, stencil_sum<2 * D + 1>(w, v));
 }
 
-// Interior point (every tap inside the grid): taps by linear offset.
-template <class T>
-GF_HD T stencil_point_interior(const StencilArgs<T>& a, const StencilTap<T>* taps, const T* u,
-                               std::int64_t idx) {
-  T acc = 0;
-  for (int t = 0; t < a.ntaps; ++t) acc += taps[t].w * u[idx + taps[t].lin];
-  return stencil_combine(a, u[idx], acc);
-}
-
-// Any point, with the boundary rules for taps that fall off the grid. `Tap`
-// is StencilTap<T> or an executor's own layout of it (weight w, offset d).
+// Any point of u, with the boundary rules for taps that fall off the grid.
+// `Tap` is StencilTap<T> or an executor's own layout of it (weight w, offset d).
 template <int D, class T, class Tap>
-GF_HD T stencil_point_bc(const StencilArgs<T>& a, const Tap* taps, const T* u,
+GF_HD T stencil_point_bc(const StencilArgs<T>& a, const Tap* taps, const FieldView<const T>& u,
                          std::int64_t i, std::int64_t j, std::int64_t k) {
-  const std::int64_t idx = i + a.n[0] * (j + a.n[1] * k);
   const std::int64_t pos[3] = {i, j, k};
   for (int ax = 0; ax < D; ++ax)
-    if (on_dirichlet(pos[ax], a.n[ax], a.bc[ax])) return u[idx];
+    if (on_dirichlet(pos[ax], u.n[ax], a.bc[ax])) return u(i, j, k);
   T acc = 0;
   for (int t = 0; t < a.ntaps; ++t)
     acc += taps[t].w *
-           value_at<0, D>(u, a.n, a.bc, i + taps[t].d[0], j + taps[t].d[1], k + taps[t].d[2]);
-  return stencil_combine(a, u[idx], acc);
+           value_at<0, D>(u, a.bc, i + taps[t].d[0], j + taps[t].d[1], k + taps[t].d[2]);
+  return stencil_combine(a, u(i, j, k), acc);
 }
 
-// True when every tap of point (i, j, k) lands inside the grid.
+// True when every tap of point (i, j, k) of a grid of n points per axis lands inside it.
 template <class T>
-GF_HD bool stencil_interior(const StencilArgs<T>& a, std::int64_t i, std::int64_t j,
-                            std::int64_t k) {
+GF_HD bool stencil_interior(const StencilArgs<T>& a, const std::int64_t* n, std::int64_t i,
+                            std::int64_t j, std::int64_t k) {
   const std::int64_t pos[3] = {i, j, k};
   const int r = a.radius > 0 ? a.radius : 1;  // face points are never interior (Dirichlet holds)
   for (int ax = 0; ax < a.ndim; ++ax)
-    if (pos[ax] < r || pos[ax] >= a.n[ax] - r) return false;
+    if (pos[ax] < r || pos[ax] >= n[ax] - r) return false;
   return true;
 }
 
@@ -154,5 +143,21 @@ FixedStencil<T> fixed_stencil(const std::vector<StencilTap<T>>& taps) {
   }
   return f;
 }
+
+// A star of radius 1 in the presets' tap order (fixed_stencil's Star: star5
+// in 2D, star7 in 3D), with its 2D + 1 weights: stencil_point_bc's sum for
+// such taps.
+template <class T, int D = 3>
+struct TbStar : StencilArgs<T> {
+  using value_type = T;
+  static constexpr int kDim = D;
+  static constexpr bool kSource = false;
+  T w[2 * D + 1] = {};
+  TbStar() = default;
+  TbStar(const StencilArgs<T>& a, const FixedStencil<T>& f) : StencilArgs<T>(a) {
+    for (int t = 0; t < 2 * D + 1; ++t) w[t] = f.w[t];
+  }
+  GF_HD T point(T u, const T* m, const T* p, T) const { return star_point<D>(*this, w, u, m, p); }
+};
 
 }  // namespace gf

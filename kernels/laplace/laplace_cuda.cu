@@ -1,0 +1,320 @@
+// The CUDA executor of the Laplace operator: Jacobi through the marches
+// (JacobiOp) or a point kernel, red-black SOR, the residual as a fused
+// reduction, the operator as a cuSPARSE CSR matrix built on the device from
+// laplace_row, the spectral solve with cuFFT; Jacobi's temporally blocked
+// passes, CUDA graphs of small grids' chunks, and sweeps split for the
+// overlapped halo exchange.
+#include <cub/device/device_scan.cuh>
+
+#include <cmath>
+
+#include "kernels/cuda/cuda_backend.cuh"
+#include "kernels/cuda/halo_kernels.cuh"
+#include "kernels/cuda/part_kernels.cuh"
+#include "kernels/cuda/time_block2d_kernels.cuh"
+#include "kernels/cuda/time_block_kernels.cuh"
+#include "kernels/laplace/laplace_exec.hpp"
+#include "kernels/laplace/laplace_kernels.cuh"
+
+namespace gf {
+namespace {
+
+// Dispatch on the grid dimension: fn(std::integral_constant<int, D>).
+template <class F>
+void by_dim(int ndim, F&& fn) {
+  switch (ndim) {
+    case 1: fn(std::integral_constant<int, 1>{}); break;
+    case 2: fn(std::integral_constant<int, 2>{}); break;
+    default: fn(std::integral_constant<int, 3>{}); break;
+  }
+}
+
+template <class T>
+class LaplaceCuda final : public LaplaceExec<T> {
+ public:
+  explicit LaplaceCuda(CudaBackend<T>& be) : be_(be) {}
+  ~LaplaceCuda() override {
+    release_operator();
+    if (sparse_) cusparseDestroy(sparse_);
+    release_fft_plans();
+  }
+
+  void jacobi_sweep(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out) override {
+    launch_jacobi(a, in.view(), out.view());
+  }
+  void jacobi_run(const LaplaceArgs<T>& a, int n, Field<T>& u, Field<T>& tmp) override {
+    static const char tag = 0;
+    be_.graphs().replay(
+        be_.stream(), key(&tag, a), u, tmp, n,
+        [&](const FieldView<const T>& in, const FieldView<T>& out) { launch_jacobi(a, in, out); },
+        [&] { LaplaceExec<T>::jacobi_run(a, n, u, tmp); });
+  }
+  // Jacobi on 2D and 3D grids of fewer than 2³¹ values: the same passes as heat.
+  int jacobi_time_block(const LaplaceArgs<T>& a, const Layout& l, int asked) const override {
+    return tb_passes(tb_fits(a.ndim, l), asked);
+  }
+  void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
+    if (jacobi_time_block(a, in.layout(), k) != k || k < 2)
+      LaplaceExec<T>::jacobi_steps(a, k, in, out);
+    with_tb_dim(a.ndim, [&](auto d) {
+      constexpr int D = decltype(d)::value;
+      const TbJacobi<T, D> op(a);
+      if constexpr (D == 2) launch_time_block2d(op, k, in.view(), out.view(), be_.stream());
+      else launch_time_block(op, k, in.view(), out.view(), be_.stream());
+      GF_CUDA_CHECK_LAUNCH();
+    });
+  }
+  bool jacobi_sweep_part(const LaplaceArgs<T>& a, const Field<T>& in, Field<T>& out,
+                         const Box& core, StepPart part) override {
+    const cudaStream_t s = part == StepPart::Shell ? be_.exchange_stream() : be_.stream();
+    if (!launch_split<false>(a.ndim, in.view(), out.view(), core, part, s,
+                             [&](auto d) { return JacobiOp<T, decltype(d)::value>{a}; }))
+      return false;
+    GF_CUDA_CHECK_LAUNCH();
+    return true;
+  }
+
+  void sor_sweep(const LaplaceArgs<T>& a, Field<T>& u, int colour) override {
+    launch_sor(a, u.view(), colour);
+  }
+  // In place: the graph's "two fields" are u twice, and nothing is swapped.
+  void sor_run(const LaplaceArgs<T>& a, int n, Field<T>& u) override {
+    static const char tag = 0;
+    be_.graphs().replay(
+        be_.stream(), key(&tag, a), u, u, n,
+        [&](const FieldView<const T>&, const FieldView<T>& v) {
+          launch_sor(a, v, 0);
+          launch_sor(a, v, 1);
+        },
+        [&] { LaplaceExec<T>::sor_run(a, n, u); });
+  }
+
+  double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) override {
+    double s = 0;
+    by_dim(a.ndim, [&](auto d) {
+      const ResidualFn<decltype(d)::value, T> fn{a, u.data(), r ? r->data() : nullptr,
+                                                 u.layout()};
+      const OwnedMask mask = OwnedMask::of(u.grid(), u.layout());
+      s = mask.all ? be_.reduce(fn, std::int64_t(u.size()))
+                   : be_.reduce(OwnedOnly<decltype(fn)>{fn, mask}, std::int64_t(u.size()));
+    });
+    return s;
+  }
+
+  // The operator as a CSR matrix, built on the device from laplace_row (the
+  // formula the CPU's apply_point is tested against): count the entries of
+  // every row, scan them into row pointers (CUB), fill. 32-bit indices.
+  void set_operator(const LaplaceArgs<T>& a, const Layout& l) override {
+    release_operator();
+    MemoryResource& mem = be_.memory();
+    const cudaStream_t s = be_.stream();
+    const std::int64_t n = l.span();
+    if (n * kMaxRowEntries >= (std::int64_t(1) << 31))
+      throw DeviceError("cg on the GPU: the CSR matrix of " + std::to_string(n) +
+                        " points would need 64-bit indices, which this version does not build; "
+                        "use a grid of fewer than 306 million points, or --device cpu");
+    if (!sparse_) {
+      GF_CUSPARSE_CHECK(cusparseCreate(&sparse_));
+      GF_CUSPARSE_CHECK(cusparseSetStream(sparse_, s));
+    }
+    rowptr_.reset(mem, std::size_t(n + 1) * sizeof(int), "the CSR row pointers");
+    DeviceBuffer counts;
+    counts.reset(mem, std::size_t(n + 1) * sizeof(int), "the CSR row counts");
+    GF_CUDA_CHECK(cudaMemsetAsync(counts.as<int>() + n, 0, sizeof(int), s));
+    by_dim(a.ndim, [&](auto d) {
+      csr_count_kernel<decltype(d)::value, T><<<flat_blocks(n), 256, 0, s>>>(a, l, counts.as<int>(), n);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+    std::size_t temp = 0;
+    GF_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, counts.as<int>(),
+                                                rowptr_.as<int>(), int(n + 1), s));
+    void* tmp = be_.scratch(temp);
+    GF_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp, temp, counts.as<int>(), rowptr_.as<int>(),
+                                                int(n + 1), s));
+    int nnz = 0;
+    GF_CUDA_CHECK(
+        cudaMemcpyAsync(&nnz, rowptr_.as<int>() + n, sizeof(int), cudaMemcpyDeviceToHost, s));
+    GF_CUDA_CHECK(cudaStreamSynchronize(s));
+    colind_.reset(mem, std::size_t(std::max(nnz, 1)) * sizeof(int), "the CSR column indices");
+    values_.reset(mem, std::size_t(std::max(nnz, 1)) * sizeof(T), "the CSR values");
+    by_dim(a.ndim, [&](auto d) {
+      csr_fill_kernel<decltype(d)::value, T><<<flat_blocks(n), 256, 0, s>>>(
+          a, l, rowptr_.as<int>(), colind_.as<int>(), values_.as<T>(), n);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CUSPARSE_CHECK(cusparseCreateCsr(&matrix_, n, n, nnz, rowptr_.get(), colind_.get(),
+                                        values_.get(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                        CUSPARSE_INDEX_BASE_ZERO, data_type()));
+    rows_ = n;
+  }
+
+  // y = A x by cuSPARSE's generic SpMV, CSR algorithm 2 (deterministic).
+  void apply(const Field<T>& x, Field<T>& y) override {
+    if (!matrix_) throw DeviceError("apply before set_operator");
+    if (std::int64_t(x.size()) != rows_ || std::int64_t(y.size()) != rows_)
+      throw DeviceError("apply: the vectors do not match the operator");
+    if (!vec_x_) {
+      GF_CUSPARSE_CHECK(
+          cusparseCreateDnVec(&vec_x_, rows_, const_cast<T*>(x.data()), data_type()));
+      GF_CUSPARSE_CHECK(cusparseCreateDnVec(&vec_y_, rows_, y.data(), data_type()));
+    } else {
+      GF_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_x_, const_cast<T*>(x.data())));
+      GF_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_y_, y.data()));
+    }
+    const T one = 1, zero = 0;
+    if (!spmv_ready_) {
+      std::size_t bytes = 0;
+      GF_CUSPARSE_CHECK(cusparseSpMV_bufferSize(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                                matrix_, vec_x_, &zero, vec_y_, data_type(),
+                                                CUSPARSE_SPMV_CSR_ALG2, &bytes));
+      spmv_buffer_.at_least(be_.memory(), std::max<std::size_t>(bytes, 16),
+                            "the cuSPARSE SpMV buffer");
+      spmv_ready_ = true;
+    }
+    GF_CUSPARSE_CHECK(cusparseSpMV(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_,
+                                   vec_x_, &zero, vec_y_, data_type(), CUSPARSE_SPMV_CSR_ALG2,
+                                   spmv_buffer_.get()));
+  }
+
+  // cuFFT: f̂ = FFT(f); û = spectral_factor·f̂; u = IFFT(û); then FFT(u) for
+  // the residual. Plans are made once per grid and kept. Dense fields.
+  void prepare_fft(const LaplaceArgs<T>& a, const Layout& l) override {
+    using C = FftComplex<T>;
+    const HalfSpectrum hs(l.n);
+    make_fft_plans(a, l.n);
+    fft_f_.at_least(be_.memory(), std::size_t(hs.modes.size()) * sizeof(C), "the spectrum of f");
+    fft_u_.at_least(be_.memory(), std::size_t(hs.modes.size()) * sizeof(C), "the spectrum of u");
+  }
+  double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) override {
+    using C = FftComplex<T>;
+    const HalfSpectrum hs(f.layout().n);
+    const std::int64_t nhalf = hs.modes.size();
+    make_fft_plans(a, f.layout().n);  // kept from prepare_fft when the grid is the same
+    MemoryResource& mem = be_.memory();
+    C* F = static_cast<C*>(fft_f_.at_least(mem, std::size_t(nhalf) * sizeof(C), "the spectrum of f"));
+    C* U = static_cast<C*>(fft_u_.at_least(mem, std::size_t(nhalf) * sizeof(C), "the spectrum of u"));
+    exec_r2c(const_cast<T*>(f.data()), F);
+    spectral_scale_kernel<T><<<flat_blocks(nhalf), 256, 0, be_.stream()>>>(
+        a, hs, F, U, double(f.layout().size()));
+    GF_CUDA_CHECK_LAUNCH();
+    exec_c2r(U, u.data());  // overwrites U
+    exec_r2c(u.data(), U);
+    GF_CUDA_CHECK(cudaMemsetAsync(F, 0, sizeof(C), be_.stream()));  // the mean is not part of it
+    const double res = be_.reduce(SpectralResidualFn<T>{a, hs, F, U}, nhalf);
+    const double base = be_.reduce(SpectralResidualFn<T>{a, hs, F, nullptr}, nhalf);
+    return base > 0 ? std::sqrt(res / base) : 0.0;
+  }
+
+ private:
+  static cudaDataType data_type() { return sizeof(T) == 4 ? CUDA_R_32F : CUDA_R_64F; }
+
+  void launch_jacobi(const LaplaceArgs<T>& a, const FieldView<const T>& in,
+                     const FieldView<T>& out) {
+    const cudaStream_t s = be_.stream();
+    if (a.ndim == 2 && march2d_fits(in, out)) {
+      launch_march2d<false>(JacobiOp<T, 2>{a}, in, out, s);
+      GF_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    if (a.ndim == 3 && march3d_fits(in, out)) {
+      launch_march3d<false>(JacobiOp<T, 3>{a}, in, out, s);
+      GF_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    dim3 grid, block;
+    point_launch(a.ndim, in.n, grid, block);
+    by_dim(a.ndim, [&](auto d) {
+      jacobi_kernel<decltype(d)::value, T><<<grid, block, 0, s>>>(a, in.p, out.p, in);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+  }
+  void launch_sor(const LaplaceArgs<T>& a, const FieldView<T>& u, int colour) {
+    dim3 grid, block;
+    point_launch(a.ndim, u.n, grid, block);
+    by_dim(a.ndim, [&](auto d) {
+      sor_kernel<decltype(d)::value, T><<<grid, block, 0, be_.stream()>>>(a, u.p, u, colour);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+  }
+  static GraphKey key(const void* tag, const LaplaceArgs<T>& a) {
+    GraphKey k(tag);
+    k.add(a.ndim);
+    for (int ax = 0; ax < 3; ++ax) k.add(a.ih2[ax]);
+    k.add_bc(a.bc).add(a.diag).add(a.inv_diag).add(a.f).add(a.f_const).add(a.f_coef);
+    return k.add(a.lap_coef).add(a.omega).add(a.op_scale).add(a.op_shift);
+  }
+
+  void release_operator() {
+    if (vec_x_) cusparseDestroyDnVec(vec_x_);
+    if (vec_y_) cusparseDestroyDnVec(vec_y_);
+    if (matrix_) cusparseDestroySpMat(matrix_);
+    vec_x_ = vec_y_ = nullptr;
+    matrix_ = nullptr;
+    spmv_ready_ = false;
+    rows_ = 0;
+  }
+
+  void make_fft_plans(const LaplaceArgs<T>& a, const std::int64_t* n) {
+    const bool same = fft_plans_ && fft_dims_[0] == n[0] && fft_dims_[1] == n[1] &&
+                      fft_dims_[2] == n[2];
+    if (same) return;
+    release_fft_plans();
+    long long dims[3];  // slowest axis first
+    for (int ax = 0; ax < a.ndim; ++ax) dims[ax] = n[a.ndim - 1 - ax];
+    const bool f32 = sizeof(T) == 4;
+    std::size_t work = 0;
+    GF_CUFFT_CHECK(cufftCreate(&plan_r2c_));
+    GF_CUFFT_CHECK(cufftCreate(&plan_c2r_));
+    fft_plans_ = true;
+    GF_CUFFT_CHECK(cufftSetStream(plan_r2c_, be_.stream()));
+    GF_CUFFT_CHECK(cufftSetStream(plan_c2r_, be_.stream()));
+    GF_CUFFT_CHECK(cufftMakePlanMany64(plan_r2c_, a.ndim, dims, nullptr, 1, 0, nullptr, 1, 0,
+                                       f32 ? CUFFT_R2C : CUFFT_D2Z, 1, &work));
+    GF_CUFFT_CHECK(cufftMakePlanMany64(plan_c2r_, a.ndim, dims, nullptr, 1, 0, nullptr, 1, 0,
+                                       f32 ? CUFFT_C2R : CUFFT_Z2D, 1, &work));
+    for (int ax = 0; ax < 3; ++ax) fft_dims_[ax] = n[ax];
+  }
+  void release_fft_plans() {
+    if (!fft_plans_) return;
+    cufftDestroy(plan_r2c_);
+    cufftDestroy(plan_c2r_);
+    fft_plans_ = false;
+  }
+  void exec_r2c(T* in, FftComplex<T>* out) {
+    if constexpr (sizeof(T) == 4)
+      GF_CUFFT_CHECK(cufftExecR2C(plan_r2c_, in, out));
+    else
+      GF_CUFFT_CHECK(cufftExecD2Z(plan_r2c_, in, out));
+  }
+  void exec_c2r(FftComplex<T>* in, T* out) {
+    if constexpr (sizeof(T) == 4)
+      GF_CUFFT_CHECK(cufftExecC2R(plan_c2r_, in, out));
+    else
+      GF_CUFFT_CHECK(cufftExecZ2D(plan_c2r_, in, out));
+  }
+
+  CudaBackend<T>& be_;
+  // The operator of apply (cuSPARSE CSR) and its vectors.
+  cusparseHandle_t sparse_ = nullptr;
+  cusparseSpMatDescr_t matrix_ = nullptr;
+  cusparseDnVecDescr_t vec_x_ = nullptr, vec_y_ = nullptr;
+  std::int64_t rows_ = 0;
+  bool spmv_ready_ = false;
+  DeviceBuffer rowptr_, colind_, values_, spmv_buffer_;
+  // cuFFT plans and the two half spectra of the FFT solve.
+  cufftHandle plan_r2c_{}, plan_c2r_{};
+  bool fft_plans_ = false;
+  std::int64_t fft_dims_[3] = {0, 0, 0};
+  DeviceBuffer fft_f_, fft_u_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<LaplaceExec<T>> make_laplace_cuda(Backend<T>& be) {
+  return std::make_unique<LaplaceCuda<T>>(cuda_core(be));
+}
+template std::unique_ptr<LaplaceExec<float>> make_laplace_cuda<float>(Backend<float>&);
+template std::unique_ptr<LaplaceExec<double>> make_laplace_cuda<double>(Backend<double>&);
+
+}  // namespace gf
