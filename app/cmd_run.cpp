@@ -22,6 +22,7 @@
 #include "io/output.hpp"
 #include "kernels/device.hpp"
 #include "solvers/stepper.hpp"
+#include "solvers/registry.hpp"
 #include "solvers/run.hpp"
 
 namespace gf::app {
@@ -60,7 +61,7 @@ std::vector<MemoryCheck> check_memory(const Case& c, const DeviceChoice& d) {
 std::string memory_line(const Case& c, const MemoryCheck& m) {
   // Over several ranks rank 0 draws the images from the whole grid (solvers/raymarch.hpp).
   std::string shape = c.grid.shape_str(), extra;
-  if (c.decomp && c.workload == Workload::Raymarch) {
+  if (c.decomp && workload_entry(c.workload).run == RunKind::Render) {
     shape = c.decomp->global.shape_str();
     extra = " (rank 0 renders the whole volume)";
   } else if (c.decomp && c.render.enabled && mpi::rank() == 0) {
@@ -79,19 +80,6 @@ void require_memory(const Case& c, const std::vector<MemoryCheck>& checks) {
                                   c.precision == Precision::Float64 ? ", float32" : "",
                                   m.on_gpu ? ", or --device cpu" : ""));
   }
-}
-
-std::string stability_line(const Case& c) {
-  if (c.heat.implicit())
-    return fmt::format("{} scheme: stable for any dt; dt = {:.6g} is {:.3g} × the explicit limit "
-                       "1/(2·α·Σ1/h²) = {:.6g}; each step is a CG solve (tolerance {:.3g}, at most "
-                       "{} iterations)",
-                       c.heat.scheme, c.heat.dt, c.heat.dt / c.heat.dt_limit, c.heat.dt_limit,
-                       c.heat.solver_tolerance, c.heat.solver_max_iters);
-  return fmt::format("explicit stability limit dt_max = 1/(2·α·Σ1/h²) = {:.6g}; dt = {:.6g} "
-                     "({:.3g} of the limit){}",
-                     c.heat.dt_limit, c.heat.dt, c.heat.dt / c.heat.dt_limit,
-                     c.heat.dt_auto ? ", dt: auto" : "");
 }
 
 nlohmann::json run_info(const Case& c, const RunArgs& a, const std::string& device,
@@ -125,6 +113,7 @@ io::Checkpoint load_restart(const Case& c, const std::string& path) {
 
 template <class T>
 int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
+  const WorkloadEntry& entry = workload_entry(c.workload);
   const std::vector<MemoryCheck> mem = check_memory<T>(c, d);
   std::optional<io::Checkpoint> restart;
   if (a.restart) {
@@ -145,18 +134,9 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     std::cout << fmt::format("# device: {} ({})\n", d.gpu < 0 ? "cpu" : mem[0].where, d.why);
     for (const MemoryCheck& m : mem) std::cout << "# memory: " << memory_line(c, m) << "\n";
     if (restart)
-      std::cout << fmt::format("# restart: from {} at {} {}\n", *a.restart,
-                               c.workload == Workload::Laplace ? "iteration" : "step",
+      std::cout << fmt::format("# restart: from {} at {} {}\n", *a.restart, entry.unit,
                                restart->step);
-    if (c.workload == Workload::Heat) std::cout << "# " << stability_line(c) << "\n";
-    if (c.workload == Workload::Laplace)
-      std::cout << fmt::format("# laplace: {}, tolerance {:.3g} on the relative residual, at most "
-                               "{} iterations{}\n",
-                               c.laplace.method, c.laplace.tolerance, c.laplace.max_iters,
-                               c.laplace.method == "sor"
-                                   ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
-                                                 c.laplace.omega_auto ? " (auto)" : "")
-                                   : "");
+    if (entry.setup_line) std::cout << "# " << entry.setup_line(c) << "\n";
     require_memory(c, mem);
     return kExitOk;
   }
@@ -177,7 +157,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
                                    : std::string(),
                  halo_transport(*backend));
   }
-  if (c.workload == Workload::Heat) spdlog::info("{}", stability_line(c));
+  if (entry.setup_line) spdlog::info("{}", entry.setup_line(c));
 
   const fs::path out = c.output.dir;
   std::error_code ec;
@@ -193,8 +173,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   if (restart) {
     info["restart"] = {{"checkpoint", *a.restart}, {"step", restart->step},
                        {"checkpoint_version", restart->version}};
-    spdlog::info("restart: from {} at {} {}", *a.restart,
-                 c.workload == Workload::Laplace ? "iteration" : "step", restart->step);
+    spdlog::info("restart: from {} at {} {}", *a.restart, entry.unit, restart->step);
   }
   io::write_json_atomic(out / "run.json", info);
   RunOptions opts{out, !a.quiet, GF_VERSION, restart ? &*restart : nullptr};
@@ -221,13 +200,13 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   io::write_json_atomic(out / "run.json", info);
 
   const double compute = timing["phases_s"]["compute"];
-  if (c.workload == Workload::Laplace)
+  if (entry.run == RunKind::Solve)
     spdlog::info("done: {} {} in {} iterations, residual {:.3g} (tolerance {:.3g}); {:.3f} s "
                  "compute, {:.3f} s total; output in {}",
                  c.laplace.method, timing["reason"].get<std::string>(),
                  timing["iterations"].get<std::int64_t>(), double(timing["residual"]),
                  c.laplace.tolerance, compute, double(timing["phases_s"]["total"]), out.string());
-  else if (c.workload == Workload::Raymarch)
+  else if (entry.run == RunKind::Render)
     spdlog::info("done: {}×{} {} in {:.3f} ms ({:.3g} rays/s), {:.3f} s total; output in {}",
                  c.raymarch.width, c.raymarch.height, c.raymarch.mode,
                  double(timing["ms_per_frame"]), double(timing["rays_per_s"]),

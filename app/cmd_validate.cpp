@@ -16,6 +16,8 @@
 #include "io/output.hpp"
 #include "kernels/device.hpp"
 #include "solvers/laplace.hpp"
+#include "io/workload.hpp"
+#include "solvers/registry.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf::app {
@@ -49,10 +51,8 @@ Diff compare(const std::vector<T>& gpu, const std::vector<T>& cpu) {
 // solver's tolerance (the CPU and the GPU each stop within it).
 double default_rtol(const Case& c) {
   double r = c.precision == Precision::Float64 ? 1e-9 : 1e-4;
-  if (c.workload == Workload::Laplace && c.laplace.method != "fft")
-    r = std::max(r, 10 * c.laplace.tolerance);
-  if (c.workload == Workload::Heat && c.heat.implicit())
-    r = std::max(r, 10 * c.heat.solver_tolerance);
+  if (const auto tol = workload_entry(c.workload).solver_tolerance)
+    r = std::max(r, 10 * tol(c));
   return r;
 }
 
@@ -149,8 +149,9 @@ int validate_laplace(const Case& c, const ValidateArgs& a, const DeviceChoice& d
 
 template <class T>
 int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) {
-  if (c.workload == Workload::Laplace) return validate_laplace<T>(c, a, d);
-  if (c.workload == Workload::Raymarch) {
+  const RunKind kind = workload_entry(c.workload).run;
+  if (kind == RunKind::Solve) return validate_laplace<T>(c, a, d);
+  if (kind == RunKind::Render) {
     auto cpu_be = make_cpu_backend<T>();
     auto gpu_be = make_backend<T>(d);
     write_validation(c, validate_raymarch<T>(c, *cpu_be, *gpu_be));
@@ -215,14 +216,10 @@ int cmd_validate(const ValidateArgs& a) {
   Case c = load_case_with(a.case_path, a.overrides, a.time_block);
   if (a.steps) {
     if (*a.steps < 0) throw UsageError("--steps: must be >= 0");
-    c.heat.steps = *a.steps;
-    c.heat.use_t_end = false;
-    c.heat.last_dt = c.heat.dt;
-    c.stencil.steps = *a.steps;
-    if (c.workload == Workload::Laplace) {
-      if (*a.steps < 1) throw UsageError("--steps: a laplace case needs at least 1 iteration");
-      c.laplace.max_iters = *a.steps;  // iterations, at most
-    }
+    const WorkloadInfo& w = workload_info(c.workload);
+    if (!w.time_steps && w.set_steps && *a.steps < 1)
+      throw UsageError(fmt::format("--steps: a {} case needs at least 1 iteration", w.name));
+    if (w.set_steps) w.set_steps(c, *a.steps);  // an iterative solve's: iterations, at most
   }
   // validate compares against the GPU, so it needs one whatever the case says.
   if (!cuda_status().why_unusable.empty())

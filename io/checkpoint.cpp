@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "io/h5.hpp"
+#include "io/workload.hpp"
 
 namespace gf::io {
 
@@ -238,10 +239,9 @@ std::string checkpoint_mismatch(const Checkpoint& ck, const Case& c) {
     return fmt::format("the case in the checkpoint cannot be read: {}", e.what());
   }
   if (std::string d = yaml_difference(a, b, ""); !d.empty()) return d;
-  const std::int64_t last = c.workload == Workload::Heat      ? c.heat.steps
-                            : c.workload == Workload::Stencil ? c.stencil.steps
-                                                              : ck.step;
-  if (c.workload == Workload::Heat && ck.step < last)
+  const WorkloadInfo& w = workload_info(c.workload);
+  const std::int64_t last = w.time_steps ? w.steps(c) : ck.step;
+  if (ck.step < last)
     for (const auto& [name, v] : ck.integers)
       if (name == "short_last_step" && v != 0)
         return fmt::format("the checkpoint is the end of a run whose last step was shortened to "
@@ -250,8 +250,7 @@ std::string checkpoint_mismatch(const Checkpoint& ck, const Case& c) {
                            ck.time);
   if (ck.step > last)
     return fmt::format("the checkpoint is at step {}, past the case's last step {} (raise {}.{})",
-                       ck.step, last, to_string(c.workload),
-                       c.heat.use_t_end && c.workload == Workload::Heat ? "t_end" : "steps");
+                       ck.step, last, w.name, w.end_key(c));
   return "";
 }
 

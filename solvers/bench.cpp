@@ -1,4 +1,5 @@
 #include "solvers/bench.hpp"
+#include "solvers/registry.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -122,7 +123,7 @@ template <class T>
 BenchTiming time_bench_case(const Case& c, Backend<T>& backend, const TimingPlan& plan) {
   auto timer = backend.make_timer();
   BenchTiming t;
-  if (c.workload == Workload::Laplace) {
+  if (workload_entry(c.workload).run == RunKind::Solve) {
     LaplaceSolver<T> solver(c, backend);
     t = time_steps([&](std::int64_t n) { solver.sweep(n); }, *timer, plan, solver.time_block());
     t.bytes_per_step = solver.bytes_per_iteration();

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "core/error.hpp"
+#include "solvers/registry.hpp"
 
 namespace gf {
 
@@ -26,8 +27,7 @@ std::string halo_why(const Decomp& d) {
 }  // namespace
 
 int halo_width(const Case& c) {
-  if (c.workload == Workload::Stencil) return std::max(c.stencil.radius, 1);
-  return 1;
+  return workload_entry(c.workload).halo_width(c);
 }
 
 Decomp decompose(const Case& c, int nranks, int rank) {

@@ -209,6 +209,19 @@ MemoryNeed HeatSolver<T>::memory_needed(const Case& c) {
   return {fields, bytes};
 }
 
+std::string heat_setup_line(const Case& c) {
+  if (c.heat.implicit())
+    return fmt::format("{} scheme: stable for any dt; dt = {:.6g} is {:.3g} × the explicit limit "
+                       "1/(2·α·Σ1/h²) = {:.6g}; each step is a CG solve (tolerance {:.3g}, at most "
+                       "{} iterations)",
+                       c.heat.scheme, c.heat.dt, c.heat.dt / c.heat.dt_limit, c.heat.dt_limit,
+                       c.heat.solver_tolerance, c.heat.solver_max_iters);
+  return fmt::format("explicit stability limit dt_max = 1/(2·α·Σ1/h²) = {:.6g}; dt = {:.6g} "
+                     "({:.3g} of the limit){}",
+                     c.heat.dt_limit, c.heat.dt, c.heat.dt / c.heat.dt_limit,
+                     c.heat.dt_auto ? ", dt: auto" : "");
+}
+
 template class HeatSolver<float>;
 template class HeatSolver<double>;
 

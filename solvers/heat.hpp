@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/heat/heat_exec.hpp"
@@ -12,6 +13,9 @@
 #include "solvers/stepper.hpp"
 
 namespace gf {
+
+// The scheme and its stability limit in one line (the log, --dry-run).
+std::string heat_setup_line(const Case& c);
 
 template <class T>
 class HeatSolver final : public Stepper<T> {
@@ -30,6 +34,10 @@ class HeatSolver final : public Stepper<T> {
   // Explicit steps per pass over memory the run took (heat.time_block, or
   // what auto measured fastest at setup).
   int time_block() const override { return time_block_; }
+  void add_timing(nlohmann::json& t) const override {
+    if (cg_) t["solver_iterations"] = cg_iterations_;
+    else t["time_block"] = time_block_;
+  }
   void save(io::Checkpoint& ck) override;
   void restore(const io::Checkpoint& ck) override;
   // Device memory a run of this case needs (fields + reduction scratch).

@@ -282,6 +282,15 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
 
 template LaplaceArgs<float> laplace_args<float>(const Case&, bool);
 template LaplaceArgs<double> laplace_args<double>(const Case&, bool);
+std::string laplace_setup_line(const Case& c) {
+  return fmt::format("laplace: {}, tolerance {:.3g} on the relative residual, at most {} iterations{}",
+                     c.laplace.method, c.laplace.tolerance, c.laplace.max_iters,
+                     c.laplace.method == "sor"
+                         ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
+                                       c.laplace.omega_auto ? " (auto)" : "")
+                         : "");
+}
+
 template class LaplaceSolver<float>;
 template class LaplaceSolver<double>;
 

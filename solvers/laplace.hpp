@@ -14,6 +14,9 @@
 
 namespace gf {
 
+// The method and its stopping rule in one line (the log, --dry-run).
+std::string laplace_setup_line(const Case& c);
+
 // Conjugate gradients on an operator (LaplaceExec::set_operator), for
 // A x = b in residual form: r holds b − A x at start(). x, r, p, q are the
 // caller's; the vector operations are the backend's.

@@ -19,7 +19,9 @@
 #include "solvers/laplace.hpp"
 #include "solvers/output_writer.hpp"
 #include "solvers/raymarch.hpp"
+#include "solvers/registry.hpp"
 #include "solvers/run.hpp"
+#include "solvers/schedule.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
@@ -179,6 +181,10 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   const std::int64_t start = solver.iterations();
   io::FieldSeriesWriter series(sspec);
   const std::int64_t every = c.output.every;
+  // The cadences: outputs, checkpoints and frames every so many iterations
+  // (solvers/schedule.hpp); chunks also end at multiples of check_every, so
+  // that a restarted run checks the residual at the same iterations.
+  const Every out_at{every}, ck_at{c.output.checkpoint_every};
   const std::int64_t ck_every = c.output.checkpoint_every;
   std::vector<Chunk> chunks;
   double compute_ms = 0;
@@ -187,6 +193,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   std::int64_t last_written = -1;  // the last output handed to `outputs`
   std::optional<InSituFrames<T>> frames;
   if (c.render.enabled) frames.emplace(c, backend, opts.out_dir);
+  const Every frame_at{frames ? frames->every() : 0};
   // Declared after what its queued writes use (series, frames): it finishes
   // them and joins its thread before those go.
   const auto [background, why_sync] = output_mode(opts);
@@ -215,19 +222,15 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
     log.row({0.0, solver.residual()});
     if (every > 0) write();
     frame();
-  } else if (every > 0 && solver.iterations() % every == 0 && !solver.finished()) {
+  } else if (out_at.due(solver.iterations()) && !solver.finished()) {
     write();  // as the run that wrote the checkpoint did at this iteration
   }
   bool interrupted = false;
   while (!solver.finished()) {
     if ((interrupted = interrupt_requested())) break;
-    // Chunks end at multiples of check_every, every and checkpoint_every:
-    // a restarted run checks the residual at the same iterations.
-    std::int64_t chunk = spec.check_every - solver.iterations() % spec.check_every;
-    if (every > 0) chunk = std::min(chunk, every - solver.iterations() % every);
-    if (ck_every > 0) chunk = std::min(chunk, ck_every - solver.iterations() % ck_every);
-    if (frames) chunk = std::min(chunk, frames->every() - solver.iterations() % frames->every());
     const std::int64_t before = solver.iterations();
+    const std::int64_t chunk =
+        next_stop(before, kNever, Every{spec.check_every}, out_at, ck_at, frame_at) - before;
     timer->start();
     solver.iterate(chunk);
     const double ms = timer->stop_ms();
@@ -235,8 +238,8 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
     chunks.push_back({ms, solver.iterations() - before});
     log.row({double(solver.iterations()), solver.residual()});
     progress.update(solver.iterations(), fmt::format("residual {:.3g}", solver.residual()));
-    if (every > 0 && solver.iterations() % every == 0 && !solver.finished()) write();
-    if (ck_every > 0 && solver.iterations() % ck_every == 0 && !solver.finished()) checkpoint();
+    if (out_at.due(solver.iterations()) && !solver.finished()) write();
+    if (ck_at.due(solver.iterations()) && !solver.finished()) checkpoint();
     if (!solver.finished()) frame();
   }
   // The state before finish() (which may shift u by its mean): a restart
@@ -287,8 +290,9 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
 
 template <class T>
 nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& opts) {
-  if (c.workload == Workload::Laplace) return run_laplace(c, backend, opts);
-  if (c.workload == Workload::Raymarch) return run_raymarch(c, backend, opts);
+  const RunKind kind = workload_entry(c.workload).run;
+  if (kind == RunKind::Solve) return run_laplace(c, backend, opts);
+  if (kind == RunKind::Render) return run_raymarch(c, backend, opts);
   const auto t_start = Clock::now();
   const std::unique_ptr<Stepper<T>> stepper = make_stepper<T>(c, backend);
   Stepper<T>& solver = *stepper;
@@ -307,27 +311,26 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   io::FieldSeriesWriter series(spec);
 
   const std::int64_t total = solver.total_steps();
-  const std::vector<std::int64_t> outs = output_steps(total, c.output.every);
+  const AtSteps out_at{output_steps(total, c.output.every)};
   // log.csv gets a row about every 1 % of the run (every whole number of
   // temporally blocked passes, so that short runs take them too); NaN/Inf
   // are looked for every output.check_every steps as well (a reduction on
   // the device, a few numbers read back), so a diverged run stops soon after
   // it diverges.
   const std::int64_t pass = std::max(1, solver.time_block());
-  const std::int64_t log_every = (std::max<std::int64_t>(1, total / 100) + pass - 1) / pass * pass;
-  const std::int64_t check_every = c.output.check_every;
+  const Every log_at{(std::max<std::int64_t>(1, total / 100) + pass - 1) / pass * pass};
+  const Every check_at{c.output.check_every};
   std::vector<Chunk> chunks;
   double compute_ms = 0, output_s = 0;
   auto timer = backend.make_timer();
   Progress progress(c.name, total, opts.progress);
-  std::size_t next_out = 0;
-  while (next_out < outs.size() && outs[next_out] < start) ++next_out;
   // The step of the last output written (by the writer's thread), -1 before one.
   std::atomic<std::int64_t> last_output{-1};
-  const std::int64_t ck_every = c.output.checkpoint_every;
+  const Every ck_at{c.output.checkpoint_every};
   // In-situ frames, rendered from the field where it lives (after its NaN check).
   std::optional<InSituFrames<T>> frames;
   if (c.render.enabled) frames.emplace(c, backend, opts.out_dir);
+  const Every frame_at{frames ? frames->every() : 0};
   // Declared after what its queued writes use (series, frames, last_output):
   // it finishes them and joins its thread before those go.
   const auto [background, why_sync] = output_mode(opts);
@@ -367,29 +370,23 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     output_s += seconds_since(t_out) - (outputs.download_ms() - d0) / 1e3;
   };
 
-  auto next_multiple = [](std::int64_t s, std::int64_t k) { return (s / k + 1) * k; };
   bool interrupted = false;
   while (true) {
     const std::int64_t step = solver.step();
-    const bool is_output = next_out < outs.size() && outs[next_out] == step;
-    if (is_output) ++next_out;
+    const bool is_output = out_at.due(step);
     // Interrupted: the state reached is written as a final output.
     interrupted = interrupt_requested();
-    const bool log_row = is_output || interrupted || step % log_every == 0 || step == total;
+    const bool log_row = is_output || interrupted || log_at.due(step) || step == total;
     // A checkpoint is written after the NaN/Inf check of its step: never a diverged one.
-    const bool ck_step = ck_every > 0 && ((step > start && step % ck_every == 0) ||
-                                          step >= total || interrupted);
+    const bool ck_step = ck_at.k > 0 && ((step > start && ck_at.due(step)) || step >= total ||
+                                         interrupted);
     const bool frame_step = frames && frames->due(step) && !interrupted;
-    if (log_row || step % check_every == 0 || ck_step || frame_step)
+    if (log_row || check_at.due(step) || ck_step || frame_step)
       observe(is_output || interrupted, log_row);
     if (ck_step) checkpoint();
     if (frame_step) output_s += frames->write(step, solver.field(), queue);
     if (step >= total || interrupted) break;
-    std::int64_t stop = std::min({total, next_multiple(step, log_every),
-                                  next_multiple(step, check_every)});
-    if (ck_every > 0) stop = std::min(stop, next_multiple(step, ck_every));
-    if (frames) stop = std::min(stop, next_multiple(step, frames->every()));
-    if (next_out < outs.size()) stop = std::min(stop, outs[next_out]);
+    const std::int64_t stop = next_stop(step, total, log_at, check_at, ck_at, frame_at, out_at);
     timer->start();
     solver.advance(stop - step);
     const double ms = timer->stop_ms();
@@ -409,10 +406,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   nlohmann::json timing =
       timing_record(c, backend, solver.step() - start, ph, chunks, solver.bytes_per_step());
   if (opts.restart) timing["restarted_at_step"] = start;
-  if (c.heat.implicit() && c.workload == Workload::Heat)
-    timing["solver_iterations"] = solver.solver_iterations();
-  if ((c.workload == Workload::Heat && !c.heat.implicit()) || c.workload == Workload::Stencil)
-    timing["time_block"] = solver.time_block();
+  solver.add_timing(timing);
   if (frames) timing["render"] = frames->summary();
   timing["output_writer"] = outputs.summary();
   io::write_json_atomic(opts.out_dir / "timing.json", timing);

@@ -1,4 +1,5 @@
 #include "solvers/stepper.hpp"
+#include "solvers/registry.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -10,10 +11,6 @@
 #include "grid/decomp.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
-#include "solvers/heat.hpp"
-#include "solvers/laplace.hpp"
-#include "solvers/raymarch.hpp"
-#include "solvers/stencil.hpp"
 
 namespace gf {
 
@@ -136,19 +133,8 @@ void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]) {
 }
 
 template <class T>
-std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend) {
-  if (c.workload == Workload::Stencil) return std::make_unique<StencilSolver<T>>(c, backend);
-  if (c.workload != Workload::Heat)
-    throw std::logic_error(std::string("no time stepper for workload ") + to_string(c.workload));
-  return std::make_unique<HeatSolver<T>>(c, backend);
-}
-
-template <class T>
 MemoryNeed stepper_memory_needed(const Case& c) {
-  if (c.workload == Workload::Raymarch) return raymarch_memory_needed<T>(c);
-  MemoryNeed need = c.workload == Workload::Stencil   ? StencilSolver<T>::memory_needed(c)
-                    : c.workload == Workload::Laplace ? LaplaceSolver<T>::memory_needed(c)
-                                                      : HeatSolver<T>::memory_needed(c);
+  MemoryNeed need = workload_memory_needed<T>(c);
   if (c.render.enabled && (!c.decomp || mpi::rank() == 0)) {
     // the in-situ frame, RGBA floats; over several ranks rank 0 draws it
     // from the whole field, gathered into a field of its own
@@ -190,8 +176,6 @@ template int fastest_time_block<double>(Backend<double>&, int, std::int64_t, con
                                         const std::function<void(int)>&);
 template std::vector<float> initial_state<float>(const Case&);
 template std::vector<double> initial_state<double>(const Case&);
-template std::unique_ptr<Stepper<float>> make_stepper<float>(const Case&, Backend<float>&);
-template std::unique_ptr<Stepper<double>> make_stepper<double>(const Case&, Backend<double>&);
 template MemoryNeed stepper_memory_needed<float>(const Case&);
 template MemoryNeed stepper_memory_needed<double>(const Case&);
 template double upload_initial_state<float>(const Case&, Backend<float>&, Field<float>&);

@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "io/case.hpp"
 #include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
@@ -30,6 +32,9 @@ class Stepper {
   virtual std::int64_t solver_iterations() const { return 0; }
   // Explicit steps per pass over memory (temporal blocking; 1 without it).
   virtual int time_block() const { return 1; }
+  // Its own entries of timing.json (heat: solver_iterations or time_block;
+  // stencil: time_block).
+  virtual void add_timing(nlohmann::json& timing) const { (void)timing; }
   // Checkpoint/restart: everything the next steps depend on (step, time, the
   // fields, downloaded) into ck; restore() puts it back (uploaded), on a
   // stepper just made for the same case, on either device.
@@ -43,7 +48,8 @@ std::vector<unsigned char> download_bytes(Backend<T>& backend, const Field<T>& f
 template <class T>
 void upload_bytes(Backend<T>& backend, const std::vector<unsigned char>& host, Field<T>& f);
 
-// The stepper of the case's workload, initial state uploaded.
+// The stepper of the case's workload, initial state uploaded (its entry in
+// solvers/registry.hpp).
 template <class T>
 std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend);
 
@@ -55,6 +61,9 @@ struct MemoryNeed {
 };
 template <class T>
 MemoryNeed stepper_memory_needed(const Case& c);
+// The memory of the case's workload alone (its entry in solvers/registry.hpp).
+template <class T>
+MemoryNeed workload_memory_needed(const Case& c);
 
 // The initial state on the host: the initial condition, with the Dirichlet
 // values written onto their faces (faces in the order x- x+ y- y+ z- z+, so

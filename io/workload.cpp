@@ -1,0 +1,35 @@
+#include "io/workload.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace gf {
+namespace {
+
+const char* steps_key(const Case&) { return "steps"; }
+
+const WorkloadInfo kInfo[] = {
+    {Workload::Heat, "heat", true, [](const Case& c) { return c.heat.steps; },
+     [](Case& c, std::int64_t n) {
+       c.heat.steps = n;
+       c.heat.use_t_end = false;
+       c.heat.last_dt = c.heat.dt;
+     },
+     [](const Case& c) { return c.heat.use_t_end ? "t_end" : "steps"; }},
+    {Workload::Laplace, "laplace", false, [](const Case& c) { return c.laplace.max_iters; },
+     [](Case& c, std::int64_t n) { c.laplace.max_iters = n; },
+     [](const Case&) { return "max_iters"; }},
+    {Workload::Stencil, "stencil", true, [](const Case& c) { return c.stencil.steps; },
+     [](Case& c, std::int64_t n) { c.stencil.steps = n; }, steps_key},
+    {Workload::Raymarch, "raymarch", false, nullptr, nullptr, nullptr},
+};
+
+}  // namespace
+
+const WorkloadInfo& workload_info(Workload w) {
+  for (const WorkloadInfo& i : kInfo)
+    if (i.workload == w) return i;
+  throw std::logic_error("no workload_info entry for workload " + std::to_string(int(w)));
+}
+
+}  // namespace gf
