@@ -21,6 +21,7 @@
 #include "io/output.hpp"
 #include "kernels/device.hpp"
 #include "solvers/bench.hpp"
+#include "solvers/registry.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf::app {
@@ -112,7 +113,11 @@ Plan make_plan(const BenchArgs& a) {
       continue;
     }
     if (std::find(known.begin(), known.end(), w) == known.end())
-      throw UsageError("--workload: '" + w + "' is not one of heat, stencil, laplace, all");
+    {
+      std::string names;
+      for (const std::string& k : known) names += k + ", ";
+      throw UsageError("--workload: '" + w + "' is not one of " + names + "all");
+    }
     p.workloads.push_back(w);
   }
   for (const std::string& d : split_list("--dims", a.dims)) {
@@ -201,7 +206,8 @@ std::optional<BenchRow> run_row(const BenchItem& it, const std::string& label,
   if (d.gpu < 0) name = cpu_name();
   BenchRow r = make_bench_row(it, label, name, t, bw);
   spdlog::info("bench: {:<14} {:<8} {:<7} {:<5} {:.4g} ms/step ({} steps × {}), {:.2f} of {} BW",
-               it.workload + (it.workload == "heat" ? "" : "/" + it.method), c.grid.shape_str(),
+               it.workload + (workload_entry(c.workload).bench_label_method ? "/" + it.method : ""),
+               c.grid.shape_str(),
                to_string(it.precision), label, r.ms_per_step, r.steps, r.repetitions,
                r.fraction_of_bandwidth, bw.kind);
   return r;
@@ -301,8 +307,8 @@ int cmd_bench(const BenchArgs& a) {
           if (w == "stencil" && p.stencil) method = *p.stencil;
           // depths for heat, for the stencils the blocked passes run (star5,
           // star7) and Jacobi
-          const bool blocks = w == "heat" || w == "laplace" ||
-                              (w == "stencil" && (method == "star5" || method == "star7"));
+          const bool blocks = workload_entry(workload_of(w)).time_block &&
+                              (w != "stencil" || method == "star5" || method == "star7");
           for (int tb : blocks ? p.time_blocks : std::vector<int>{1}) {
             BenchItem it{w, method, d, n, prec, tb};
             if (prec == Precision::Float32)

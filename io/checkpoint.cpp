@@ -162,15 +162,17 @@ std::string show(const YAML::Node& n) {
   return "null";
 }
 
+// Keys a restart may change: these, and the keys of the workload's section
+// its entry names (io/workload.cpp).
 bool may_differ(const std::string& key) {
-  static const char* const keys[] = {"name",          "device",            "initial",
-                                     "output",        "heat.steps",        "heat.t_end",        "heat.time_block",
-                                     "stencil.steps",     "stencil.time_block",
-                                     "laplace.max_iters", "laplace.tolerance",
-                                     "laplace.check_every", "render",
-                                     "grid.ranks"};
+  static const char* const keys[] = {"name", "device", "initial", "output", "render", "grid.ranks"};
   for (const char* k : keys)
     if (key == k) return true;
+  for (const WorkloadInfo& w : workloads())
+    for (std::string_view k : w.restart_may_change)
+      if (key.size() == w.name.size() + 1 + k.size() && key.starts_with(w.name) &&
+          key[w.name.size()] == '.' && key.ends_with(k))
+        return true;
   return false;
 }
 

@@ -8,6 +8,10 @@ namespace {
 
 const char* steps_key(const Case&) { return "steps"; }
 
+constexpr std::string_view kHeatRestart[] = {"steps", "t_end", "time_block"};
+constexpr std::string_view kLaplaceRestart[] = {"max_iters", "tolerance", "check_every"};
+constexpr std::string_view kStencilRestart[] = {"steps", "time_block"};
+
 const WorkloadInfo kInfo[] = {
     {Workload::Heat, "heat", true, [](const Case& c) { return c.heat.steps; },
      [](Case& c, std::int64_t n) {
@@ -15,16 +19,18 @@ const WorkloadInfo kInfo[] = {
        c.heat.use_t_end = false;
        c.heat.last_dt = c.heat.dt;
      },
-     [](const Case& c) { return c.heat.use_t_end ? "t_end" : "steps"; }},
+     [](const Case& c) { return c.heat.use_t_end ? "t_end" : "steps"; }, kHeatRestart},
     {Workload::Laplace, "laplace", false, [](const Case& c) { return c.laplace.max_iters; },
      [](Case& c, std::int64_t n) { c.laplace.max_iters = n; },
-     [](const Case&) { return "max_iters"; }},
+     [](const Case&) { return "max_iters"; }, kLaplaceRestart},
     {Workload::Stencil, "stencil", true, [](const Case& c) { return c.stencil.steps; },
-     [](Case& c, std::int64_t n) { c.stencil.steps = n; }, steps_key},
-    {Workload::Raymarch, "raymarch", false, nullptr, nullptr, nullptr},
+     [](Case& c, std::int64_t n) { c.stencil.steps = n; }, steps_key, kStencilRestart},
+    {Workload::Raymarch, "raymarch", false, nullptr, nullptr, nullptr, {}},
 };
 
 }  // namespace
+
+std::span<const WorkloadInfo> workloads() { return kInfo; }
 
 const WorkloadInfo& workload_info(Workload w) {
   for (const WorkloadInfo& i : kInfo)

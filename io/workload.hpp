@@ -4,6 +4,7 @@
 // solver-level part (its stepper, memory, halo) is solvers/registry.hpp.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "io/case.hpp"
@@ -22,9 +23,13 @@ struct WorkloadInfo {
   void (*set_steps)(Case&, std::int64_t n);
   // The key a user raises to run further ("steps", "t_end", "max_iters").
   const char* (*end_key)(const Case&);
+  // Keys of its section a restart may change (how far it runs, how it
+  // blocks its steps): a checkpoint continues the case with other values.
+  std::span<const std::string_view> restart_may_change;
 };
 
-// The entry of workload w; the entries in the order of Workload.
+// The entry of workload w; every entry, in the order of Workload.
 const WorkloadInfo& workload_info(Workload w);
+std::span<const WorkloadInfo> workloads();
 
 }  // namespace gf

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "io/workload.hpp"
 #include "kernels/device.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/stepper.hpp"
@@ -15,8 +16,6 @@ namespace gf {
 
 namespace {
 
-// More steps than any bench runs: the timing loop, not the case, ends a row.
-constexpr std::int64_t kUnlimitedSteps = 1'000'000'000'000;
 
 std::string dims_list(int dims, std::int64_t n) {
   std::string s = "[";
@@ -29,44 +28,40 @@ std::string dims_list(int dims, std::int64_t n) {
 }
 
 std::string workload_label(const BenchItem& it) {
-  if (it.workload == "heat")
-    return it.time_block > 1 ? fmt::format("heat/tb{}", it.time_block) : it.workload;
-  if (it.time_block > 1) return fmt::format("{}/{}/tb{}", it.workload, it.method, it.time_block);
-  return it.workload + "/" + it.method;
+  std::string s = it.workload;
+  if (workload_entry(workload_of(it.workload)).bench_label_method) s += "/" + it.method;
+  if (it.time_block > 1) s += fmt::format("/tb{}", it.time_block);
+  return s;
 }
 
 }  // namespace
 
+Workload workload_of(const std::string& name) {
+  for (const WorkloadInfo& w : workloads())
+    if (name == w.name) return w.workload;
+  throw std::logic_error("bench: unknown workload " + name);
+}
+
 const std::vector<std::string>& bench_workloads() {
-  static const std::vector<std::string> w = {"heat", "stencil", "laplace"};
+  static const std::vector<std::string> w = [] {
+    std::vector<std::string> v;
+    for (const WorkloadInfo& k : workloads())
+      if (workload_entry(k.workload).bench_method) v.push_back(std::string(k.name));
+    return v;
+  }();
   return w;
 }
 
 std::string default_bench_method(const std::string& workload, int dims) {
-  if (workload == "heat") return "explicit";
-  if (workload == "laplace") return "jacobi";
-  return dims == 2 ? "star5" : "star7";
+  return workload_entry(workload_of(workload)).bench_method(dims);
 }
 
 Case bench_case(const BenchItem& it) {
   if (it.dims < 1 || it.dims > 3) throw std::logic_error("bench_case: dims must be 1, 2 or 3");
   const std::int64_t n = it.size;
-  std::string body;
-  if (it.workload == "heat") {
-    body = fmt::format("heat: {{alpha: 1.0, scheme: {}, dt: auto, steps: {}, time_block: {}}}\n",
-                       it.method, kUnlimitedSteps, it.time_block);
-  } else if (it.workload == "stencil") {
-    // coeff·Σ|w| ≤ 0.4 for every preset (Σ|w| ≤ 20/h²): a stable update.
-    const double h = 1.0 / double(n - 1);
-    body = fmt::format(
-        "stencil: {{preset: {}, form: update, coeff: {:.17g}, steps: {}, time_block: {}}}\n",
-        it.method, 0.02 * h * h, kUnlimitedSteps, it.time_block);
-  } else if (it.workload == "laplace") {
-    body = fmt::format("laplace: {{method: {}, max_iters: {}, check_every: {}, time_block: {}}}\n",
-                       it.method, kUnlimitedSteps, kUnlimitedSteps, it.time_block);
-  } else {
-    throw std::logic_error("bench_case: unknown workload " + it.workload);
-  }
+  const WorkloadEntry& e = workload_entry(workload_of(it.workload));
+  if (!e.bench_section) throw std::logic_error("bench_case: no bench rows for " + it.workload);
+  const std::string body = e.bench_section(it);
   const std::string text = fmt::format(
       "name: bench-{}-{}d-{}\n"
       "workload: {}\n"

@@ -28,6 +28,11 @@ struct BenchItem {
 // The workloads bench knows and their method ("" for the stencil: the preset
 // for dims, star5 in 2D and star7 in 3D, unless one is given).
 const std::vector<std::string>& bench_workloads();
+// The workload of a name bench_workloads() gives.
+Workload workload_of(const std::string& name);
+
+// More steps than any bench runs: the timing loop, not the case, ends a row.
+inline constexpr std::int64_t kUnlimitedSteps = 1'000'000'000'000;
 std::string default_bench_method(const std::string& workload, int dims);
 
 // The case a row runs: unit extent, walls held at 2 (Dirichlet) around a

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/core.h>
+
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/raymarch.hpp"
@@ -21,19 +23,40 @@ int stencil_radius(const Case& c) { return std::max(c.stencil.radius, 1); }
 double heat_cg_tolerance(const Case& c) { return c.heat.implicit() ? c.heat.solver_tolerance : 0; }
 double laplace_tolerance(const Case& c) { return c.laplace.method == "fft" ? 0 : c.laplace.tolerance; }
 
+const char* heat_bench_method(int) { return "explicit"; }
+const char* laplace_bench_method(int) { return "jacobi"; }
+const char* stencil_bench_method(int dims) { return dims == 2 ? "star5" : "star7"; }
+
+std::string heat_bench(const BenchItem& it) {
+  return fmt::format("heat: {{alpha: 1.0, scheme: {}, dt: auto, steps: {}, time_block: {}}}\n",
+                     it.method, kUnlimitedSteps, it.time_block);
+}
+std::string stencil_bench(const BenchItem& it) {
+  // coeff·Σ|w| ≤ 0.4 for every preset (Σ|w| ≤ 20/h²): a stable update.
+  const double h = 1.0 / double(it.size - 1);
+  return fmt::format(
+      "stencil: {{preset: {}, form: update, coeff: {:.17g}, steps: {}, time_block: {}}}\n",
+      it.method, 0.02 * h * h, kUnlimitedSteps, it.time_block);
+}
+std::string laplace_bench(const BenchItem& it) {
+  return fmt::format("laplace: {{method: {}, max_iters: {}, check_every: {}, time_block: {}}}\n",
+                     it.method, kUnlimitedSteps, kUnlimitedSteps, it.time_block);
+}
+
 // One entry a workload, in the order of Workload.
 const WorkloadEntry kEntries[] = {
     {Workload::Heat, RunKind::Steps, "step", true, one_layer, heat_setup_line, heat_cg_tolerance,
-     HeatSolver<float>::memory_needed, HeatSolver<double>::memory_needed,
-     stepper_of<HeatSolver, float>, stepper_of<HeatSolver, double>},
+     HeatSolver<float>::memory_needed, HeatSolver<double>::memory_needed, heat_bench_method, false,
+     heat_bench, stepper_of<HeatSolver, float>, stepper_of<HeatSolver, double>},
     {Workload::Laplace, RunKind::Solve, "iteration", true, one_layer, laplace_setup_line,
      laplace_tolerance, LaplaceSolver<float>::memory_needed, LaplaceSolver<double>::memory_needed,
-     nullptr, nullptr},
+     laplace_bench_method, true, laplace_bench, nullptr, nullptr},
     {Workload::Stencil, RunKind::Steps, "step", true, stencil_radius, nullptr, nullptr,
      StencilSolver<float>::memory_needed, StencilSolver<double>::memory_needed,
-     stepper_of<StencilSolver, float>, stepper_of<StencilSolver, double>},
+     stencil_bench_method, true, stencil_bench, stepper_of<StencilSolver, float>, stepper_of<StencilSolver, double>},
     {Workload::Raymarch, RunKind::Render, "frame", false, one_layer, nullptr, nullptr,
-     raymarch_memory_needed<float>, raymarch_memory_needed<double>, nullptr, nullptr},
+     raymarch_memory_needed<float>, raymarch_memory_needed<double>, nullptr, false, nullptr,
+     nullptr, nullptr},
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
+#include "solvers/bench.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
@@ -34,6 +35,12 @@ struct WorkloadEntry {
   // Device memory a run of the case needs.
   MemoryNeed (*memory_f32)(const Case&);
   MemoryNeed (*memory_f64)(const Case&);
+  // gridforge bench: the method a row takes by default on a grid of `dims`
+  // axes (null: not benchable), whether the rows' labels name it, and the
+  // workload's section of a row's case (solvers/bench.cpp, bench_case).
+  const char* (*bench_method)(int dims);
+  bool bench_label_method;
+  std::string (*bench_section)(const BenchItem& it);
   // RunKind::Steps: the stepper, initial state uploaded.
   std::unique_ptr<Stepper<float>> (*stepper_f32)(const Case&, Backend<float>&);
   std::unique_ptr<Stepper<double>> (*stepper_f64)(const Case&, Backend<double>&);

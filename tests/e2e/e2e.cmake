@@ -144,8 +144,8 @@ if(_plot_ok EQUAL 0)
 else()
   message(STATUS "gridforge: no plot_bench test: matplotlib not found for ${GF_PYTHON}")
 endif()
-gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'wave' is not one of heat, stencil, laplace, all$"
-  bench --workload heat,wave --devices cpu)
+gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, all$"
+  bench --workload heat,waves --devices cpu)
 gf_expect_error(bench_bad_sizes 2 "^error: --sizes: 'x64' is not a whole number of points per axis$"
   bench --sizes 32,x64 --devices cpu)
 gf_expect_error(bench_size_too_small 2 "^error: --sizes: 3 is too small; sizes are at least 5 points$"
