@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
 
   BenchArgs bench;
   auto* b = app.add_subcommand("bench", "time workloads over sizes and devices against measured bandwidth");
-  b->add_option("--workload", bench.workload, "heat, stencil, laplace (jacobi), a comma list, or all (default heat)");
+  b->add_option("--workload", bench.workload, "heat, stencil, laplace (jacobi), wave, a comma list, or all (default heat)");
   b->add_option("--dims", bench.dims, "2 or 3, or 2,3 (default 3)");
   b->add_option("--sizes", bench.sizes, "points per axis, comma list (default 3D 64,128,256,512; 2D 256,1024,4096,16384)");
   b->add_option("--precision", bench.precision, "float32, float64 or float32,float64 (default float32)");

@@ -1,4 +1,5 @@
-// The three boundary rules of a face (SPEC §3): a property of the grid's
+// The boundary rules of a face (SPEC §3; Absorbing: the wave workload's
+// first-order radiating face, which the other workloads refuse): a property of the grid's
 // faces that the case reader, the point formulas (kernels/ops/boundary.hpp)
 // and the decomposition all name.
 #pragma once
@@ -6,6 +7,6 @@
 
 namespace gf {
 
-enum class BcType : std::uint8_t { Dirichlet = 0, Neumann = 1, Periodic = 2 };
+enum class BcType : std::uint8_t { Dirichlet = 0, Neumann = 1, Periodic = 2, Absorbing = 3 };
 
 }  // namespace gf

@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "io/case_raymarch.hpp"
+#include "io/case_wave.hpp"
 #include "io/case_schema.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
@@ -36,6 +37,8 @@ const char* to_string(Workload w) {
       return "stencil";
     case Workload::Raymarch:
       return "raymarch";
+    case Workload::Wave:
+      return "wave";
   }
   return "?";
 }
@@ -286,6 +289,7 @@ Workload read_workload(const Map& top) {
   return w == "stencil"    ? Workload::Stencil
          : w == "laplace"  ? Workload::Laplace
          : w == "raymarch" ? Workload::Raymarch
+         : w == "wave"     ? Workload::Wave
                            : Workload::Heat;
 }
 
@@ -403,13 +407,18 @@ void set_spacing(Grid& g, const GridInput& in) {
   }
 }
 
-FaceBc read_bc(const Value& v, const Params& params) {
+FaceBc read_bc(const Value& v, const Params& params, Workload w) {
   const Map m = v.map(schema::kBcKeys);
   const std::string type = m.require("type").choice(schema::kBcTypes);
   FaceBc bc;
   bc.type = type == "dirichlet" ? BcType::Dirichlet
             : type == "neumann" ? BcType::Neumann
+            : type == "absorbing" ? BcType::Absorbing
                                 : BcType::Periodic;
+  if (bc.type == BcType::Absorbing && w != Workload::Wave)
+    m.get("type").fail(fmt::format("absorbing faces are for the wave workload, not {}; use "
+                                   "dirichlet, neumann or periodic",
+                                   to_string(w)));
   const std::string_view takes = bc.type == BcType::Dirichlet ? "value"
                                  : bc.type == BcType::Neumann ? "gradient"
                                                               : "";
@@ -435,7 +444,8 @@ std::optional<std::string> source_of_face(const std::optional<Map>& m, int f) {
   return std::nullopt;
 }
 
-std::array<FaceBc, kFaces> read_boundary(const Map& top, const Params& params, Grid& g) {
+std::array<FaceBc, kFaces> read_boundary(const Map& top, const Params& params, Grid& g,
+                                         Workload w) {
   std::optional<Map> m;
   if (top.has("boundary")) m.emplace(top.get("boundary").map(schema::kBoundaryKeys));
   std::map<std::string, FaceBc> given;  // every key is checked, used or not
@@ -443,7 +453,7 @@ std::array<FaceBc, kFaces> read_boundary(const Map& top, const Params& params, G
     if (key != "default" && key[0] - 'x' >= g.ndim)
       m->key_node(key).fail(fmt::format("the grid has no {} axis (grid.dims has {})", key[0],
                                         count_of(g.ndim, "entry", "entries")));
-    given.emplace(key, read_bc(m->get(key), params));
+    given.emplace(key, read_bc(m->get(key), params, w));
   }
   FaceBc builtin;  // {type: dirichlet, value: 0}
   builtin.value.key = "boundary.default.value";
@@ -683,7 +693,10 @@ SolverInput read_heat(const Map& top, const Params& params, const Grid& g, Preci
 // ---- laplace ----------------------------------------------------------------------------
 
 const char* bc_name(BcType t) {
-  return t == BcType::Dirichlet ? "dirichlet" : t == BcType::Neumann ? "neumann" : "periodic";
+  return t == BcType::Dirichlet   ? "dirichlet"
+         : t == BcType::Neumann   ? "neumann"
+         : t == BcType::Absorbing ? "absorbing"
+                                  : "periodic";
 }
 
 bool read_bool(const Value& v) {
@@ -1027,9 +1040,7 @@ void emit_boundary(YAML::Emitter& out, const Case& c) {
     const FaceBc& bc = c.boundary[f];
     out << YAML::Key << face_name(f) << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "type" << YAML::Value
-        << (bc.type == BcType::Dirichlet ? "dirichlet"
-            : bc.type == BcType::Neumann ? "neumann"
-                                         : "periodic");
+        << bc_name(bc.type);
     if (bc.type == BcType::Dirichlet) out << YAML::Key << "value" << YAML::Value << bc.value.text;
     if (bc.type == BcType::Neumann)
       out << YAML::Key << "gradient" << YAML::Value << num(bc.gradient);
@@ -1147,6 +1158,8 @@ std::string emit_resolved(const Case& c, const GridInput& grid, const SolverInpu
     emit_laplace(out, c.laplace);
   else if (c.workload == Workload::Raymarch)
     raymarch_case::emit(out, "raymarch", c.raymarch, false);
+  else if (c.workload == Workload::Wave)
+    wave_case::emit(out, c.wave);
   else
     emit_heat(out, c.heat, solver);
   if (c.render.enabled) raymarch_case::emit(out, "render", c.render, true);
@@ -1172,7 +1185,7 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
   c.parameters = read_parameters(top);
   const GridInput grid = read_grid(top, c.grid);
   read_grid_ranks(top, c);
-  c.boundary = read_boundary(top, c.parameters, c.grid);
+  c.boundary = read_boundary(top, c.parameters, c.grid, c.workload);
   set_spacing(c.grid, grid);
   SolverInput solver;
   if (c.workload == Workload::Raymarch)
@@ -1185,6 +1198,8 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
     read_laplace(top, c, c.laplace);
   else if (c.workload == Workload::Heat)
     solver = read_heat(top, c.parameters, c.grid, c.precision, c.heat);
+  else if (c.workload == Workload::Wave)
+    wave_case::read(top, c, c.wave);
   if (c.workload != Workload::Raymarch) raymarch_case::read_render(top, c, c.render);
   read_output(top, c.name, c.output);
   c.resolved_yaml = emit_resolved(c, grid, solver);

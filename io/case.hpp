@@ -18,7 +18,7 @@ namespace gf {
 
 struct Decomp;  // grid/decomp.hpp
 
-enum class Workload { Heat, Laplace, Stencil, Raymarch };
+enum class Workload { Heat, Laplace, Stencil, Raymarch, Wave };
 const char* to_string(Workload w);
 
 // Named constants from `parameters`, in file order.
@@ -67,6 +67,19 @@ struct HeatSpec {
   bool implicit() const { return scheme != "explicit"; }
   // θ of the θ-scheme: 1 backward Euler, 1/2 Crank–Nicolson (0: explicit).
   double theta() const { return scheme == "implicit" ? 1.0 : scheme == "crank-nicolson" ? 0.5 : 0.0; }
+};
+
+// u_tt = c²·Δu + f(x) (workload wave, io/case_wave.cpp), resolved.
+struct WaveSpec {
+  double c = 1;            // wave speed
+  bool dt_auto = true;
+  double dt = 0;           // resolved step: auto 0.9 × dt_limit; t_end evens it out
+  double dt_limit = 0;     // the CFL limit 1 / (c·√Σ 1/h²)
+  bool use_t_end = false;
+  double t_end = 0;
+  std::int64_t steps = 0;  // resolved number of steps
+  Expr velocity;           // ∂u/∂t at t = 0; "0" when absent
+  Expr source;             // f(x); "0" when absent
 };
 
 // The relative residual float32 can reach is about 1e-6 on the grids gridforge
@@ -153,6 +166,7 @@ struct Case {
   InitialSpec initial;
   HeatSpec heat;        // workload heat
   StencilSpec stencil;  // workload stencil
+  WaveSpec wave;        // workload wave
   LaplaceSpec laplace;  // workload laplace
   RaySpec raymarch;     // workload raymarch
   RaySpec render;       // heat, stencil, laplace: in-situ frames (render.enabled)

@@ -23,7 +23,8 @@ using Keys = std::span<const std::string_view>;
 // drive both the unknown-key check and the "did you mean" suggestion.
 inline constexpr std::string_view kTopKeys[] = {
     "name",     "workload", "precision", "device",  "parameters", "grid",     "initial",
-    "boundary", "heat",     "output",    "laplace", "stencil",    "raymarch", "render"};
+    "boundary", "heat",     "output",    "laplace", "stencil",    "raymarch", "render",
+    "wave"};
 inline constexpr std::string_view kGridKeys[] = {"dims", "extent", "spacing", "origin", "ranks"};
 inline constexpr std::string_view kInitialKeys[] = {"value", "expr", "file"};
 inline constexpr std::string_view kInitialFileKeys[] = {"path", "dataset"};
@@ -33,6 +34,7 @@ inline constexpr std::string_view kBcKeys[] = {"type", "value", "gradient"};
 inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "steps",
                                                  "t_end", "source", "solver", "time_block"};
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
+inline constexpr std::string_view kWaveKeys[] = {"c", "dt", "steps", "t_end", "velocity", "source"};
 inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "check_every", "formats",
                                                    "checkpoint_every"};
 inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps", "time_block"};
@@ -42,13 +44,14 @@ inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tol
 
 // Allowed values of the keys that take a name.
 // Each workload has a section of the same name, which no other workload takes.
-inline constexpr std::string_view kWorkloads[] = {"heat", "laplace", "stencil", "raymarch"};
+inline constexpr std::string_view kWorkloads[] = {"heat", "laplace", "stencil", "raymarch", "wave"};
 // The workloads this version runs; the others are known names that fail kindly.
-inline constexpr std::string_view kAvailableWorkloads[] = {"heat", "laplace", "stencil", "raymarch"};
+inline constexpr std::string_view kAvailableWorkloads[] = {"heat", "laplace", "stencil", "raymarch",
+                                                           "wave"};
 inline constexpr std::string_view kLaplaceMethods[] = {"jacobi", "sor", "cg", "fft"};
 inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};
 inline constexpr std::string_view kSchemes[] = {"explicit", "implicit", "crank-nicolson"};
-inline constexpr std::string_view kBcTypes[] = {"dirichlet", "neumann", "periodic"};
+inline constexpr std::string_view kBcTypes[] = {"dirichlet", "neumann", "periodic", "absorbing"};
 inline constexpr std::string_view kFormats[] = {"vtk", "hdf5"};
 inline constexpr std::string_view kStencilPresets[] = {"star5", "star7", "star9",
                                                        "star13", "box9", "box27"};

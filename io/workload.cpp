@@ -11,6 +11,7 @@ const char* steps_key(const Case&) { return "steps"; }
 constexpr std::string_view kHeatRestart[] = {"steps", "t_end", "time_block"};
 constexpr std::string_view kLaplaceRestart[] = {"max_iters", "tolerance", "check_every"};
 constexpr std::string_view kStencilRestart[] = {"steps", "time_block"};
+constexpr std::string_view kWaveRestart[] = {"steps", "t_end"};
 
 const WorkloadInfo kInfo[] = {
     {Workload::Heat, "heat", true, [](const Case& c) { return c.heat.steps; },
@@ -26,6 +27,12 @@ const WorkloadInfo kInfo[] = {
     {Workload::Stencil, "stencil", true, [](const Case& c) { return c.stencil.steps; },
      [](Case& c, std::int64_t n) { c.stencil.steps = n; }, steps_key, kStencilRestart},
     {Workload::Raymarch, "raymarch", false, nullptr, nullptr, nullptr, {}},
+    {Workload::Wave, "wave", true, [](const Case& c) { return c.wave.steps; },
+     [](Case& c, std::int64_t n) {
+       c.wave.steps = n;
+       c.wave.use_t_end = false;
+     },
+     [](const Case& c) { return c.wave.use_t_end ? "t_end" : "steps"; }, kWaveRestart},
 };
 
 }  // namespace

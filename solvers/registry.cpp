@@ -9,6 +9,7 @@
 #include "solvers/laplace.hpp"
 #include "solvers/raymarch.hpp"
 #include "solvers/stencil.hpp"
+#include "solvers/wave.hpp"
 
 namespace gf {
 namespace {
@@ -26,6 +27,7 @@ double laplace_tolerance(const Case& c) { return c.laplace.method == "fft" ? 0 :
 const char* heat_bench_method(int) { return "explicit"; }
 const char* laplace_bench_method(int) { return "jacobi"; }
 const char* stencil_bench_method(int dims) { return dims == 2 ? "star5" : "star7"; }
+const char* no_method(int) { return ""; }
 
 std::string heat_bench(const BenchItem& it) {
   return fmt::format("heat: {{alpha: 1.0, scheme: {}, dt: auto, steps: {}, time_block: {}}}\n",
@@ -42,6 +44,9 @@ std::string laplace_bench(const BenchItem& it) {
   return fmt::format("laplace: {{method: {}, max_iters: {}, check_every: {}, time_block: {}}}\n",
                      it.method, kUnlimitedSteps, kUnlimitedSteps, it.time_block);
 }
+std::string wave_bench(const BenchItem&) {
+  return fmt::format("wave: {{c: 1.0, dt: auto, steps: {}}}\n", kUnlimitedSteps);
+}
 
 // One entry a workload, in the order of Workload.
 const WorkloadEntry kEntries[] = {
@@ -57,6 +62,9 @@ const WorkloadEntry kEntries[] = {
     {Workload::Raymarch, RunKind::Render, "frame", false, one_layer, nullptr, nullptr,
      raymarch_memory_needed<float>, raymarch_memory_needed<double>, nullptr, false, nullptr,
      nullptr, nullptr},
+    {Workload::Wave, RunKind::Steps, "step", false, one_layer, wave_setup_line, nullptr,
+     WaveSolver<float>::memory_needed, WaveSolver<double>::memory_needed, no_method, false,
+     wave_bench, stepper_of<WaveSolver, float>, stepper_of<WaveSolver, double>},
 };
 
 }  // namespace

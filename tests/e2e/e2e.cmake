@@ -144,7 +144,7 @@ if(_plot_ok EQUAL 0)
 else()
   message(STATUS "gridforge: no plot_bench test: matplotlib not found for ${GF_PYTHON}")
 endif()
-gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, all$"
+gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, wave, all$"
   bench --workload heat,waves --devices cpu)
 gf_expect_error(bench_bad_sizes 2 "^error: --sizes: 'x64' is not a whole number of points per axis$"
   bench --sizes 32,x64 --devices cpu)
@@ -170,7 +170,7 @@ gf_expect_error(bench_cuda_without_gpu 3 "^error: --devices cuda: no usable GPU:
 # Checkpoint and restart (restart.py says what each mode checks): bit for bit
 # against uninterrupted runs, the logs and series continued, refusals.
 if(GF_PYTHON)
-  foreach(mode heat_explicit heat_cn stencil laplace_jacobi laplace_cg interrupt interrupt_laplace diverge mismatch)
+  foreach(mode heat_explicit heat_cn stencil wave laplace_jacobi laplace_cg interrupt interrupt_laplace diverge mismatch)
     add_test(NAME "e2e: restart ${mode}"
       COMMAND ${GF_PYTHON} ${GF_E2E}/restart.py $<TARGET_FILE:gridforge> ${mode}
               ${CMAKE_BINARY_DIR}/e2e_restart/${mode}
@@ -182,7 +182,7 @@ endif()
 # against the one-rank run, bit for bit where the arithmetic is the same;
 # mpi.py says what each mode checks.
 if(GRIDFORGE_MPI AND GF_PYTHON AND GF_MPIEXEC)
-  foreach(mode heat2d heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit overlap time_block render files restart errors)
+  foreach(mode heat2d wave heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit overlap time_block render files restart errors)
     add_test(NAME "e2e: mpi ${mode}"
       COMMAND ${GF_PYTHON} ${GF_E2E}/mpi.py $<TARGET_FILE:gridforge> ${mode}
               ${CMAKE_BINARY_DIR}/e2e_mpi/${mode}

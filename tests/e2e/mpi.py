@@ -206,6 +206,13 @@ def mode_heat2d():
                      "output.formats=[hdf5]")
 
 
+def mode_wave():
+    # the leapfrog's two levels over ranks: the earlier level needs no halo
+    against_one_rank("cases/wave2d_membrane.yaml", [(2, None), (3, [1, 3]), (4, [2, 2])],
+                     "grid.dims=[33,29]", "wave.t_end=0.3", "output.every=20",
+                     "output.formats=[hdf5]")
+
+
 def mode_heat3d_periodic():
     for prec in ("float64", "float32"):
         case = write_case("heat3d_" + prec, HEAT3D.format(prec=prec))

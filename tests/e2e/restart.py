@@ -134,7 +134,8 @@ def checkpoint_step(path):
 
 def restart_equal(case, name, n, args, laplace=False, first_rc=0, final_rc=0):
     """N in one run against N/2 + restart to N; args set the case up (tiny grid)."""
-    key = "laplace.max_iters" if laplace else ("stencil.steps" if "stencil" in case else "heat.steps")
+    key = ("laplace.max_iters" if laplace else "stencil.steps" if "stencil" in case
+           else "wave.steps" if "wave" in case else "heat.steps")
     ref, part = os.path.join(BASE, "whole"), os.path.join(BASE, "restarted")
     for d in (ref, part):
         shutil.rmtree(d, ignore_errors=True)
@@ -357,6 +358,10 @@ CASES = {
                 ["grid.dims=[9,9,9]", "output.every=10", "output.checkpoint_every=5"]),
     "stencil": ("cases/stencil2d_star9.yaml", "stencil2d-star9", 200,
                 ["grid.dims=[24,24]", "output.every=50", "output.checkpoint_every=20"]),
+    # two levels in the checkpoint (u, u_prev); an absorbing face and a source
+    "wave": ("cases/wave2d_membrane.yaml", "wave2d-membrane", 200,
+             ["grid.dims=[24,21]", "wave={c: 1.0, source: 'x*y'}", "output.every=50",
+              "output.checkpoint_every=20"]),
 }
 
 os.makedirs(BASE, exist_ok=True)

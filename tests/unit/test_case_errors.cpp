@@ -43,7 +43,8 @@ TEST_CASE("an unknown key suggests the nearest known key", "[case]") {
 TEST_CASE("an unknown key far from every known key lists them", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "colour: red\n")) ==
         "case.yaml:7:1: colour: unknown key; expected one of name, workload, precision, device, "
-        "parameters, grid, initial, boundary, heat, output, laplace, stencil, raymarch, render");
+        "parameters, grid, initial, boundary, heat, output, laplace, stencil, raymarch, render, "
+        "wave");
   CHECK(error_of(with(kDims, kHeat, "output: {directory: x}\n")) ==
         "case.yaml:7:10: output.directory: unknown key; expected one of dir, every, check_every, "
         "formats, checkpoint_every");
@@ -135,7 +136,8 @@ TEST_CASE("names from a fixed set are checked against it", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "device: cuda:x\n")) ==
         "case.yaml:7:9: device: expected auto, cpu, cuda or cuda:N, got 'cuda:x'");
   CHECK(error_of("workload: heet\n") ==
-        "case.yaml:1:11: workload: expected one of heat, laplace, stencil, raymarch, got 'heet'; "
+        "case.yaml:1:11: workload: expected one of heat, laplace, stencil, raymarch, wave, got "
+        "'heet'; "
         "did you mean 'heat'?");
   CHECK(error_of(with(kDims, kHeat, "output: {formats: [vtk, png]}\n")) ==
         "case.yaml:7:25: output.formats[1]: expected one of vtk, hdf5, got 'png'");
@@ -260,7 +262,7 @@ TEST_CASE("boundary keys, types and partners are checked", "[case]") {
                       "boundary:\n  default: {type: periodic}\n  y-: {type: neumann}\n")) ==
         "case.yaml:8:12: boundary.default: periodic face y+ needs its partner y- periodic too");
   CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {type: dirichelt}\n")) ==
-        "case.yaml:8:13: boundary.x.type: expected one of dirichlet, neumann, periodic, got "
+        "case.yaml:8:13: boundary.x.type: expected one of dirichlet, neumann, periodic, absorbing, got "
         "'dirichelt'; did you mean 'dirichlet'?");
   CHECK(error_of(with(kDims, kHeat, "boundary:\n  x: {value: 1}\n")) ==
         "case.yaml:8:6: boundary.x: missing required key 'type'");

@@ -1,0 +1,92 @@
+// Wave step kernels. Every point goes through wave_point (the shared
+// formula): on 2D and 3D grids whose rows are whole 16-byte vectors, the
+// marches of kernels/cuda/march_kernels.cuh with WaveOp (the earlier level
+// read at the point's own index, as heat reads its source); elsewhere one
+// thread a point through wave_point_bc. An absorbing x face, which the
+// marches do not know (they read x faces by neighbour()'s rules), has its
+// points redone after the march by wave_x_faces.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/march_kernels.cuh"
+#include "kernels/wave/wave_ops.hpp"
+
+namespace gf {
+
+// The step as an operator of the marches; SRC: a source term compiled in.
+template <class T, int D, bool SRC>
+struct WaveOp : WaveArgs<T> {
+  using value_type = T;
+  static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
+  explicit WaveOp(const WaveArgs<T>& a) : WaveArgs<T>(a) {}
+  __device__ __forceinline__ T interior(T u, const T* m, const T* p, int idx) const {
+    return wave_point_as<D, SRC>(*this, u, this->w[idx], m, p,
+                                 SRC ? wave_source(*this, idx) : T(0));
+  }
+  __device__ __forceinline__ T face(const FieldView<const T>& in, std::int64_t i, std::int64_t j,
+                                    std::int64_t k) const {
+    return wave_point_bc<D>(*this, in, i, j, k);
+  }
+};
+
+// Every point through wave_point_bc, one thread a point.
+template <int D, class T>
+__global__ void __launch_bounds__(256) wave_points(WaveArgs<T> a, const T* __restrict__ in,
+                                                   T* __restrict__ out, Layout l) {
+  const std::int64_t q = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (q >= l.size()) return;
+  std::int64_t i, j, k;
+  l.position(q, i, j, k);
+  out[l.index(i, j, k)] = wave_point_bc<D>(a, FieldView<const T>(in, l), i, j, k);
+}
+
+// The points of the x faces (i = 0 and nx − 1) of every row, through
+// wave_point_bc: after a march, where an x face absorbs.
+template <int D, class T>
+__global__ void __launch_bounds__(256) wave_x_faces(WaveArgs<T> a, const T* __restrict__ in,
+                                                    T* __restrict__ out, Layout l) {
+  const std::int64_t q = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (q >= 2 * l.rows()) return;
+  const std::int64_t row = q / 2;
+  const std::int64_t i = q % 2 ? l.n[0] - 1 : 0, j = row % l.n[1], k = row / l.n[1];
+  out[l.index(i, j, k)] = wave_point_bc<D>(a, FieldView<const T>(in, l), i, j, k);
+}
+
+inline unsigned wave_blocks(std::int64_t n) { return unsigned((n + 255) / 256); }
+
+template <class T>
+bool absorbs_x(const WaveArgs<T>& a) {
+  return a.bc[0].lo == BcType::Absorbing || a.bc[0].hi == BcType::Absorbing;
+}
+
+// f(op) with the WaveOp of the run's dimension D (2 or 3) and source.
+template <int D, class T, class F>
+void with_wave_op(const WaveArgs<T>& a, F&& f) {
+  if (wave_has_source(a)) f(WaveOp<T, D, true>(a));
+  else f(WaveOp<T, D, false>(a));
+}
+
+template <class T>
+void launch_wave_step(const WaveArgs<T>& a, const FieldView<const T>& in, const FieldView<T>& out,
+                      cudaStream_t s) {
+  const auto fix_x = [&](auto d) {
+    if (absorbs_x(a) && in.rows() > 0)
+      wave_x_faces<decltype(d)::value><<<wave_blocks(2 * in.rows()), 256, 0, s>>>(a, in.p, out.p, in);
+  };
+  if (a.ndim == 3 && march3d_fits(in, out)) {
+    with_wave_op<3>(a, [&](const auto& op) { launch_march3d<false>(op, in, out, s); });
+    fix_x(std::integral_constant<int, 3>{});
+  } else if (a.ndim == 2 && march2d_fits(in, out)) {
+    with_wave_op<2>(a, [&](const auto& op) { launch_march2d<false>(op, in, out, s); });
+    fix_x(std::integral_constant<int, 2>{});
+  } else {
+    const unsigned b = wave_blocks(in.size());
+    if (a.ndim == 3) wave_points<3><<<b, 256, 0, s>>>(a, in.p, out.p, in);
+    else if (a.ndim == 2) wave_points<2><<<b, 256, 0, s>>>(a, in.p, out.p, in);
+    else wave_points<1><<<b, 256, 0, s>>>(a, in.p, out.p, in);
+  }
+}
+
+}  // namespace gf
