@@ -323,12 +323,6 @@ Params read_parameters(const Map& top) {
 
 // ---- grid and boundary ------------------------------------------------------------
 
-// extent or spacing as written: the grid spacing needs the boundary first.
-struct GridInput {
-  std::vector<double> lengths;
-  bool by_spacing = false;
-};
-
 std::string count_of(std::size_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
@@ -344,7 +338,8 @@ std::vector<double> read_axis_list(const Value& v, int ndim, bool positive) {
   return out;
 }
 
-GridInput read_grid(const Map& top, Grid& g) {
+// extent or spacing as written: the grid spacing needs the boundary first.
+GridLengths read_grid(const Map& top, Grid& g) {
   const Map m = top.require("grid").map(schema::kGridKeys);
   const Value dims = m.require("dims");
   const std::size_t nd = dims.node().IsSequence() ? dims.node().size() : 0;
@@ -363,7 +358,7 @@ GridInput read_grid(const Map& top, Grid& g) {
     dims.fail(fmt::format("{:.3g} points is more than gridforge can hold", points));
   if (m.has("extent") && m.has("spacing"))
     m.key_node("spacing").fail("give extent or spacing, not both");
-  GridInput in;
+  GridLengths in;
   in.by_spacing = m.has("spacing");
   const Value lengths = m.get(in.by_spacing ? "spacing" : "extent");
   in.lengths =
@@ -396,7 +391,7 @@ void read_grid_ranks(const Map& top, Case& c) {
 
 // Node-centred (SPEC §1): a walled axis stores both end points, a periodic one
 // does not store the point that would repeat point 0.
-void set_spacing(Grid& g, const GridInput& in) {
+void set_spacing(Grid& g, const GridLengths& in) {
   for (int a = 0; a < g.ndim; ++a) {
     const double n = double(g.n[a]);
     g.h[a] = in.by_spacing ? in.lengths[a] : in.lengths[a] / (g.periodic[a] ? n : n - 1);
@@ -542,13 +537,6 @@ void read_initial(const Map& top, const Params& params, const fs::path& base_dir
 
 // ---- heat -------------------------------------------------------------------------------
 
-// Accepted for implicit schemes (SPEC §3) and echoed in resolved_yaml, unused
-// by the explicit scheme.
-struct SolverInput {
-  std::optional<double> tolerance;
-  std::optional<std::int64_t> max_iters;
-};
-
 bool equal_spacing(const Grid& g) {
   for (int a = 1; a < g.ndim; ++a)
     if (std::abs(g.h[a] - g.h[0]) > 1e-12 * g.h[0]) return false;
@@ -630,12 +618,12 @@ void read_duration(const Map& m, HeatSpec& h) {
   h.last_dt = h.t_end - double(h.steps - 1) * h.dt;
 }
 
-SolverInput read_solver(const Value& v) {
+// Accepted for implicit schemes (SPEC §3) and echoed in resolved_yaml, unused
+// by the explicit scheme.
+void read_solver(const Value& v, HeatSpec& h) {
   const Map m = v.map(schema::kSolverKeys);
-  SolverInput s;
-  if (m.has("tolerance")) s.tolerance = m.get("tolerance").positive();
-  if (m.has("max_iters")) s.max_iters = m.get("max_iters").integer(1);
-  return s;
+  if (m.has("tolerance")) h.solver_tolerance_asked = m.get("tolerance").positive();
+  if (m.has("max_iters")) h.solver_max_iters_asked = m.get("max_iters").integer(1);
 }
 
 // float32 cannot reach a relative residual much below 1e-6: a smaller
@@ -662,8 +650,7 @@ int read_time_block(const Value& v, const HeatSpec& h) {
   return k;
 }
 
-SolverInput read_heat(const Map& top, const Params& params, const Grid& g, Precision prec,
-                      HeatSpec& h) {
+void read_heat(const Map& top, const Params& params, const Grid& g, Precision prec, HeatSpec& h) {
   const Map m = top.require("heat").map(schema::kHeatKeys);
   h.alpha = m.require("alpha").positive();
   if (m.has("scheme")) h.scheme = m.get("scheme").choice(schema::kSchemes);
@@ -672,12 +659,11 @@ SolverInput read_heat(const Map& top, const Params& params, const Grid& g, Preci
   read_duration(m, h);
   h.source = m.has("source") ? m.get("source").expr() : Expr{"0", m.self().loc(), m.path("source")};
   check_expression(h.source, params);
-  SolverInput solver = m.has("solver") ? read_solver(m.get("solver")) : SolverInput{};
-  if (solver.tolerance) h.solver_tolerance = *solver.tolerance;
-  if (solver.max_iters) h.solver_max_iters = *solver.max_iters;
+  if (m.has("solver")) read_solver(m.get("solver"), h);
+  if (h.solver_tolerance_asked) h.solver_tolerance = *h.solver_tolerance_asked;
+  if (h.solver_max_iters_asked) h.solver_max_iters = *h.solver_max_iters_asked;
   h.solver_tolerance = effective_tolerance(h.solver_tolerance, prec);
   if (m.has("time_block")) h.time_block = read_time_block(m.get("time_block"), h);
-  return solver;
 }
 
 // ---- laplace ----------------------------------------------------------------------------
@@ -720,32 +706,6 @@ void check_method_fits(const Value& method, const LaplaceSpec& L, const Case& c)
   }
 }
 
-// With no Dirichlet face, ∇²u = f fixes u up to a constant only, and has a
-// solution only when f balances the boundary flux: Σ W·(f − c) = 0, c the
-// Neumann terms. The check samples f once, in double.
-void check_compatible(const Value& where, const Case& c, LaplaceSpec& L) {
-  std::vector<double> f(static_cast<std::size_t>(c.grid.size()));
-  sample_expression<double>(L.rhs, c.parameters, c.grid, f.data());
-  L.incompatible_mean = incompatible_mean(c.grid, c.boundary, f.data());
-  double scale = 0;
-  for (double v : f) scale = std::max(scale, std::abs(v));
-  for (int face = 0; face < 2 * c.grid.ndim; ++face)
-    if (c.boundary[face].type == BcType::Neumann)
-      scale = std::max(scale, std::abs(c.boundary[face].gradient) * 2.0 / c.grid.h[face / 2]);
-  if (L.remove_mean || !(std::abs(L.incompatible_mean) > 1e-9 * scale)) return;
-  bool periodic = true;
-  for (int a = 0; a < c.grid.ndim; ++a) periodic = periodic && c.grid.periodic[a];
-  if (periodic)
-    where.fail(fmt::format("the right-hand side has mean {:.6g}, not 0: with every face "
-                           "periodic ∇²u = f has no solution; make its mean 0 or set "
-                           "laplace.remove_mean: true",
-                           L.incompatible_mean));
-  where.fail(fmt::format("the right-hand side does not balance the Neumann fluxes (they differ "
-                         "by a mean of {:.6g}): with no Dirichlet face ∇²u = f has no solution; "
-                         "change f or the gradients, or set laplace.remove_mean: true",
-                         L.incompatible_mean));
-}
-
 void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
   const Value section = top.get("laplace");
   const std::optional<Map> m =
@@ -773,11 +733,14 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
                                          L.method));
   }
   check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
-  if (L.omega_auto) L.omega = optimal_sor_omega(c.grid, c.boundary);
   L.singular = true;
   for (int f = 0; f < 2 * c.grid.ndim; ++f)
     if (c.boundary[f].type == BcType::Dirichlet) L.singular = false;
-  if (L.singular) check_compatible(rhs.present() ? rhs : (m ? m->self() : top.self()), c, L);
+  // With no Dirichlet face ∇²u = f has a solution only when f balances the
+  // boundary flux: solvers' prepare_case checks it, pointing here.
+  const Value& balance = rhs.present() ? rhs : (m ? m->self() : top.self());
+  L.balance_loc = balance.loc();
+  L.balance_key = balance.key();
 }
 
 // ---- stencil ----------------------------------------------------------------------------
@@ -907,19 +870,6 @@ void check_fits(const Map& top, const Grid& g, int radius) {
                       2 * radius + 1));
 }
 
-// True when the points have star5's offsets in its order on the 2D grid g,
-// or star7's on the 3D grid g (whatever the weights): the stencils the
-// temporally blocked passes run (ops/time_block.hpp).
-bool star_order(const std::vector<StencilPoint>& pts, const Grid& g) {
-  if (g.ndim != 2 && g.ndim != 3) return false;
-  const std::vector<StencilPoint> star = star_points(preset_def(g.ndim == 2 ? "star5" : "star7"), g);
-  if (pts.size() != star.size()) return false;
-  for (std::size_t t = 0; t < pts.size(); ++t)
-    for (int ax = 0; ax < 3; ++ax)
-      if (pts[t].d[ax] != star[t].d[ax]) return false;
-  return true;
-}
-
 void read_stencil(const Map& top, const Grid& g, StencilSpec& s) {
   const Map m = top.require("stencil").map(schema::kStencilKeys);
   const std::string source = exactly_one_of(m, "preset", "points");
@@ -983,7 +933,7 @@ void emit_numbers(YAML::Emitter& out, const char* key, const double* v, int n) {
   out << YAML::EndSeq;
 }
 
-void emit_grid(YAML::Emitter& out, const Grid& g, const GridInput& in, const std::vector<int>& ranks) {
+void emit_grid(YAML::Emitter& out, const Grid& g, const GridLengths& in, const std::vector<int>& ranks) {
   out << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "dims" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   for (int a = 0; a < g.ndim; ++a) out << g.n[a];
@@ -1038,7 +988,7 @@ void emit_boundary(YAML::Emitter& out, const Case& c) {
   out << YAML::EndMap;
 }
 
-void emit_heat(YAML::Emitter& out, const HeatSpec& h, const SolverInput& solver) {
+void emit_heat(YAML::Emitter& out, const HeatSpec& h) {
   out << YAML::Key << "heat" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "alpha" << YAML::Value << num(h.alpha);
   out << YAML::Key << "scheme" << YAML::Value << h.scheme;
@@ -1062,10 +1012,12 @@ void emit_heat(YAML::Emitter& out, const HeatSpec& h, const SolverInput& solver)
     out << YAML::Key << "tolerance" << YAML::Value << num(h.solver_tolerance);
     out << YAML::Key << "max_iters" << YAML::Value << h.solver_max_iters;
     out << YAML::EndMap;
-  } else if (solver.tolerance || solver.max_iters) {
+  } else if (h.solver_tolerance_asked || h.solver_max_iters_asked) {
     out << YAML::Key << "solver" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    if (solver.tolerance) out << YAML::Key << "tolerance" << YAML::Value << num(*solver.tolerance);
-    if (solver.max_iters) out << YAML::Key << "max_iters" << YAML::Value << *solver.max_iters;
+    if (h.solver_tolerance_asked)
+      out << YAML::Key << "tolerance" << YAML::Value << num(*h.solver_tolerance_asked);
+    if (h.solver_max_iters_asked)
+      out << YAML::Key << "max_iters" << YAML::Value << *h.solver_max_iters_asked;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
@@ -1100,10 +1052,11 @@ void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
     out << YAML::Comment(fmt::format("float32: raised from {}", num(L.tolerance_asked)));
   out << YAML::Key << "max_iters" << YAML::Value << L.max_iters;
   out << YAML::Key << "check_every" << YAML::Value << L.check_every;
-  if (L.omega_auto)
-    out << YAML::Key << "omega" << YAML::Value << "auto"
-        << YAML::Comment(fmt::format("{}{}", num(L.omega), L.method == "sor" ? "" : "; sor only"));
-  else
+  if (L.omega_auto) {
+    out << YAML::Key << "omega" << YAML::Value << "auto";
+    if (L.omega > 0)  // resolved (solvers' prepare_case)
+      out << YAML::Comment(fmt::format("{}{}", num(L.omega), L.method == "sor" ? "" : "; sor only"));
+  } else
     out << YAML::Key << "omega" << YAML::Value << num(L.omega);
   out << YAML::Key << "remove_mean" << YAML::Value << L.remove_mean;
   if (L.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << L.time_block;
@@ -1123,38 +1076,6 @@ void emit_output(YAML::Emitter& out, const OutputSpec& o) {
   out << YAML::EndMap;
 }
 
-std::string emit_resolved(const Case& c, const GridInput& grid, const SolverInput& solver) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << c.name;
-  out << YAML::Key << "workload" << YAML::Value << to_string(c.workload);
-  out << YAML::Key << "precision" << YAML::Value << to_string(c.precision);
-  out << YAML::Key << "device" << YAML::Value << c.device;
-  if (!c.parameters.empty()) {
-    out << YAML::Key << "parameters" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    for (const auto& [name, value] : c.parameters)
-      out << YAML::Key << name << YAML::Value << num(value);
-    out << YAML::EndMap;
-  }
-  emit_grid(out, c.grid, grid, c.ranks);
-  if (c.workload != Workload::Raymarch) {
-    emit_initial(out, c.initial);
-    emit_boundary(out, c);
-  }
-  if (c.workload == Workload::Stencil)
-    emit_stencil(out, c.stencil);
-  else if (c.workload == Workload::Laplace)
-    emit_laplace(out, c.laplace);
-  else if (c.workload == Workload::Raymarch)
-    raymarch_case::emit(out, "raymarch", c.raymarch, false);
-  else
-    emit_heat(out, c.heat, solver);
-  if (c.render.enabled) raymarch_case::emit(out, "render", c.render, true);
-  emit_output(out, c.output);
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
-}
-
 // ---- the whole case -------------------------------------------------------------------
 
 Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_dir) {
@@ -1170,11 +1091,10 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
                       : Precision::Float64;
   c.device = read_device(top);
   c.parameters = read_parameters(top);
-  const GridInput grid = read_grid(top, c.grid);
+  c.grid_lengths = read_grid(top, c.grid);
   read_grid_ranks(top, c);
   c.boundary = read_boundary(top, c.parameters, c.grid);
-  set_spacing(c.grid, grid);
-  SolverInput solver;
+  set_spacing(c.grid, c.grid_lengths);
   if (c.workload == Workload::Raymarch)
     raymarch_case::read_raymarch(top, c, base_dir, c.raymarch);
   else
@@ -1184,78 +1104,59 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
   else if (c.workload == Workload::Laplace)
     read_laplace(top, c, c.laplace);
   else if (c.workload == Workload::Heat)
-    solver = read_heat(top, c.parameters, c.grid, c.precision, c.heat);
+    read_heat(top, c.parameters, c.grid, c.precision, c.heat);
   if (c.workload != Workload::Raymarch) raymarch_case::read_render(top, c, c.render);
   read_output(top, c.name, c.output);
-  c.resolved_yaml = emit_resolved(c, grid, solver);
+  c.resolved_yaml = emit_resolved(c);
   return c;
 }
 
 }  // namespace
 
-double optimal_sor_omega(const Grid& g, const std::array<FaceBc, kFaces>& bc) {
-  const double pi = 3.14159265358979323846;
-  double lowest[3] = {0, 0, 0}, nonzero[3] = {0, 0, 0}, sum = 0;
-  bool constant_everywhere = true;  // every axis admits a constant mode
-  for (int a = 0; a < g.ndim; ++a) {
-    const BcType lo = bc[2 * a].type, hi = bc[2 * a + 1].type;
-    const double n = double(g.n[a]);
-    if (lo == BcType::Periodic) {
-      nonzero[a] = 2 * pi / n;
-    } else if (lo == BcType::Dirichlet && hi == BcType::Dirichlet) {
-      lowest[a] = nonzero[a] = pi / (n - 1);
-    } else if (lo == BcType::Neumann && hi == BcType::Neumann) {
-      nonzero[a] = pi / (n - 1);
-    } else {
-      lowest[a] = nonzero[a] = pi / (2 * (n - 1));
-    }
-    if (lowest[a] > 0) constant_everywhere = false;
-    sum += 1 / (g.h[a] * g.h[a]);
-  }
-  auto rho_of = [&](const double* theta) {
-    double r = 0;
-    for (int a = 0; a < g.ndim; ++a) r += std::cos(theta[a]) / (g.h[a] * g.h[a]);
-    return r / sum;
-  };
-  double rho = rho_of(lowest);
-  if (constant_everywhere) {  // the constant is the null space: the next mode counts
-    rho = 0;
-    for (int b = 0; b < g.ndim; ++b) {
-      double theta[3] = {0, 0, 0};
-      theta[b] = nonzero[b];
-      rho = std::max(rho, rho_of(theta));
-    }
-  }
-  return 2 / (1 + std::sqrt(std::max(0.0, 1 - rho * rho)));
+// True when the points have star5's offsets in its order on the 2D grid g,
+// or star7's on the 3D grid g (whatever the weights): the stencils the
+// temporally blocked passes run (ops/time_block.hpp).
+bool star_order(const std::vector<StencilPoint>& pts, const Grid& g) {
+  if (g.ndim != 2 && g.ndim != 3) return false;
+  const std::vector<StencilPoint> star = star_points(preset_def(g.ndim == 2 ? "star5" : "star7"), g);
+  if (pts.size() != star.size()) return false;
+  for (std::size_t t = 0; t < pts.size(); ++t)
+    for (int ax = 0; ax < 3; ++ax)
+      if (pts[t].d[ax] != star[t].d[ax]) return false;
+  return true;
 }
 
-template <class T>
-double incompatible_mean(const Grid& g, const std::array<FaceBc, kFaces>& bc, const T* f) {
-  double swf = 0, sw = 0;
-  const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
-#pragma omp parallel for collapse(2) reduction(+ : swf, sw) schedule(static)
-  for (std::int64_t k = 0; k < nz; ++k)
-    for (std::int64_t j = 0; j < ny; ++j)
-      for (std::int64_t i = 0; i < nx; ++i) {
-        const std::int64_t pos[3] = {i, j, k};
-        double w = 1, c = 0;
-        for (int a = 0; a < g.ndim; ++a)
-          for (int side = 0; side < 2; ++side) {
-            const FaceBc& b = bc[2 * a + side];
-            if (b.type == BcType::Neumann && pos[a] == (side ? g.n[a] - 1 : 0)) {
-              w *= 0.5;
-              c += 2 * b.gradient / g.h[a];
-            }
-          }
-        swf += w * (double(f[g.index(i, j, k)]) - c);
-        sw += w;
-      }
-  return swf / sw;
+std::string emit_resolved(const Case& c) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << c.name;
+  out << YAML::Key << "workload" << YAML::Value << to_string(c.workload);
+  out << YAML::Key << "precision" << YAML::Value << to_string(c.precision);
+  out << YAML::Key << "device" << YAML::Value << c.device;
+  if (!c.parameters.empty()) {
+    out << YAML::Key << "parameters" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [name, value] : c.parameters)
+      out << YAML::Key << name << YAML::Value << num(value);
+    out << YAML::EndMap;
+  }
+  emit_grid(out, c.grid, c.grid_lengths, c.ranks);
+  if (c.workload != Workload::Raymarch) {
+    emit_initial(out, c.initial);
+    emit_boundary(out, c);
+  }
+  if (c.workload == Workload::Stencil)
+    emit_stencil(out, c.stencil);
+  else if (c.workload == Workload::Laplace)
+    emit_laplace(out, c.laplace);
+  else if (c.workload == Workload::Raymarch)
+    raymarch_case::emit(out, "raymarch", c.raymarch, false);
+  else
+    emit_heat(out, c.heat);
+  if (c.render.enabled) raymarch_case::emit(out, "render", c.render, true);
+  emit_output(out, c.output);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
 }
-template double incompatible_mean<float>(const Grid&, const std::array<FaceBc, kFaces>&,
-                                         const float*);
-template double incompatible_mean<double>(const Grid&, const std::array<FaceBc, kFaces>&,
-                                          const double*);
 
 Case load_case_text(const std::string& text, const std::string& label,
                     const std::vector<std::string>& overrides, const std::string& base_dir) {
@@ -1290,19 +1191,6 @@ int time_block_asked(const Case& c) {
     case Workload::Laplace: return c.laplace.time_block;
     default: return 0;
   }
-}
-
-int time_block_depth(const Case& c) {
-  const bool has_passes =
-      (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim >= 2) ||
-      (c.workload == Workload::Stencil && star_order(c.stencil.points, c.grid)) ||
-      (c.workload == Workload::Laplace && c.laplace.method == "jacobi" && c.grid.ndim >= 2);
-  if (!has_passes) return 1;
-  if (time_block_asked(c) > 0) return time_block_asked(c);
-  const std::int64_t steps = c.workload == Workload::Laplace ? c.laplace.max_iters
-                             : c.workload == Workload::Heat  ? c.heat.steps
-                                                             : c.stencil.steps;
-  return steps >= kAutoTimeBlockMinSteps ? kAutoTimeBlockDeepest : 1;
 }
 
 }  // namespace gf

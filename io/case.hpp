@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,10 @@ struct HeatSpec {
   std::int64_t steps = 0;  // resolved number of steps
   double last_dt = 0;      // the last step, shortened to land on t_end (= dt otherwise)
   Expr source;             // "0" when absent
+  // heat.solver as written: the resolved case echoes it for the explicit
+  // scheme too, which does not use it.
+  std::optional<double> solver_tolerance_asked;
+  std::optional<std::int64_t> solver_max_iters_asked;
   // The CG solve of each step of the implicit schemes (heat.solver), resolved:
   // ‖r‖₂/‖b‖₂ ≤ tolerance (raised to kFloat32ToleranceFloor in float32).
   double solver_tolerance = 1e-10;
@@ -92,15 +97,22 @@ struct LaplaceSpec {
   std::int64_t max_iters = 100000;
   std::int64_t check_every = 50;
   bool omega_auto = true;
-  double omega = 1;                // resolved (auto: the optimal ω for the grid)
+  // As written; with auto, 0 until solvers' prepare_case sets the optimal ω
+  // of the grid (solvers/laplace_setup.hpp).
+  double omega = 0;
   bool remove_mean = false;
   // Jacobi sweeps per pass over memory (temporal blocking, 3D grids): 0 = auto.
   int time_block = 0;
   // No Dirichlet face: u is fixed up to a constant (the solution returned has mean 0).
   bool singular = false;
   // The mean of f that is not compatible with the boundaries (removed when
-  // remove_mean; a case error otherwise), computed when the case is loaded.
+  // remove_mean; a case error otherwise), computed by solvers' prepare_case
+  // when singular.
   double incompatible_mean = 0;
+  // Where that case error points: laplace.rhs, else the laplace section, else
+  // the case's top.
+  SourceLoc balance_loc;
+  std::string balance_key;
 };
 
 // One point of a stencil: an offset (dx, dy, dz; 0 on axes the grid lacks)
@@ -126,6 +138,13 @@ struct StencilSpec {
   int time_block = 0;
 };
 
+// grid.extent or grid.spacing as written, per axis (Grid::h is the spacing
+// they give once the boundary is known); the resolved case echoes them.
+struct GridLengths {
+  std::vector<double> lengths;
+  bool by_spacing = false;
+};
+
 struct OutputSpec {
   std::string dir;             // default out/<name>
   std::int64_t every = 0;      // 0: final state only
@@ -143,6 +162,7 @@ struct Case {
   std::string device = "auto";
   Params parameters;
   Grid grid;  // on an MPI rank: the rank's padded block (grid/decomp.hpp)
+  GridLengths grid_lengths;
   // grid.ranks: ranks per axis for MPI runs (empty: chosen by the run).
   std::vector<int> ranks;
   SourceLoc ranks_loc;
@@ -161,35 +181,27 @@ struct Case {
 };
 
 // Loads and checks a case file. overrides: "dotted.key=yaml-value" strings
-// from the command line, applied before checking. Throws CaseError.
+// from the command line, applied before checking. Throws CaseError. What
+// needs the numerics (laplace: the auto SOR ω, whether f balances the
+// boundaries) is left to solvers' prepare_case (solvers/prepare.hpp), which
+// the app calls on the case next.
 Case load_case(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // Same, from text already in memory; `label` stands for the file name in
 // messages and relative paths resolve against `base_dir`.
-// The optimal SOR ω for the grid and its boundaries: 2/(1 + √(1 − ρ²)) with
-// ρ the Jacobi iteration's spectral radius on the unknowns (the smallest
-// mode allowed on each axis: π/(n−1) between walls, π/(2(n−1)) between a
-// Dirichlet and a Neumann face, 2π/n periodic, 0 when the axis admits a
-// constant and another axis does not).
-double optimal_sor_omega(const Grid& g, const std::array<FaceBc, kFaces>& bc);
-
-// With no Dirichlet face: the part of f that the boundaries cannot balance,
-// (Σᵢ Wᵢ·(fᵢ − cᵢ)) / Σᵢ Wᵢ, with W the symmetrising weights and c the Neumann
-// terms 2g/h of ops/laplace.hpp; f holds one value per grid point. ∇²u = f
-// has a solution only when it is 0 (a plain mean of f when every axis is periodic).
-template <class T>
-double incompatible_mean(const Grid& g, const std::array<FaceBc, kFaces>& bc, const T* f);
-
 Case load_case_text(const std::string& text, const std::string& label,
                     const std::vector<std::string>& overrides = {}, const std::string& base_dir = ".");
 
-// The most steps a temporally blocked pass of case c may take (the halos of
-// a run over MPI ranks are this many stencil radii deep, grid/decomp.hpp):
-// heat.time_block, stencil.time_block or laplace.time_block where the case
-// sets it; with auto, kAutoTimeBlockDeepest for the cases that have such
-// passes (explicit 3D heat, 3D stencils in star7's order, 3D Jacobi) and run
-// at least kAutoTimeBlockMinSteps steps (max_iters); 1 otherwise.
-int time_block_depth(const Case& c);
+// The resolved case as YAML text, every default filled in (Case::resolved_yaml):
+// load_case sets it, and solvers' prepare_case again once the values it
+// resolves (the auto SOR ω) are in. Loading it gives the same case.
+std::string emit_resolved(const Case& c);
+
+// True when the points have star5's offsets in its order on the 2D grid g,
+// or star7's on the 3D grid g (whatever the weights): the stencils the
+// temporally blocked passes run (ops/time_block.hpp).
+bool star_order(const std::vector<StencilPoint>& pts, const Grid& g);
+
 // The workload's time_block as the case gives it (0: auto; 0 for raymarch).
 int time_block_asked(const Case& c);
 

@@ -25,6 +25,19 @@ std::string halo_why(const Decomp& d) {
 
 }  // namespace
 
+int time_block_depth(const Case& c) {
+  const bool has_passes =
+      (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim >= 2) ||
+      (c.workload == Workload::Stencil && star_order(c.stencil.points, c.grid)) ||
+      (c.workload == Workload::Laplace && c.laplace.method == "jacobi" && c.grid.ndim >= 2);
+  if (!has_passes) return 1;
+  if (time_block_asked(c) > 0) return time_block_asked(c);
+  const std::int64_t steps = c.workload == Workload::Laplace ? c.laplace.max_iters
+                             : c.workload == Workload::Heat  ? c.heat.steps
+                                                             : c.stencil.steps;
+  return steps >= kAutoTimeBlockMinSteps ? kAutoTimeBlockDeepest : 1;
+}
+
 int halo_width(const Case& c) {
   if (c.workload == Workload::Stencil) return std::max(c.stencil.radius, 1);
   return 1;

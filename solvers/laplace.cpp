@@ -9,6 +9,7 @@
 
 #include "core/interrupt.hpp"
 #include "io/expression.hpp"
+#include "solvers/laplace_setup.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
@@ -47,13 +48,16 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     : case_(c), spec_(c.laplace), be_(backend), exec_(make_laplace_exec(backend)) {
   const Grid& g = c.grid;
   const std::string& method = spec_.method;
+  if (method == "sor" && !(spec_.omega > 0))
+    throw std::logic_error("LaplaceSolver: laplace.omega auto is unresolved: the case was not "
+                           "prepared (solvers/prepare.hpp)");
   u_ = be_.make_field(g, "the solution u");
   upload_ms_ = upload_initial_state(c, be_, u_);
   args_ = laplace_args<T>(c, false);
   args_.omega = static_cast<T>(spec_.omega);
 
   // The right-hand side: a field unless constant; the part of it that the
-  // boundaries cannot balance (no Dirichlet face) is taken out: the loader
+  // boundaries cannot balance (no Dirichlet face) is taken out: prepare_case
   // refused a real one unless remove_mean, so what goes here is that or rounding.
   const Expression rhs(spec_.rhs, c.parameters);
   if (!rhs.is_constant() || spec_.singular || method == "fft") {

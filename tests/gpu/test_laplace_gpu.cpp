@@ -17,6 +17,7 @@
 #include "kernels/laplace/laplace_exec.hpp"
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
+#include "solvers/prepare.hpp"
 
 using namespace gf;
 
@@ -250,7 +251,7 @@ namespace {
 // A whole solve on both devices; the final fields agree to the tolerance scale.
 template <class T>
 void compare_solve(const std::string& text) {
-  const Case c = load_case_text(text, "gpu_solve.yaml");
+  const Case c = prepare_case(load_case_text(text, "gpu_solve.yaml"));
   auto cpu = make_cpu_backend<T>();
   auto gpu = make_cuda_backend<T>(0);
   auto solve = [&](Backend<T>& be, std::int64_t* its) {
