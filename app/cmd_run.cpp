@@ -86,8 +86,8 @@ std::string stability_line(const Case& c) {
     return fmt::format("{} scheme: stable for any dt; dt = {:.6g} is {:.3g} × the explicit limit "
                        "1/(2·α·Σ1/h²) = {:.6g}; each step is a CG solve (tolerance {:.3g}, at most "
                        "{} iterations)",
-                       c.heat.scheme, c.heat.dt, c.heat.dt / c.heat.dt_limit, c.heat.dt_limit,
-                       c.heat.solver_tolerance, c.heat.solver_max_iters);
+                       to_string(c.heat.scheme), c.heat.dt, c.heat.dt / c.heat.dt_limit,
+                       c.heat.dt_limit, c.heat.solver_tolerance, c.heat.solver_max_iters);
   return fmt::format("explicit stability limit dt_max = 1/(2·α·Σ1/h²) = {:.6g}; dt = {:.6g} "
                      "({:.3g} of the limit){}",
                      c.heat.dt_limit, c.heat.dt, c.heat.dt / c.heat.dt_limit,
@@ -152,8 +152,9 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     if (c.workload == Workload::Laplace)
       std::cout << fmt::format("# laplace: {}, tolerance {:.3g} on the relative residual, at most "
                                "{} iterations{}\n",
-                               c.laplace.method, c.laplace.tolerance, c.laplace.max_iters,
-                               c.laplace.method == "sor"
+                               to_string(c.laplace.method), c.laplace.tolerance,
+                               c.laplace.max_iters,
+                               c.laplace.method == LaplaceMethod::Sor
                                    ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
                                                  c.laplace.omega_auto ? " (auto)" : "")
                                    : "");
@@ -224,7 +225,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   if (c.workload == Workload::Laplace)
     spdlog::info("done: {} {} in {} iterations, residual {:.3g} (tolerance {:.3g}); {:.3f} s "
                  "compute, {:.3f} s total; output in {}",
-                 c.laplace.method, timing["reason"].get<std::string>(),
+                 to_string(c.laplace.method), timing["reason"].get<std::string>(),
                  timing["iterations"].get<std::int64_t>(), double(timing["residual"]),
                  c.laplace.tolerance, compute, double(timing["phases_s"]["total"]), out.string());
   else if (c.workload == Workload::Raymarch)

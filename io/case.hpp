@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,9 +49,16 @@ struct InitialSpec {
   std::string dataset;   // File: HDF5 dataset path
 };
 
+// heat.scheme, parsed once: FTCS, backward Euler, Crank–Nicolson. to_string
+// gives the name the case file, the resolved case, messages and logs use.
+enum class HeatScheme { Explicit, Implicit, CrankNicolson };
+const char* to_string(HeatScheme s);
+// The scheme of that name (explicit | implicit | crank-nicolson), if any.
+std::optional<HeatScheme> parse_heat_scheme(std::string_view name);
+
 struct HeatSpec {
   double alpha = 0;
-  std::string scheme = "explicit";
+  HeatScheme scheme = HeatScheme::Explicit;
   bool dt_auto = true;
   double dt = 0;         // resolved step (auto: 0.9 × dt_limit)
   double dt_limit = 0;   // explicit stability limit 1 / (2α Σ 1/h²)
@@ -69,9 +77,11 @@ struct HeatSpec {
   std::int64_t solver_max_iters = 1000;
   // Explicit steps per pass over memory (temporal blocking): 0 = auto.
   int time_block = 0;
-  bool implicit() const { return scheme != "explicit"; }
+  bool implicit() const { return scheme != HeatScheme::Explicit; }
   // θ of the θ-scheme: 1 backward Euler, 1/2 Crank–Nicolson (0: explicit).
-  double theta() const { return scheme == "implicit" ? 1.0 : scheme == "crank-nicolson" ? 0.5 : 0.0; }
+  double theta() const {
+    return scheme == HeatScheme::Implicit ? 1.0 : scheme == HeatScheme::CrankNicolson ? 0.5 : 0.0;
+  }
 };
 
 // The relative residual float32 can reach is about 1e-6 on the grids gridforge
@@ -87,10 +97,18 @@ inline constexpr int kMaxTimeBlock = 8;
 inline constexpr int kAutoTimeBlockDeepest = 4;
 inline constexpr std::int64_t kAutoTimeBlockMinSteps = 200;
 
+// laplace.method, parsed once: Jacobi, red-black SOR, conjugate gradients,
+// the spectral FFT solve. to_string gives the name the case file, the
+// resolved case, messages and logs use.
+enum class LaplaceMethod { Jacobi, Sor, Cg, Fft };
+const char* to_string(LaplaceMethod m);
+// The method of that name (jacobi | sor | cg | fft), if any.
+std::optional<LaplaceMethod> parse_laplace_method(std::string_view name);
+
 // ∇²u = f (workload laplace): the method, the right-hand side and the
 // convergence control, resolved.
 struct LaplaceSpec {
-  std::string method = "jacobi";  // jacobi | sor | cg | fft
+  LaplaceMethod method = LaplaceMethod::Jacobi;
   Expr rhs;                        // f(x, y, z); "0" when absent
   double tolerance = 1e-8;         // on ‖r‖₂/‖r₀‖₂ (‖W·f‖₂ when f ≠ 0); see docs/design.md
   double tolerance_asked = 1e-8;   // as written (float32 may raise it)

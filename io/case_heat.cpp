@@ -5,13 +5,39 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "io/expression.hpp"
 
+namespace gf {
+
+const char* to_string(HeatScheme s) {
+  switch (s) {
+    case HeatScheme::Explicit: return "explicit";
+    case HeatScheme::Implicit: return "implicit";
+    case HeatScheme::CrankNicolson: return "crank-nicolson";
+  }
+  return "?";
+}
+
+std::optional<HeatScheme> parse_heat_scheme(std::string_view name) {
+  for (HeatScheme s : {HeatScheme::Explicit, HeatScheme::Implicit, HeatScheme::CrankNicolson})
+    if (name == to_string(s)) return s;
+  return std::nullopt;
+}
+
+}  // namespace gf
+
 namespace gf::case_sections {
 
 namespace {
+
+// A name schema::kSchemes allows.
+HeatScheme scheme_named(std::string_view name) {
+  if (const auto s = parse_heat_scheme(name)) return *s;
+  throw std::logic_error("heat scheme without an enum value");  // kSchemes drifted
+}
 
 // FTCS is stable for dt ≤ 1 / (2α Σ 1/h²), i.e. h²/(2·d·α) on equal spacing.
 double stability_limit(const Grid& g, double alpha) {
@@ -36,7 +62,7 @@ void read_dt(const Value& v, const Value& scheme, const Grid& g, HeatSpec& h) {
       (v.present() ? v : scheme)
           .fail(fmt::format("scheme {} needs a number for dt (auto is for the explicit scheme); "
                             "any dt > 0 is stable",
-                            h.scheme));
+                            to_string(h.scheme)));
     h.dt = 0.9 * h.dt_limit;
     return;
   }
@@ -86,7 +112,8 @@ void read_solver(const Value& v, HeatSpec& h) {
 int read_heat_time_block(const Value& v, const HeatSpec& h) {
   const int k = read_time_block(v);
   if (k > 1 && h.implicit())
-    v.fail(fmt::format("temporal blocking is for the explicit scheme, not {}", h.scheme));
+    v.fail(fmt::format("temporal blocking is for the explicit scheme, not {}",
+                       to_string(h.scheme)));
   return k;
 }
 
@@ -95,7 +122,7 @@ int read_heat_time_block(const Value& v, const HeatSpec& h) {
 void read_heat(const Map& top, const Params& params, const Grid& g, Precision prec, HeatSpec& h) {
   const Map m = top.require("heat").map(schema::kHeatKeys);
   h.alpha = m.require("alpha").positive();
-  if (m.has("scheme")) h.scheme = m.get("scheme").choice(schema::kSchemes);
+  if (m.has("scheme")) h.scheme = scheme_named(m.get("scheme").choice(schema::kSchemes));
   h.dt_limit = stability_limit(g, h.alpha);
   read_dt(m.get("dt"), m.has("scheme") ? m.get("scheme") : m.self(), g, h);
   read_duration(m, h);
@@ -111,7 +138,7 @@ void read_heat(const Map& top, const Params& params, const Grid& g, Precision pr
 void emit_heat(YAML::Emitter& out, const HeatSpec& h) {
   out << YAML::Key << "heat" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "alpha" << YAML::Value << num(h.alpha);
-  out << YAML::Key << "scheme" << YAML::Value << h.scheme;
+  out << YAML::Key << "scheme" << YAML::Value << to_string(h.scheme);
   if (h.implicit())
     out << YAML::Key << "dt" << YAML::Value << num(h.dt)
         << YAML::Comment(fmt::format("{:.3g} × the explicit stability limit {}",

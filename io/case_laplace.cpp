@@ -6,12 +6,40 @@
 #include "io/case_sections.hpp"
 
 #include <optional>
+#include <stdexcept>
 
 #include "io/expression.hpp"
+
+namespace gf {
+
+const char* to_string(LaplaceMethod m) {
+  switch (m) {
+    case LaplaceMethod::Jacobi: return "jacobi";
+    case LaplaceMethod::Sor: return "sor";
+    case LaplaceMethod::Cg: return "cg";
+    case LaplaceMethod::Fft: return "fft";
+  }
+  return "?";
+}
+
+std::optional<LaplaceMethod> parse_laplace_method(std::string_view name) {
+  for (LaplaceMethod m : {LaplaceMethod::Jacobi, LaplaceMethod::Sor, LaplaceMethod::Cg,
+                          LaplaceMethod::Fft})
+    if (name == to_string(m)) return m;
+  return std::nullopt;
+}
+
+}  // namespace gf
 
 namespace gf::case_sections {
 
 namespace {
+
+// A name schema::kLaplaceMethods allows.
+LaplaceMethod method_named(std::string_view name) {
+  if (const auto m = parse_laplace_method(name)) return *m;
+  throw std::logic_error("laplace method without an enum value");  // kLaplaceMethods drifted
+}
 
 const char* bc_name(BcType t) {
   return t == BcType::Dirichlet ? "dirichlet" : t == BcType::Neumann ? "neumann" : "periodic";
@@ -38,13 +66,13 @@ void read_omega(const Value& v, LaplaceSpec& L) {
 void check_method_fits(const Value& method, const LaplaceSpec& L, const Case& c) {
   const Grid& g = c.grid;
   for (int a = 0; a < g.ndim; ++a) {
-    if (L.method == "fft" && !g.periodic[a]) {
+    if (L.method == LaplaceMethod::Fft && !g.periodic[a]) {
       const int f = c.boundary[2 * a].type != BcType::Periodic ? 2 * a : 2 * a + 1;
       method.fail(fmt::format("fft needs every axis periodic (the FFT solve is periodic); "
                               "boundary {} is {}",
                               face_name(f), bc_name(c.boundary[f].type)));
     }
-    if (L.method == "sor" && g.periodic[a] && g.n[a] % 2 != 0)
+    if (L.method == LaplaceMethod::Sor && g.periodic[a] && g.n[a] % 2 != 0)
       method.fail(fmt::format("sor colours the grid red-black, which needs an even number of "
                               "points on a periodic axis; grid.dims[{}] is {}",
                               a, g.n[a]));
@@ -63,7 +91,7 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
                      "laplace." + std::string(k));
   };
   const Value method = get("method");
-  if (method.present()) L.method = method.choice(schema::kLaplaceMethods);
+  if (method.present()) L.method = method_named(method.choice(schema::kLaplaceMethods));
   const Value rhs = get("rhs");
   L.rhs = rhs.present() ? rhs.expr() : Expr{"0", section.loc(), "laplace.rhs"};
   check_expression(L.rhs, c.parameters);
@@ -75,9 +103,9 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
   if (get("remove_mean").present()) L.remove_mean = read_bool(get("remove_mean"));
   if (get("time_block").present()) {
     L.time_block = read_time_block(get("time_block"));
-    if (L.time_block > 1 && L.method != "jacobi")
+    if (L.time_block > 1 && L.method != LaplaceMethod::Jacobi)
       get("time_block").fail(fmt::format("temporal blocking is for the jacobi method, not {}",
-                                         L.method));
+                                         to_string(L.method)));
   }
   check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
   L.singular = true;
@@ -92,7 +120,7 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
 
 void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
   out << YAML::Key << "laplace" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "method" << YAML::Value << L.method;
+  out << YAML::Key << "method" << YAML::Value << to_string(L.method);
   out << YAML::Key << "rhs" << YAML::Value << L.rhs.text;
   out << YAML::Key << "tolerance" << YAML::Value << num(L.tolerance);
   if (L.tolerance != L.tolerance_asked)
@@ -103,7 +131,7 @@ void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
     out << YAML::Key << "omega" << YAML::Value << "auto";
     if (L.omega > 0)  // resolved (solvers' prepare_case)
       out << YAML::Comment(
-          fmt::format("{}{}", num(L.omega), L.method == "sor" ? "" : "; sor only"));
+          fmt::format("{}{}", num(L.omega), L.method == LaplaceMethod::Sor ? "" : "; sor only"));
   } else {
     out << YAML::Key << "omega" << YAML::Value << num(L.omega);
   }

@@ -75,7 +75,8 @@ void HeatSolver<T>::implicit_step(double dt) {
       throw SolverError(fmt::format(
           "{} heat step {} (t = {:.6g}): CG did not converge in {} iterations: residual {:.3g} "
           "> tolerance {:.3g}; raise heat.solver.max_iters or the tolerance, or take a smaller dt",
-          h.scheme, step_ + 1, time_, it, std::sqrt(cg_->rr() / bb), h.solver_tolerance));
+          to_string(h.scheme), step_ + 1, time_, it, std::sqrt(cg_->rr() / bb),
+          h.solver_tolerance));
     if (!cg_->step()) break;  // nothing left to reduce
     ++it;
   }

@@ -271,8 +271,8 @@ void compare_solve(const std::string& text) {
     num += std::pow(double(hg[i]) - double(hc[i]), 2);
     den += double(hc[i]) * double(hc[i]);
   }
-  INFO(c.laplace.method << " float" << 8 * sizeof(T) << ": iterations cpu " << ic << " gpu "
-                        << ig);
+  INFO(to_string(c.laplace.method) << " float" << 8 * sizeof(T) << ": iterations cpu " << ic
+                                   << " gpu " << ig);
   CHECK(std::sqrt(num / std::max(den, 1e-300)) <
         std::max(sizeof(T) == 4 ? 1e-4 : 1e-9, 10 * c.laplace.tolerance));
   CHECK(std::abs(ic - ig) <= c.laplace.check_every);

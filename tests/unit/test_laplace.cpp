@@ -433,13 +433,14 @@ TEST_CASE("implicit heat is stable at 10× the explicit limit and matches the an
           "[heat][implicit]") {
   const int n = 33;
   const double h = 1.0 / (n - 1), limit = h * h / 4;  // 1/(2α·Σ1/h²), α = 1
-  for (const std::string scheme : {"implicit", "crank-nicolson"}) {
+  for (const HeatScheme scheme : {HeatScheme::Implicit, HeatScheme::CrankNicolson}) {
     double vs_analytic = 0, peak = 0;
-    heat_time_error(scheme, n, 10 * limit, 0.1, &vs_analytic, &peak);
-    INFO(scheme << ": error against exp(-2π²t)·u0 " << vs_analytic << ", max |u| " << peak);
+    heat_time_error(to_string(scheme), n, 10 * limit, 0.1, &vs_analytic, &peak);
+    INFO(to_string(scheme) << ": error against exp(-2π²t)·u0 " << vs_analytic << ", max |u| "
+                           << peak);
     CHECK(peak <= 1.0);
     // exp(-2π²·0.1) = 0.139: backward Euler's first-order lag is visible, CN's is not
-    CHECK(vs_analytic < (scheme == "implicit" ? 1e-2 : 1e-3));
+    CHECK(vs_analytic < (scheme == HeatScheme::Implicit ? 1e-2 : 1e-3));
   }
   // far past the limit, an explicit step would blow up; these decay
   double peak = 0;
@@ -448,11 +449,13 @@ TEST_CASE("implicit heat is stable at 10× the explicit limit and matches the an
 }
 
 TEST_CASE("backward Euler is first order in time, Crank–Nicolson second", "[heat][implicit]") {
-  for (const std::string scheme : {"implicit", "crank-nicolson"}) {
+  for (const HeatScheme scheme : {HeatScheme::Implicit, HeatScheme::CrankNicolson}) {
     std::vector<double> err;
-    for (double dt : {0.01, 0.005, 0.0025}) err.push_back(heat_time_error(scheme, 17, dt, 0.1));
-    INFO(scheme << ": errors " << err[0] << " " << err[1] << " " << err[2]);
-    for (double p : orders(err)) CHECK(p == Approx(scheme == "implicit" ? 1.0 : 2.0).margin(0.1));
+    for (double dt : {0.01, 0.005, 0.0025})
+      err.push_back(heat_time_error(to_string(scheme), 17, dt, 0.1));
+    INFO(to_string(scheme) << ": errors " << err[0] << " " << err[1] << " " << err[2]);
+    for (double p : orders(err))
+      CHECK(p == Approx(scheme == HeatScheme::Implicit ? 1.0 : 2.0).margin(0.1));
   }
 }
 
