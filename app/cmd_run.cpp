@@ -203,7 +203,7 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   if (entry.run == RunKind::Solve)
     spdlog::info("done: {} {} in {} iterations, residual {:.3g} (tolerance {:.3g}); {:.3f} s "
                  "compute, {:.3f} s total; output in {}",
-                 c.laplace.method, timing["reason"].get<std::string>(),
+                 to_string(c.laplace.method), timing["reason"].get<std::string>(),
                  timing["iterations"].get<std::int64_t>(), double(timing["residual"]),
                  c.laplace.tolerance, compute, double(timing["phases_s"]["total"]), out.string());
   else if (entry.run == RunKind::Render)

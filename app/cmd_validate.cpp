@@ -98,7 +98,7 @@ int validate_laplace(const Case& c, const ValidateArgs& a, const DeviceChoice& d
   auto gpu_be = make_backend<T>(d);
   LaplaceSolver<T> cpu(c, *cpu_be), gpu(c, *gpu_be);
   spdlog::info("validate {}: {} {} {}, cpu vs {}; pass when rel-L2 <= {:g} or max-abs <= {:g}",
-               c.name, c.grid.shape_str(), to_string(c.precision), c.laplace.method,
+               c.name, c.grid.shape_str(), to_string(c.precision), to_string(c.laplace.method),
                gpu_be->name(), rtol, atol);
   auto check_interrupt = [] {
     if (interrupt_requested()) throw InterruptedError("validate interrupted; nothing written");
@@ -141,7 +141,7 @@ int validate_laplace(const Case& c, const ValidateArgs& a, const DeviceChoice& d
                         {"rel_l2", df.rel_l2},
                         {"pass", pass}};
   write_validation(c, {{"case", c.name}, {"precision", to_string(c.precision)},
-                       {"method", c.laplace.method}, {"tolerance", c.laplace.tolerance},
+                       {"method", to_string(c.laplace.method)}, {"tolerance", c.laplace.tolerance},
                        {"cpu", cpu_be->name()}, {"gpu", gpu_be->name()}, {"rtol", rtol},
                        {"atol", atol}, {"pass", pass}, {"rows", nlohmann::json::array({row})}});
   return kExitOk;

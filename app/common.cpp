@@ -8,6 +8,7 @@
 
 #include "kernels/device.hpp"
 #include "solvers/registry.hpp"
+#include "solvers/prepare.hpp"
 
 namespace gf::app {
 
@@ -74,13 +75,13 @@ std::string now_iso8601() {
 
 Case load_case_with(const std::string& path, std::vector<std::string> overrides,
                     const std::optional<std::string>& time_block) {
-  if (!time_block) return load_case(path, overrides);
+  if (!time_block) return prepare_case(load_case(path, overrides));
   const Case c = load_case(path, overrides);
   if (!workload_entry(c.workload).time_block)
     throw UsageError("--time-block: temporal blocking is for heat, stencil and laplace cases; " +
                      path + " is a " + to_string(c.workload) + " case");
   overrides.push_back(std::string(to_string(c.workload)) + ".time_block=" + *time_block);
-  return load_case(path, overrides);
+  return prepare_case(load_case(path, overrides));
 }
 
 std::string human_bytes(double b) {

@@ -35,7 +35,7 @@ std::string human_bytes(double bytes);
 
 // The case with its overrides and, when given, --time-block as the override
 // heat.time_block=VALUE or stencil.time_block=VALUE (a UsageError for a case
-// of another workload).
+// of another workload), prepared for the solvers (solvers/prepare.hpp).
 Case load_case_with(const std::string& path, std::vector<std::string> overrides,
                     const std::optional<std::string>& time_block);
 

@@ -1,6 +1,9 @@
 // Case loading (SPEC §3): parse the YAML, apply KEY=VALUE overrides to the
-// tree, then read every section through the checked readers of case_schema,
-// resolving defaults, the grid spacing, the boundary per face and the step.
+// tree, then read the top-level keys and every section through the checked
+// readers of case_schema, resolving defaults, the grid spacing, the boundary
+// per face and the step. Each section has a file of its own
+// (io/case_sections.hpp, io/case_raymarch.hpp); this one calls them in order
+// and writes the resolved case.
 #include "io/case.hpp"
 
 #include <fmt/format.h>
@@ -9,21 +12,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
-#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <optional>
 #include <sstream>
-#include <stdexcept>
 
 #include "io/case_raymarch.hpp"
 #include "io/case_wave.hpp"
 #include "io/case_schema.hpp"
-#include "io/expression.hpp"
-#include "io/output.hpp"
+#include "io/case_sections.hpp"
 
 namespace gf {
 
@@ -325,849 +323,6 @@ Params read_parameters(const Map& top) {
   return params;
 }
 
-// ---- grid and boundary ------------------------------------------------------------
-
-// extent or spacing as written: the grid spacing needs the boundary first.
-struct GridInput {
-  std::vector<double> lengths;
-  bool by_spacing = false;
-};
-
-std::string count_of(std::size_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
-std::vector<double> read_axis_list(const Value& v, int ndim, bool positive) {
-  const std::string expected = fmt::format("expected a list of {} (one per axis of grid.dims)",
-                                           count_of(ndim, "number", "numbers"));
-  if (!v.node().IsSequence()) v.fail(expected + ", got " + v.describe());
-  if (v.node().size() != std::size_t(ndim))
-    v.fail(fmt::format("{}, got {}", expected, count_of(v.node().size(), "number", "numbers")));
-  std::vector<double> out;
-  for (const Value& item : v.list()) out.push_back(positive ? item.positive() : item.number());
-  return out;
-}
-
-GridInput read_grid(const Map& top, Grid& g) {
-  const Map m = top.require("grid").map(schema::kGridKeys);
-  const Value dims = m.require("dims");
-  const std::size_t nd = dims.node().IsSequence() ? dims.node().size() : 0;
-  if (nd < 1 || nd > 3) {
-    dims.fail("expected a list of 1 to 3 integers, got " +
-              (dims.node().IsSequence() ? count_of(nd, "entry", "entries") : dims.describe()));
-  }
-  g.ndim = int(nd);
-  double points = 1;
-  const auto items = dims.list();
-  for (int a = 0; a < g.ndim; ++a) {
-    g.n[a] = items[a].integer(3);
-    points *= double(g.n[a]);
-  }
-  if (points > 0x1p48)
-    dims.fail(fmt::format("{:.3g} points is more than gridforge can hold", points));
-  if (m.has("extent") && m.has("spacing"))
-    m.key_node("spacing").fail("give extent or spacing, not both");
-  GridInput in;
-  in.by_spacing = m.has("spacing");
-  const Value lengths = m.get(in.by_spacing ? "spacing" : "extent");
-  in.lengths =
-      lengths.present() ? read_axis_list(lengths, g.ndim, true) : std::vector<double>(g.ndim, 1.0);
-  if (m.has("origin")) {
-    const auto origin = read_axis_list(m.get("origin"), g.ndim, false);
-    std::copy(origin.begin(), origin.end(), g.origin.begin());
-  }
-  return in;
-}
-
-// grid.ranks: MPI ranks per axis (checked against the ranks of the run and
-// the grid by grid/decomp.cpp, where both are known).
-void read_grid_ranks(const Map& top, Case& c) {
-  const Map m = top.require("grid").map(schema::kGridKeys);
-  if (!m.has("ranks")) return;
-  const Value v = m.get("ranks");
-  const std::string expected = fmt::format("expected a list of {} (ranks per axis of grid.dims)",
-                                           count_of(c.grid.ndim, "integer", "integers"));
-  if (!v.node().IsSequence()) v.fail(expected + ", got " + v.describe());
-  if (v.node().size() != std::size_t(c.grid.ndim))
-    v.fail(fmt::format("{}, got {}", expected, count_of(v.node().size(), "entry", "entries")));
-  for (const Value& item : v.list()) {
-    const std::int64_t r = item.integer(1);
-    if (r > 1 << 20) item.fail(fmt::format("{} ranks on an axis is more than gridforge runs", r));
-    c.ranks.push_back(int(r));
-  }
-  c.ranks_loc = v.loc();
-}
-
-// Node-centred (SPEC §1): a walled axis stores both end points, a periodic one
-// does not store the point that would repeat point 0.
-void set_spacing(Grid& g, const GridInput& in) {
-  for (int a = 0; a < g.ndim; ++a) {
-    const double n = double(g.n[a]);
-    g.h[a] = in.by_spacing ? in.lengths[a] : in.lengths[a] / (g.periodic[a] ? n : n - 1);
-  }
-}
-
-FaceBc read_bc(const Value& v, const Params& params, Workload w) {
-  const Map m = v.map(schema::kBcKeys);
-  const std::string type = m.require("type").choice(schema::kBcTypes);
-  FaceBc bc;
-  bc.type = type == "dirichlet" ? BcType::Dirichlet
-            : type == "neumann" ? BcType::Neumann
-            : type == "absorbing" ? BcType::Absorbing
-                                : BcType::Periodic;
-  if (bc.type == BcType::Absorbing && w != Workload::Wave)
-    m.get("type").fail(fmt::format("absorbing faces are for the wave workload, not {}; use "
-                                   "dirichlet, neumann or periodic",
-                                   to_string(w)));
-  const std::string_view takes = bc.type == BcType::Dirichlet ? "value"
-                                 : bc.type == BcType::Neumann ? "gradient"
-                                                              : "";
-  for (const std::string& k : m.keys()) {
-    if (k == "type" || k == takes) continue;
-    m.key_node(k).fail(fmt::format("does not apply to type {}{}", type,
-                                   takes.empty() ? "" : fmt::format(" (it takes '{}')", takes)));
-  }
-  if (bc.type == BcType::Dirichlet) {
-    bc.value = m.has("value") ? m.get("value").expr() : Expr{"0", v.loc(), m.path("value")};
-    check_expression(bc.value, params);
-  } else if (bc.type == BcType::Neumann && m.has("gradient")) {
-    bc.gradient = m.get("gradient").number();
-  }
-  return bc;
-}
-
-// The key of `boundary` that sets face f: the face, else its axis, else default.
-std::optional<std::string> source_of_face(const std::optional<Map>& m, int f) {
-  const std::string face = face_name(f);
-  for (const std::string& key : {face, face.substr(0, 1), std::string("default")})
-    if (m && m->has(key)) return key;
-  return std::nullopt;
-}
-
-std::array<FaceBc, kFaces> read_boundary(const Map& top, const Params& params, Grid& g,
-                                         Workload w) {
-  std::optional<Map> m;
-  if (top.has("boundary")) m.emplace(top.get("boundary").map(schema::kBoundaryKeys));
-  std::map<std::string, FaceBc> given;  // every key is checked, used or not
-  for (const std::string& key : m ? m->keys() : std::vector<std::string>{}) {
-    if (key != "default" && key[0] - 'x' >= g.ndim)
-      m->key_node(key).fail(fmt::format("the grid has no {} axis (grid.dims has {})", key[0],
-                                        count_of(g.ndim, "entry", "entries")));
-    given.emplace(key, read_bc(m->get(key), params, w));
-  }
-  FaceBc builtin;  // {type: dirichlet, value: 0}
-  builtin.value.key = "boundary.default.value";
-  std::array<FaceBc, kFaces> faces;
-  faces.fill(builtin);
-  for (int f = 0; f < 2 * g.ndim; ++f)
-    if (const auto key = source_of_face(m, f)) faces[f] = given.at(*key);
-  for (int a = 0; a < g.ndim; ++a) {
-    const bool lo = faces[2 * a].type == BcType::Periodic,
-               hi = faces[2 * a + 1].type == BcType::Periodic;
-    if (lo != hi) {
-      const int f = lo ? 2 * a : 2 * a + 1;
-      m->get(*source_of_face(m, f))
-          .fail(fmt::format("periodic face {} needs its partner {} periodic too", face_name(f),
-                            face_name(f ^ 1)));
-    }
-    g.periodic[a] = lo;
-  }
-  return faces;
-}
-
-// ---- initial ------------------------------------------------------------------------
-
-// Why the file cannot be read, or "" when it can.
-std::string unreadable(const fs::path& p) {
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) return "it is a folder";
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::strerror(errno);
-  return "";
-}
-
-// The dataset must exist and hold one value per grid point, slowest axis
-// first ([nz][ny][nx]), as fields.h5 stores them.
-void check_initial_dataset(const Value& dataset, const InitialSpec& init, const Grid& g) {
-  std::vector<std::int64_t> shape;
-  try {
-    shape = io::h5_dataset_shape(init.path, init.dataset);
-  } catch (const IoError& e) {
-    dataset.fail(e.what());
-  }
-  std::vector<std::int64_t> want;
-  for (int a = g.ndim - 1; a >= 0; --a) want.push_back(g.n[a]);
-  if (shape != want) {
-    auto str = [](const std::vector<std::int64_t>& v) {
-      std::string s = "[";
-      for (std::size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
-      return s + "]";
-    };
-    dataset.fail(fmt::format("dataset '{}' has shape {}; the grid needs {} (slowest axis first)",
-                             init.dataset, str(shape), str(want)));
-  }
-}
-
-void read_initial_file(const Value& v, const fs::path& base_dir, const Grid& grid,
-                       InitialSpec& init) {
-  const Map m = v.map(schema::kInitialFileKeys);
-  const Value path = m.require("path");
-  const Value dataset = m.require("dataset");
-  const std::string rel = path.text();
-  if (rel.empty()) path.fail("expected a file path, got nothing");
-  init.dataset = dataset.text();
-  if (init.dataset.empty())
-    dataset.fail("expected an HDF5 dataset path like /steps/000100/u, got nothing");
-  // Relative to the case file, as a user moving a case folder expects; kept
-  // absolute so that resolved_yaml still names it from anywhere.
-  fs::path p(rel);
-  if (p.is_relative()) p = base_dir / p;
-  p = fs::absolute(p).lexically_normal();
-  if (const std::string why = unreadable(p); !why.empty())
-    path.fail(fmt::format("cannot read '{}': {}", p.string(), why));
-  init.kind = InitialSpec::Kind::File;
-  init.path = p.string();
-  check_initial_dataset(dataset, init, grid);
-}
-
-void read_initial(const Map& top, const Params& params, const fs::path& base_dir,
-                  const Grid& grid, InitialSpec& init) {
-  if (!top.has("initial")) return;  // value 0
-  const Map m = top.get("initial").map(schema::kInitialKeys);
-  const std::vector<std::string> kinds = m.keys();
-  if (kinds.empty()) m.self().fail("missing required key 'value', 'expr' or 'file'");
-  if (kinds.size() > 1) m.key_node(kinds[1]).fail("give only one of 'value', 'expr' and 'file'");
-  const Value v = m.get(kinds[0]);
-  if (kinds[0] == "value") {
-    init.kind = InitialSpec::Kind::Value;
-    init.value = v.number();
-  } else if (kinds[0] == "expr") {
-    init.kind = InitialSpec::Kind::Expr;
-    init.expr = v.expr();
-    check_expression(init.expr, params);
-  } else {
-    read_initial_file(v, base_dir, grid, init);
-  }
-}
-
-// ---- heat -------------------------------------------------------------------------------
-
-// Accepted for implicit schemes (SPEC §3) and echoed in resolved_yaml, unused
-// by the explicit scheme.
-struct SolverInput {
-  std::optional<double> tolerance;
-  std::optional<std::int64_t> max_iters;
-};
-
-bool equal_spacing(const Grid& g) {
-  for (int a = 1; a < g.ndim; ++a)
-    if (std::abs(g.h[a] - g.h[0]) > 1e-12 * g.h[0]) return false;
-  return true;
-}
-
-// FTCS is stable for dt ≤ 1 / (2α Σ 1/h²), i.e. h²/(2·d·α) on equal spacing.
-double stability_limit(const Grid& g, double alpha) {
-  double sum = 0;
-  for (int a = 0; a < g.ndim; ++a) sum += 1.0 / (g.h[a] * g.h[a]);
-  return 1.0 / (2.0 * alpha * sum);
-}
-
-// dt and its limit with as few digits as still tell them apart (2 at least).
-std::pair<std::string, std::string> distinct_digits(double dt, double limit) {
-  for (int p = 2;; ++p) {
-    std::string a = fmt::format("{:.{}g}", dt, p), b = fmt::format("{:.{}g}", limit, p);
-    if (a != b || p >= 17) return {a, b};
-  }
-}
-
-void read_dt(const Value& v, const Value& scheme, const Grid& g, HeatSpec& h) {
-  h.dt_auto = !v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto");
-  if (h.dt_auto) {
-    // auto is a fraction of the explicit limit; an implicit scheme is there to go past it.
-    if (h.implicit())
-      (v.present() ? v : scheme)
-          .fail(fmt::format("scheme {} needs a number for dt (auto is for the explicit scheme); "
-                            "any dt > 0 is stable",
-                            h.scheme));
-    h.dt = 0.9 * h.dt_limit;
-    return;
-  }
-  double dt = 0;
-  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), dt) || !std::isfinite(dt) ||
-      !(dt > 0))
-    v.fail("expected auto or a number > 0, got " + v.describe());
-  if (!h.implicit() && dt > h.dt_limit * (1 + 1e-12)) {
-    const auto [shown_dt, shown_limit] = distinct_digits(dt, h.dt_limit);
-    const std::string formula =
-        equal_spacing(g) ? fmt::format("h²/(2·{}·α)", g.ndim) : std::string("1/(2·α·Σ1/h²)");
-    v.fail(fmt::format(
-        "{} exceeds the explicit stability limit {} ({}); use dt: auto or a scheme: implicit",
-        shown_dt, shown_limit, formula));
-  }
-  h.dt = dt;
-}
-
-// Which of the keys `a` and `b` the map holds, when it holds exactly one.
-std::string exactly_one_of(const Map& m, const std::string& a, const std::string& b) {
-  if (!m.has(a) && !m.has(b)) m.self().fail(fmt::format("missing required key '{}' or '{}'", a, b));
-  if (m.has(a) && m.has(b)) {
-    // Point at the later of the two: an override comes after the file's key.
-    const std::vector<std::string> keys = m.keys();
-    const auto later =
-        std::find_if(keys.rbegin(), keys.rend(), [&](const auto& k) { return k == a || k == b; });
-    m.key_node(*later).fail(fmt::format("give only one of '{}' and '{}'", a, b));
-  }
-  return m.has(a) ? a : b;
-}
-
-// steps, or t_end with the last step shortened to land on it.
-void read_duration(const Map& m, HeatSpec& h) {
-  const bool has_steps = exactly_one_of(m, "steps", "t_end") == "steps";
-  h.last_dt = h.dt;
-  if (has_steps) {
-    h.steps = m.get("steps").integer(0);
-    return;
-  }
-  const Value v = m.get("t_end");
-  h.use_t_end = true;
-  h.t_end = v.positive();
-  const double r = h.t_end / h.dt;
-  if (r > 1e15) v.fail(fmt::format("t_end / dt = {:.3g} steps is more than gridforge can run", r));
-  // t_end = 10·dt must give 10 steps, not 11 for a rounding error of 1 ulp.
-  const double nearest = std::round(r);
-  h.steps = std::max<std::int64_t>(
-      1, std::int64_t(std::abs(r - nearest) <= 1e-9 * std::max(1.0, r) ? nearest : std::ceil(r)));
-  h.last_dt = h.t_end - double(h.steps - 1) * h.dt;
-}
-
-SolverInput read_solver(const Value& v) {
-  const Map m = v.map(schema::kSolverKeys);
-  SolverInput s;
-  if (m.has("tolerance")) s.tolerance = m.get("tolerance").positive();
-  if (m.has("max_iters")) s.max_iters = m.get("max_iters").integer(1);
-  return s;
-}
-
-// float32 cannot reach a relative residual much below 1e-6: a smaller
-// tolerance is raised to kFloat32ToleranceFloor instead of running to max_iters.
-double effective_tolerance(double asked, Precision p) {
-  return p == Precision::Float32 ? std::max(asked, kFloat32ToleranceFloor) : asked;
-}
-
-// heat.time_block, stencil.time_block: auto (0) or the steps per pass, 1 to kMaxTimeBlock.
-int read_time_block(const Value& v) {
-  if (v.node().IsScalar() && v.node().Scalar() == "auto") return 0;
-  long long k = 0;
-  if (!v.node().IsScalar() || !YAML::convert<long long>::decode(v.node(), k) || k < 1 ||
-      k > kMaxTimeBlock)
-    v.fail(fmt::format("expected auto or a whole number of steps from 1 to {}, got {}",
-                       kMaxTimeBlock, v.describe()));
-  return int(k);
-}
-
-int read_time_block(const Value& v, const HeatSpec& h) {
-  const int k = read_time_block(v);
-  if (k > 1 && h.implicit())
-    v.fail(fmt::format("temporal blocking is for the explicit scheme, not {}", h.scheme));
-  return k;
-}
-
-SolverInput read_heat(const Map& top, const Params& params, const Grid& g, Precision prec,
-                      HeatSpec& h) {
-  const Map m = top.require("heat").map(schema::kHeatKeys);
-  h.alpha = m.require("alpha").positive();
-  if (m.has("scheme")) h.scheme = m.get("scheme").choice(schema::kSchemes);
-  h.dt_limit = stability_limit(g, h.alpha);
-  read_dt(m.get("dt"), m.has("scheme") ? m.get("scheme") : m.self(), g, h);
-  read_duration(m, h);
-  h.source = m.has("source") ? m.get("source").expr() : Expr{"0", m.self().loc(), m.path("source")};
-  check_expression(h.source, params);
-  SolverInput solver = m.has("solver") ? read_solver(m.get("solver")) : SolverInput{};
-  if (solver.tolerance) h.solver_tolerance = *solver.tolerance;
-  if (solver.max_iters) h.solver_max_iters = *solver.max_iters;
-  h.solver_tolerance = effective_tolerance(h.solver_tolerance, prec);
-  if (m.has("time_block")) h.time_block = read_time_block(m.get("time_block"), h);
-  return solver;
-}
-
-// ---- laplace ----------------------------------------------------------------------------
-
-const char* bc_name(BcType t) {
-  return t == BcType::Dirichlet   ? "dirichlet"
-         : t == BcType::Neumann   ? "neumann"
-         : t == BcType::Absorbing ? "absorbing"
-                                  : "periodic";
-}
-
-bool read_bool(const Value& v) {
-  bool b = false;
-  if (!v.node().IsScalar() || !YAML::convert<bool>::decode(v.node(), b))
-    v.fail("expected true or false, got " + v.describe());
-  return b;
-}
-
-void read_omega(const Value& v, LaplaceSpec& L) {
-  if (!v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto")) return;
-  double w = 0;
-  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), w) || !(w > 0 && w < 2))
-    v.fail("expected auto or a number in (0, 2), got " + v.describe());
-  L.omega_auto = false;
-  L.omega = w;
-}
-
-// fft is periodic by nature; red-black SOR needs two colours that alternate
-// across the wrap of a periodic axis too, so an even number of points there.
-void check_method_fits(const Value& method, const LaplaceSpec& L, const Case& c) {
-  const Grid& g = c.grid;
-  for (int a = 0; a < g.ndim; ++a) {
-    if (L.method == "fft" && !g.periodic[a]) {
-      const int f = c.boundary[2 * a].type != BcType::Periodic ? 2 * a : 2 * a + 1;
-      method.fail(fmt::format("fft needs every axis periodic (the FFT solve is periodic); "
-                              "boundary {} is {}",
-                              face_name(f), bc_name(c.boundary[f].type)));
-    }
-    if (L.method == "sor" && g.periodic[a] && g.n[a] % 2 != 0)
-      method.fail(fmt::format("sor colours the grid red-black, which needs an even number of "
-                              "points on a periodic axis; grid.dims[{}] is {}",
-                              a, g.n[a]));
-  }
-}
-
-// With no Dirichlet face, ∇²u = f fixes u up to a constant only, and has a
-// solution only when f balances the boundary flux: Σ W·(f − c) = 0, c the
-// Neumann terms. The check samples f once, in double.
-void check_compatible(const Value& where, const Case& c, LaplaceSpec& L) {
-  std::vector<double> f(static_cast<std::size_t>(c.grid.size()));
-  sample_expression<double>(L.rhs, c.parameters, c.grid, f.data());
-  L.incompatible_mean = incompatible_mean(c.grid, c.boundary, f.data());
-  double scale = 0;
-  for (double v : f) scale = std::max(scale, std::abs(v));
-  for (int face = 0; face < 2 * c.grid.ndim; ++face)
-    if (c.boundary[face].type == BcType::Neumann)
-      scale = std::max(scale, std::abs(c.boundary[face].gradient) * 2.0 / c.grid.h[face / 2]);
-  if (L.remove_mean || !(std::abs(L.incompatible_mean) > 1e-9 * scale)) return;
-  bool periodic = true;
-  for (int a = 0; a < c.grid.ndim; ++a) periodic = periodic && c.grid.periodic[a];
-  if (periodic)
-    where.fail(fmt::format("the right-hand side has mean {:.6g}, not 0: with every face "
-                           "periodic ∇²u = f has no solution; make its mean 0 or set "
-                           "laplace.remove_mean: true",
-                           L.incompatible_mean));
-  where.fail(fmt::format("the right-hand side does not balance the Neumann fluxes (they differ "
-                         "by a mean of {:.6g}): with no Dirichlet face ∇²u = f has no solution; "
-                         "change f or the gradients, or set laplace.remove_mean: true",
-                         L.incompatible_mean));
-}
-
-void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
-  const Value section = top.get("laplace");
-  const std::optional<Map> m =
-      section.present() ? std::optional<Map>(section.map(schema::kLaplaceKeys)) : std::nullopt;
-  auto get = [&](std::string_view k) {
-    return m ? m->get(k)
-             : Value(top.self().sources(), YAML::Node(YAML::NodeType::Undefined),
-                     "laplace." + std::string(k));
-  };
-  const Value method = get("method");
-  if (method.present()) L.method = method.choice(schema::kLaplaceMethods);
-  const Value rhs = get("rhs");
-  L.rhs = rhs.present() ? rhs.expr() : Expr{"0", section.loc(), "laplace.rhs"};
-  check_expression(L.rhs, c.parameters);
-  if (get("tolerance").present()) L.tolerance_asked = get("tolerance").positive();
-  L.tolerance = effective_tolerance(L.tolerance_asked, c.precision);
-  if (get("max_iters").present()) L.max_iters = get("max_iters").integer(1);
-  if (get("check_every").present()) L.check_every = get("check_every").integer(1);
-  read_omega(get("omega"), L);
-  if (get("remove_mean").present()) L.remove_mean = read_bool(get("remove_mean"));
-  if (get("time_block").present()) {
-    L.time_block = read_time_block(get("time_block"));
-    if (L.time_block > 1 && L.method != "jacobi")
-      get("time_block").fail(fmt::format("temporal blocking is for the jacobi method, not {}",
-                                         L.method));
-  }
-  check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
-  if (L.omega_auto) L.omega = optimal_sor_omega(c.grid, c.boundary);
-  L.singular = true;
-  for (int f = 0; f < 2 * c.grid.ndim; ++f)
-    if (c.boundary[f].type == BcType::Dirichlet) L.singular = false;
-  if (L.singular) check_compatible(rhs.present() ? rhs : (m ? m->self() : top.self()), c, L);
-}
-
-// ---- stencil ----------------------------------------------------------------------------
-
-// A preset is a discrete Laplacian; its weights are w[k] / (den·h²).
-//  star: w[0] is the centre's share per axis, w[k] the weight of the offsets ±k on one axis.
-//  box:  w[m] is the weight of a point of the 3^d box with m nonzero offsets (equal h only).
-struct PresetDef {
-  std::string_view name;
-  int ndim;
-  bool box;
-  int radius;
-  double den;
-  std::array<double, 4> w;
-};
-
-constexpr PresetDef kPresetDefs[] = {
-    {"star5", 2, false, 1, 1, {-2, 1, 0, 0}},          // second order
-    {"star7", 3, false, 1, 1, {-2, 1, 0, 0}},          //
-    {"star9", 2, false, 2, 12, {-30, 16, -1, 0}},      // fourth order: -5/2, 4/3, -1/12
-    {"star13", 3, false, 2, 12, {-30, 16, -1, 0}},     //
-    {"box9", 2, true, 1, 6, {-20, 4, 1, 0}},           // isotropic 9-point
-    {"box27", 3, true, 1, 30, {-128, 14, 3, 1}},       // 27-point
-};
-
-const PresetDef& preset_def(std::string_view name) {
-  for (const PresetDef& p : kPresetDefs)
-    if (p.name == name) return p;
-  throw std::logic_error("stencil preset without a definition");  // kStencilPresets drifted
-}
-
-std::vector<StencilPoint> star_points(const PresetDef& p, const Grid& g) {
-  std::vector<StencilPoint> pts(1);  // the centre first
-  for (int a = 0; a < g.ndim; ++a) {
-    const double scale = 1.0 / (p.den * g.h[a] * g.h[a]);
-    pts[0].w += p.w[0] * scale;
-    for (int k = 1; k <= p.radius; ++k)
-      for (int sign : {-1, 1}) {
-        StencilPoint q;
-        q.d[a] = sign * k;
-        q.w = p.w[k] * scale;
-        pts.push_back(q);
-      }
-  }
-  return pts;
-}
-
-std::vector<StencilPoint> box_points(const PresetDef& p, const Grid& g) {
-  const double scale = 1.0 / (p.den * g.h[0] * g.h[0]);
-  std::vector<StencilPoint> pts;
-  const int span[3] = {1, g.ndim > 1 ? 1 : 0, g.ndim > 2 ? 1 : 0};
-  for (int dz = -span[2]; dz <= span[2]; ++dz)
-    for (int dy = -span[1]; dy <= span[1]; ++dy)
-      for (int dx = -span[0]; dx <= span[0]; ++dx) {
-        const int nonzero = (dx != 0) + (dy != 0) + (dz != 0);
-        pts.push_back(StencilPoint{{dx, dy, dz}, p.w[nonzero] * scale});
-      }
-  return pts;
-}
-
-std::vector<StencilPoint> preset_points(const Value& v, const Grid& g, std::string& name) {
-  name = v.choice(schema::kStencilPresets);
-  const PresetDef& p = preset_def(name);
-  if (p.ndim != g.ndim)
-    v.fail(fmt::format("{} is a {}D stencil; the grid is {}D", name, p.ndim, g.ndim));
-  if (p.box && !equal_spacing(g))
-    v.fail(fmt::format("{} needs equal grid spacing on every axis", name));
-  return p.box ? box_points(p, g) : star_points(p, g);
-}
-
-// One offset of a user point: an integer within the radius limit, and 0 on
-// the axes the grid lacks.
-int read_offset(const Value& v, int axis, const Grid& g) {
-  const std::int64_t d = v.integer(INT64_MIN);
-  if (axis >= g.ndim && d != 0)
-    v.fail(fmt::format("d{} = {} on a {}D grid: the grid has no {} axis", char('x' + axis), d,
-                       g.ndim, char('x' + axis)));
-  const int r = schema::kMaxStencilRadius;
-  if (d > r) v.fail(fmt::format("offset {} is larger than {} (stencil radius ≤ {})", d, r, r));
-  if (d < -r) v.fail(fmt::format("offset {} is below -{} (stencil radius ≤ {})", d, r, r));
-  return int(d);
-}
-
-// Always [dx, dy, dz, w], whatever the grid's dimension: one form to read and write.
-StencilPoint read_point(const Value& v, const Grid& g) {
-  const std::string expected = "expected [dx, dy, dz, w]";
-  if (!v.node().IsSequence()) v.fail(expected + ", got " + v.describe());
-  if (v.node().size() != 4)
-    v.fail(fmt::format("{}, got {}", expected, count_of(v.node().size(), "entry", "entries")));
-  const auto items = v.list();
-  StencilPoint p;
-  for (int a = 0; a < 3; ++a) p.d[a] = read_offset(items[a], a, g);
-  p.w = items[3].number();
-  return p;
-}
-
-std::vector<StencilPoint> user_points(const Value& v, const Grid& g) {
-  if (!v.node().IsSequence() || v.node().size() == 0)
-    v.fail("expected a non-empty list of points [dx, dy, dz, w], got " +
-           (v.node().IsSequence() ? std::string("an empty list") : v.describe()));
-  std::vector<StencilPoint> pts;
-  for (const Value& item : v.list()) {
-    const StencilPoint p = read_point(item, g);
-    // Two weights at one offset are most likely a typo in the offset.
-    for (const StencilPoint& q : pts)
-      if (std::equal(p.d, p.d + 3, q.d))
-        item.fail(fmt::format("offset ({}, {}, {}) appears twice", p.d[0], p.d[1], p.d[2]));
-    pts.push_back(p);
-  }
-  return pts;
-}
-
-int radius_of(const std::vector<StencilPoint>& pts) {
-  int r = 0;
-  for (const StencilPoint& p : pts)
-    for (int d : p.d) r = std::max(r, std::abs(d));
-  return r;
-}
-
-// Each axis must hold the whole stencil, so that filling the points beyond a
-// wall (one mirror) or a periodic end (one wrap) never reaches past the grid.
-void check_fits(const Map& top, const Grid& g, int radius) {
-  for (int a = 0; a < g.ndim; ++a)
-    if (g.n[a] < 2 * radius + 1)
-      top.require("grid").map(schema::kGridKeys).require("dims").fail(
-          fmt::format("a stencil of radius {} needs at least {} points per axis", radius,
-                      2 * radius + 1));
-}
-
-// True when the points have star5's offsets in its order on the 2D grid g,
-// or star7's on the 3D grid g (whatever the weights): the stencils the
-// temporally blocked passes run (ops/time_block.hpp).
-bool star_order(const std::vector<StencilPoint>& pts, const Grid& g) {
-  if (g.ndim != 2 && g.ndim != 3) return false;
-  const std::vector<StencilPoint> star = star_points(preset_def(g.ndim == 2 ? "star5" : "star7"), g);
-  if (pts.size() != star.size()) return false;
-  for (std::size_t t = 0; t < pts.size(); ++t)
-    for (int ax = 0; ax < 3; ++ax)
-      if (pts[t].d[ax] != star[t].d[ax]) return false;
-  return true;
-}
-
-void read_stencil(const Map& top, const Grid& g, StencilSpec& s) {
-  const Map m = top.require("stencil").map(schema::kStencilKeys);
-  const std::string source = exactly_one_of(m, "preset", "points");
-  s.points = source == "preset" ? preset_points(m.get("preset"), g, s.preset)
-                                : user_points(m.get("points"), g);
-  s.radius = radius_of(s.points);
-  check_fits(top, g, s.radius);
-  if (m.has("form"))
-    s.form = m.get("form").choice(schema::kStencilForms) == "replace" ? StencilSpec::Form::Replace
-                                                                      : StencilSpec::Form::Update;
-  if (m.has("coeff")) s.coeff = m.get("coeff").number();
-  s.steps = m.require("steps").integer(0);
-  if (m.has("time_block")) {
-    s.time_block = read_time_block(m.get("time_block"));
-    if (s.time_block > 1 && !star_order(s.points, g))
-      m.get("time_block")
-          .fail("temporal blocking is for stars of radius 1 in 2D or 3D (star5 or star7, or "
-                "points in their order: centre, -x, +x, -y, +y, and in 3D -z, +z)");
-  }
-}
-
-// ---- output -----------------------------------------------------------------------------
-
-void read_formats(const Value& v, OutputSpec& o) {
-  const std::string expected = "expected a non-empty list of " + schema::join(schema::kFormats);
-  if (!v.node().IsSequence() || v.node().size() == 0) v.fail(expected + ", got " + v.describe());
-  o.vtk = o.hdf5 = false;
-  for (const Value& item : v.list()) {
-    const std::string f = item.choice(schema::kFormats);
-    (f == "vtk" ? o.vtk : o.hdf5) = true;
-  }
-}
-
-void read_output(const Map& top, const std::string& name, OutputSpec& o) {
-  o.dir = "out/" + name;
-  if (!top.has("output")) return;
-  const Map m = top.get("output").map(schema::kOutputKeys);
-  if (m.has("dir")) {
-    const Value v = m.get("dir");
-    o.dir = v.text();
-    if (o.dir.empty()) v.fail("expected a folder path, got nothing");
-  }
-  if (m.has("every")) o.every = m.get("every").integer(0);
-  if (m.has("check_every")) o.check_every = m.get("check_every").integer(1);
-  if (m.has("formats")) read_formats(m.get("formats"), o);
-  if (m.has("checkpoint_every")) {
-    const Value v = m.get("checkpoint_every");
-    o.checkpoint_every = v.integer(0);
-  }
-}
-
-// ---- resolved case -----------------------------------------------------------------------
-
-// Shortest text that reads back as the same double: resolved_yaml can be
-// loaded again and gives the same case, bit for bit.
-std::string num(double v) { return fmt::format("{}", v); }
-
-void emit_numbers(YAML::Emitter& out, const char* key, const double* v, int n) {
-  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  for (int a = 0; a < n; ++a) out << num(v[a]);
-  out << YAML::EndSeq;
-}
-
-void emit_grid(YAML::Emitter& out, const Grid& g, const GridInput& in, const std::vector<int>& ranks) {
-  out << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "dims" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  for (int a = 0; a < g.ndim; ++a) out << g.n[a];
-  out << YAML::EndSeq;
-  emit_numbers(out, in.by_spacing ? "spacing" : "extent", in.lengths.data(), g.ndim);
-  if (!in.by_spacing) {
-    std::string h;
-    for (int a = 0; a < g.ndim; ++a) h += (a ? ", " : "") + num(g.h[a]);
-    out << YAML::Comment("spacing: [" + h + "]");
-  }
-  emit_numbers(out, "origin", g.origin.data(), g.ndim);
-  if (!ranks.empty()) {
-    out << YAML::Key << "ranks" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (int r : ranks) out << r;
-    out << YAML::EndSeq;
-  }
-  out << YAML::EndMap;
-}
-
-void emit_initial(YAML::Emitter& out, const InitialSpec& init) {
-  out << YAML::Key << "initial" << YAML::Value << YAML::BeginMap;
-  switch (init.kind) {
-    case InitialSpec::Kind::Value:
-      out << YAML::Key << "value" << YAML::Value << num(init.value);
-      break;
-    case InitialSpec::Kind::Expr:
-      out << YAML::Key << "expr" << YAML::Value << init.expr.text;
-      break;
-    case InitialSpec::Kind::File:
-      out << YAML::Key << "file" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
-          << "path" << YAML::Value << init.path << YAML::Key << "dataset" << YAML::Value
-          << init.dataset << YAML::EndMap;
-      break;
-  }
-  out << YAML::EndMap;
-}
-
-void emit_boundary(YAML::Emitter& out, const Case& c) {
-  out << YAML::Key << "boundary" << YAML::Value << YAML::BeginMap;
-  for (int f = 0; f < 2 * c.grid.ndim; ++f) {
-    const FaceBc& bc = c.boundary[f];
-    out << YAML::Key << face_name(f) << YAML::Value << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "type" << YAML::Value
-        << bc_name(bc.type);
-    if (bc.type == BcType::Dirichlet) out << YAML::Key << "value" << YAML::Value << bc.value.text;
-    if (bc.type == BcType::Neumann)
-      out << YAML::Key << "gradient" << YAML::Value << num(bc.gradient);
-    out << YAML::EndMap;
-  }
-  out << YAML::EndMap;
-}
-
-void emit_heat(YAML::Emitter& out, const HeatSpec& h, const SolverInput& solver) {
-  out << YAML::Key << "heat" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "alpha" << YAML::Value << num(h.alpha);
-  out << YAML::Key << "scheme" << YAML::Value << h.scheme;
-  if (h.implicit())
-    out << YAML::Key << "dt" << YAML::Value << num(h.dt)
-        << YAML::Comment(fmt::format("{:.3g} × the explicit stability limit {}",
-                                     h.dt / h.dt_limit, num(h.dt_limit)));
-  else
-    out << YAML::Key << "dt" << YAML::Value << num(h.dt)
-        << YAML::Comment(fmt::format("{}stability limit {}", h.dt_auto ? "auto: 0.9 × " : "",
-                                     num(h.dt_limit)));
-  if (h.use_t_end)
-    out << YAML::Key << "t_end" << YAML::Value << num(h.t_end)
-        << YAML::Comment(fmt::format("{} steps, the last one {}", h.steps, num(h.last_dt)));
-  else
-    out << YAML::Key << "steps" << YAML::Value << h.steps;
-  out << YAML::Key << "source" << YAML::Value << h.source.text;
-  if (h.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << h.time_block;
-  if (h.implicit()) {  // resolved in full: the implicit schemes use it
-    out << YAML::Key << "solver" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "tolerance" << YAML::Value << num(h.solver_tolerance);
-    out << YAML::Key << "max_iters" << YAML::Value << h.solver_max_iters;
-    out << YAML::EndMap;
-  } else if (solver.tolerance || solver.max_iters) {
-    out << YAML::Key << "solver" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    if (solver.tolerance) out << YAML::Key << "tolerance" << YAML::Value << num(*solver.tolerance);
-    if (solver.max_iters) out << YAML::Key << "max_iters" << YAML::Value << *solver.max_iters;
-    out << YAML::EndMap;
-  }
-  out << YAML::EndMap;
-}
-
-void emit_stencil(YAML::Emitter& out, const StencilSpec& s) {
-  out << YAML::Key << "stencil" << YAML::Value << YAML::BeginMap;
-  if (!s.preset.empty()) {
-    out << YAML::Key << "preset" << YAML::Value << s.preset
-        << YAML::Comment(fmt::format("{} points, radius {}", s.points.size(), s.radius));
-  } else {
-    out << YAML::Key << "points" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (const StencilPoint& p : s.points)
-      out << YAML::Flow << YAML::BeginSeq << p.d[0] << p.d[1] << p.d[2] << num(p.w)
-          << YAML::EndSeq;
-    out << YAML::EndSeq << YAML::Comment(fmt::format("radius {}", s.radius));
-  }
-  out << YAML::Key << "form" << YAML::Value
-      << (s.form == StencilSpec::Form::Update ? "update" : "replace");
-  out << YAML::Key << "coeff" << YAML::Value << num(s.coeff);
-  out << YAML::Key << "steps" << YAML::Value << s.steps;
-  if (s.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << s.time_block;
-  out << YAML::EndMap;
-}
-
-void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
-  out << YAML::Key << "laplace" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "method" << YAML::Value << L.method;
-  out << YAML::Key << "rhs" << YAML::Value << L.rhs.text;
-  out << YAML::Key << "tolerance" << YAML::Value << num(L.tolerance);
-  if (L.tolerance != L.tolerance_asked)
-    out << YAML::Comment(fmt::format("float32: raised from {}", num(L.tolerance_asked)));
-  out << YAML::Key << "max_iters" << YAML::Value << L.max_iters;
-  out << YAML::Key << "check_every" << YAML::Value << L.check_every;
-  if (L.omega_auto)
-    out << YAML::Key << "omega" << YAML::Value << "auto"
-        << YAML::Comment(fmt::format("{}{}", num(L.omega), L.method == "sor" ? "" : "; sor only"));
-  else
-    out << YAML::Key << "omega" << YAML::Value << num(L.omega);
-  out << YAML::Key << "remove_mean" << YAML::Value << L.remove_mean;
-  if (L.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << L.time_block;
-  out << YAML::EndMap;
-}
-
-void emit_output(YAML::Emitter& out, const OutputSpec& o) {
-  out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "dir" << YAML::Value << o.dir;
-  out << YAML::Key << "every" << YAML::Value << o.every;
-  out << YAML::Key << "check_every" << YAML::Value << o.check_every;
-  out << YAML::Key << "formats" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  if (o.vtk) out << "vtk";
-  if (o.hdf5) out << "hdf5";
-  out << YAML::EndSeq;
-  out << YAML::Key << "checkpoint_every" << YAML::Value << o.checkpoint_every;
-  out << YAML::EndMap;
-}
-
-std::string emit_resolved(const Case& c, const GridInput& grid, const SolverInput& solver) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << c.name;
-  out << YAML::Key << "workload" << YAML::Value << to_string(c.workload);
-  out << YAML::Key << "precision" << YAML::Value << to_string(c.precision);
-  out << YAML::Key << "device" << YAML::Value << c.device;
-  if (!c.parameters.empty()) {
-    out << YAML::Key << "parameters" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    for (const auto& [name, value] : c.parameters)
-      out << YAML::Key << name << YAML::Value << num(value);
-    out << YAML::EndMap;
-  }
-  emit_grid(out, c.grid, grid, c.ranks);
-  if (c.workload != Workload::Raymarch) {
-    emit_initial(out, c.initial);
-    emit_boundary(out, c);
-  }
-  if (c.workload == Workload::Stencil)
-    emit_stencil(out, c.stencil);
-  else if (c.workload == Workload::Laplace)
-    emit_laplace(out, c.laplace);
-  else if (c.workload == Workload::Raymarch)
-    raymarch_case::emit(out, "raymarch", c.raymarch, false);
-  else if (c.workload == Workload::Wave)
-    wave_case::emit(out, c.wave);
-  else
-    emit_heat(out, c.heat, solver);
-  if (c.render.enabled) raymarch_case::emit(out, "render", c.render, true);
-  emit_output(out, c.output);
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
-}
-
 // ---- the whole case -------------------------------------------------------------------
 
 Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_dir) {
@@ -1183,94 +338,63 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
                       : Precision::Float64;
   c.device = read_device(top);
   c.parameters = read_parameters(top);
-  const GridInput grid = read_grid(top, c.grid);
-  read_grid_ranks(top, c);
-  c.boundary = read_boundary(top, c.parameters, c.grid, c.workload);
-  set_spacing(c.grid, grid);
-  SolverInput solver;
+  c.grid_lengths = case_sections::read_grid(top, c.grid);
+  case_sections::read_grid_ranks(top, c);
+  c.boundary = case_sections::read_boundary(top, c.parameters, c.grid, c.workload);
+  case_sections::set_spacing(c.grid, c.grid_lengths);
   if (c.workload == Workload::Raymarch)
     raymarch_case::read_raymarch(top, c, base_dir, c.raymarch);
   else
-    read_initial(top, c.parameters, base_dir, c.grid, c.initial);
+    case_sections::read_initial(top, c.parameters, base_dir, c.grid, c.initial);
   if (c.workload == Workload::Stencil)
-    read_stencil(top, c.grid, c.stencil);
+    case_sections::read_stencil(top, c.grid, c.stencil);
   else if (c.workload == Workload::Laplace)
-    read_laplace(top, c, c.laplace);
+    case_sections::read_laplace(top, c, c.laplace);
   else if (c.workload == Workload::Heat)
-    solver = read_heat(top, c.parameters, c.grid, c.precision, c.heat);
+    case_sections::read_heat(top, c.parameters, c.grid, c.precision, c.heat);
   else if (c.workload == Workload::Wave)
     wave_case::read(top, c, c.wave);
   if (c.workload != Workload::Raymarch) raymarch_case::read_render(top, c, c.render);
-  read_output(top, c.name, c.output);
-  c.resolved_yaml = emit_resolved(c, grid, solver);
+  case_sections::read_output(top, c.name, c.output);
+  c.resolved_yaml = emit_resolved(c);
   return c;
 }
 
 }  // namespace
 
-double optimal_sor_omega(const Grid& g, const std::array<FaceBc, kFaces>& bc) {
-  const double pi = 3.14159265358979323846;
-  double lowest[3] = {0, 0, 0}, nonzero[3] = {0, 0, 0}, sum = 0;
-  bool constant_everywhere = true;  // every axis admits a constant mode
-  for (int a = 0; a < g.ndim; ++a) {
-    const BcType lo = bc[2 * a].type, hi = bc[2 * a + 1].type;
-    const double n = double(g.n[a]);
-    if (lo == BcType::Periodic) {
-      nonzero[a] = 2 * pi / n;
-    } else if (lo == BcType::Dirichlet && hi == BcType::Dirichlet) {
-      lowest[a] = nonzero[a] = pi / (n - 1);
-    } else if (lo == BcType::Neumann && hi == BcType::Neumann) {
-      nonzero[a] = pi / (n - 1);
-    } else {
-      lowest[a] = nonzero[a] = pi / (2 * (n - 1));
-    }
-    if (lowest[a] > 0) constant_everywhere = false;
-    sum += 1 / (g.h[a] * g.h[a]);
+std::string emit_resolved(const Case& c) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << c.name;
+  out << YAML::Key << "workload" << YAML::Value << to_string(c.workload);
+  out << YAML::Key << "precision" << YAML::Value << to_string(c.precision);
+  out << YAML::Key << "device" << YAML::Value << c.device;
+  if (!c.parameters.empty()) {
+    out << YAML::Key << "parameters" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [name, value] : c.parameters)
+      out << YAML::Key << name << YAML::Value << case_sections::num(value);
+    out << YAML::EndMap;
   }
-  auto rho_of = [&](const double* theta) {
-    double r = 0;
-    for (int a = 0; a < g.ndim; ++a) r += std::cos(theta[a]) / (g.h[a] * g.h[a]);
-    return r / sum;
-  };
-  double rho = rho_of(lowest);
-  if (constant_everywhere) {  // the constant is the null space: the next mode counts
-    rho = 0;
-    for (int b = 0; b < g.ndim; ++b) {
-      double theta[3] = {0, 0, 0};
-      theta[b] = nonzero[b];
-      rho = std::max(rho, rho_of(theta));
-    }
+  case_sections::emit_grid(out, c.grid, c.grid_lengths, c.ranks);
+  if (c.workload != Workload::Raymarch) {
+    case_sections::emit_initial(out, c.initial);
+    case_sections::emit_boundary(out, c);
   }
-  return 2 / (1 + std::sqrt(std::max(0.0, 1 - rho * rho)));
+  if (c.workload == Workload::Stencil)
+    case_sections::emit_stencil(out, c.stencil);
+  else if (c.workload == Workload::Laplace)
+    case_sections::emit_laplace(out, c.laplace);
+  else if (c.workload == Workload::Raymarch)
+    raymarch_case::emit(out, "raymarch", c.raymarch, false);
+  else if (c.workload == Workload::Wave)
+    wave_case::emit(out, c.wave);
+  else
+    case_sections::emit_heat(out, c.heat);
+  if (c.render.enabled) raymarch_case::emit(out, "render", c.render, true);
+  case_sections::emit_output(out, c.output);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
 }
-
-template <class T>
-double incompatible_mean(const Grid& g, const std::array<FaceBc, kFaces>& bc, const T* f) {
-  double swf = 0, sw = 0;
-  const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
-#pragma omp parallel for collapse(2) reduction(+ : swf, sw) schedule(static)
-  for (std::int64_t k = 0; k < nz; ++k)
-    for (std::int64_t j = 0; j < ny; ++j)
-      for (std::int64_t i = 0; i < nx; ++i) {
-        const std::int64_t pos[3] = {i, j, k};
-        double w = 1, c = 0;
-        for (int a = 0; a < g.ndim; ++a)
-          for (int side = 0; side < 2; ++side) {
-            const FaceBc& b = bc[2 * a + side];
-            if (b.type == BcType::Neumann && pos[a] == (side ? g.n[a] - 1 : 0)) {
-              w *= 0.5;
-              c += 2 * b.gradient / g.h[a];
-            }
-          }
-        swf += w * (double(f[g.index(i, j, k)]) - c);
-        sw += w;
-      }
-  return swf / sw;
-}
-template double incompatible_mean<float>(const Grid&, const std::array<FaceBc, kFaces>&,
-                                         const float*);
-template double incompatible_mean<double>(const Grid&, const std::array<FaceBc, kFaces>&,
-                                          const double*);
 
 Case load_case_text(const std::string& text, const std::string& label,
                     const std::vector<std::string>& overrides, const std::string& base_dir) {
@@ -1305,19 +429,6 @@ int time_block_asked(const Case& c) {
     case Workload::Laplace: return c.laplace.time_block;
     default: return 0;
   }
-}
-
-int time_block_depth(const Case& c) {
-  const bool has_passes =
-      (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim >= 2) ||
-      (c.workload == Workload::Stencil && star_order(c.stencil.points, c.grid)) ||
-      (c.workload == Workload::Laplace && c.laplace.method == "jacobi" && c.grid.ndim >= 2);
-  if (!has_passes) return 1;
-  if (time_block_asked(c) > 0) return time_block_asked(c);
-  const std::int64_t steps = c.workload == Workload::Laplace ? c.laplace.max_iters
-                             : c.workload == Workload::Heat  ? c.heat.steps
-                                                             : c.stencil.steps;
-  return steps >= kAutoTimeBlockMinSteps ? kAutoTimeBlockDeepest : 1;
 }
 
 }  // namespace gf

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,9 +49,16 @@ struct InitialSpec {
   std::string dataset;   // File: HDF5 dataset path
 };
 
+// heat.scheme, parsed once: FTCS, backward Euler, Crank–Nicolson. to_string
+// gives the name the case file, the resolved case, messages and logs use.
+enum class HeatScheme { Explicit, Implicit, CrankNicolson };
+const char* to_string(HeatScheme s);
+// The scheme of that name (explicit | implicit | crank-nicolson), if any.
+std::optional<HeatScheme> parse_heat_scheme(std::string_view name);
+
 struct HeatSpec {
   double alpha = 0;
-  std::string scheme = "explicit";
+  HeatScheme scheme = HeatScheme::Explicit;
   bool dt_auto = true;
   double dt = 0;         // resolved step (auto: 0.9 × dt_limit)
   double dt_limit = 0;   // explicit stability limit 1 / (2α Σ 1/h²)
@@ -58,15 +67,21 @@ struct HeatSpec {
   std::int64_t steps = 0;  // resolved number of steps
   double last_dt = 0;      // the last step, shortened to land on t_end (= dt otherwise)
   Expr source;             // "0" when absent
+  // heat.solver as written: the resolved case echoes it for the explicit
+  // scheme too, which does not use it.
+  std::optional<double> solver_tolerance_asked;
+  std::optional<std::int64_t> solver_max_iters_asked;
   // The CG solve of each step of the implicit schemes (heat.solver), resolved:
   // ‖r‖₂/‖b‖₂ ≤ tolerance (raised to kFloat32ToleranceFloor in float32).
   double solver_tolerance = 1e-10;
   std::int64_t solver_max_iters = 1000;
   // Explicit steps per pass over memory (temporal blocking): 0 = auto.
   int time_block = 0;
-  bool implicit() const { return scheme != "explicit"; }
+  bool implicit() const { return scheme != HeatScheme::Explicit; }
   // θ of the θ-scheme: 1 backward Euler, 1/2 Crank–Nicolson (0: explicit).
-  double theta() const { return scheme == "implicit" ? 1.0 : scheme == "crank-nicolson" ? 0.5 : 0.0; }
+  double theta() const {
+    return scheme == HeatScheme::Implicit ? 1.0 : scheme == HeatScheme::CrankNicolson ? 0.5 : 0.0;
+  }
 };
 
 // u_tt = c²·Δu + f(x) (workload wave, io/case_wave.cpp), resolved.
@@ -95,25 +110,40 @@ inline constexpr int kMaxTimeBlock = 8;
 inline constexpr int kAutoTimeBlockDeepest = 4;
 inline constexpr std::int64_t kAutoTimeBlockMinSteps = 200;
 
+// laplace.method, parsed once: Jacobi, red-black SOR, conjugate gradients,
+// the spectral FFT solve. to_string gives the name the case file, the
+// resolved case, messages and logs use.
+enum class LaplaceMethod { Jacobi, Sor, Cg, Fft };
+const char* to_string(LaplaceMethod m);
+// The method of that name (jacobi | sor | cg | fft), if any.
+std::optional<LaplaceMethod> parse_laplace_method(std::string_view name);
+
 // ∇²u = f (workload laplace): the method, the right-hand side and the
 // convergence control, resolved.
 struct LaplaceSpec {
-  std::string method = "jacobi";  // jacobi | sor | cg | fft
+  LaplaceMethod method = LaplaceMethod::Jacobi;
   Expr rhs;                        // f(x, y, z); "0" when absent
   double tolerance = 1e-8;         // on ‖r‖₂/‖r₀‖₂ (‖W·f‖₂ when f ≠ 0); see docs/design.md
   double tolerance_asked = 1e-8;   // as written (float32 may raise it)
   std::int64_t max_iters = 100000;
   std::int64_t check_every = 50;
   bool omega_auto = true;
-  double omega = 1;                // resolved (auto: the optimal ω for the grid)
+  // As written; with auto, 0 until solvers' prepare_case sets the optimal ω
+  // of the grid (solvers/laplace_setup.hpp).
+  double omega = 0;
   bool remove_mean = false;
   // Jacobi sweeps per pass over memory (temporal blocking, 3D grids): 0 = auto.
   int time_block = 0;
   // No Dirichlet face: u is fixed up to a constant (the solution returned has mean 0).
   bool singular = false;
   // The mean of f that is not compatible with the boundaries (removed when
-  // remove_mean; a case error otherwise), computed when the case is loaded.
+  // remove_mean; a case error otherwise), computed by solvers' prepare_case
+  // when singular.
   double incompatible_mean = 0;
+  // Where that case error points: laplace.rhs, else the laplace section, else
+  // the case's top.
+  SourceLoc balance_loc;
+  std::string balance_key;
 };
 
 // One point of a stencil: an offset (dx, dy, dz; 0 on axes the grid lacks)
@@ -139,6 +169,13 @@ struct StencilSpec {
   int time_block = 0;
 };
 
+// grid.extent or grid.spacing as written, per axis (Grid::h is the spacing
+// they give once the boundary is known); the resolved case echoes them.
+struct GridLengths {
+  std::vector<double> lengths;
+  bool by_spacing = false;
+};
+
 struct OutputSpec {
   std::string dir;             // default out/<name>
   std::int64_t every = 0;      // 0: final state only
@@ -156,6 +193,7 @@ struct Case {
   std::string device = "auto";
   Params parameters;
   Grid grid;  // on an MPI rank: the rank's padded block (grid/decomp.hpp)
+  GridLengths grid_lengths;
   // grid.ranks: ranks per axis for MPI runs (empty: chosen by the run).
   std::vector<int> ranks;
   SourceLoc ranks_loc;
@@ -175,35 +213,27 @@ struct Case {
 };
 
 // Loads and checks a case file. overrides: "dotted.key=yaml-value" strings
-// from the command line, applied before checking. Throws CaseError.
+// from the command line, applied before checking. Throws CaseError. What
+// needs the numerics (laplace: the auto SOR ω, whether f balances the
+// boundaries) is left to solvers' prepare_case (solvers/prepare.hpp), which
+// the app calls on the case next.
 Case load_case(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // Same, from text already in memory; `label` stands for the file name in
 // messages and relative paths resolve against `base_dir`.
-// The optimal SOR ω for the grid and its boundaries: 2/(1 + √(1 − ρ²)) with
-// ρ the Jacobi iteration's spectral radius on the unknowns (the smallest
-// mode allowed on each axis: π/(n−1) between walls, π/(2(n−1)) between a
-// Dirichlet and a Neumann face, 2π/n periodic, 0 when the axis admits a
-// constant and another axis does not).
-double optimal_sor_omega(const Grid& g, const std::array<FaceBc, kFaces>& bc);
-
-// With no Dirichlet face: the part of f that the boundaries cannot balance,
-// (Σᵢ Wᵢ·(fᵢ − cᵢ)) / Σᵢ Wᵢ, with W the symmetrising weights and c the Neumann
-// terms 2g/h of ops/laplace.hpp; f holds one value per grid point. ∇²u = f
-// has a solution only when it is 0 (a plain mean of f when every axis is periodic).
-template <class T>
-double incompatible_mean(const Grid& g, const std::array<FaceBc, kFaces>& bc, const T* f);
-
 Case load_case_text(const std::string& text, const std::string& label,
                     const std::vector<std::string>& overrides = {}, const std::string& base_dir = ".");
 
-// The most steps a temporally blocked pass of case c may take (the halos of
-// a run over MPI ranks are this many stencil radii deep, grid/decomp.hpp):
-// heat.time_block, stencil.time_block or laplace.time_block where the case
-// sets it; with auto, kAutoTimeBlockDeepest for the cases that have such
-// passes (explicit 3D heat, 3D stencils in star7's order, 3D Jacobi) and run
-// at least kAutoTimeBlockMinSteps steps (max_iters); 1 otherwise.
-int time_block_depth(const Case& c);
+// The resolved case as YAML text, every default filled in (Case::resolved_yaml):
+// load_case sets it, and solvers' prepare_case again once the values it
+// resolves (the auto SOR ω) are in. Loading it gives the same case.
+std::string emit_resolved(const Case& c);
+
+// True when the points have star5's offsets in its order on the 2D grid g,
+// or star7's on the 3D grid g (whatever the weights): the stencils the
+// temporally blocked passes run (ops/time_block.hpp).
+bool star_order(const std::vector<StencilPoint>& pts, const Grid& g);
+
 // The workload's time_block as the case gives it (0: auto; 0 for raymarch).
 int time_block_asked(const Case& c);
 

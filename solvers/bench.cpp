@@ -10,6 +10,7 @@
 #include "io/workload.hpp"
 #include "kernels/device.hpp"
 #include "solvers/laplace.hpp"
+#include "solvers/prepare.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
@@ -73,7 +74,7 @@ Case bench_case(const BenchItem& it) {
       "output: {{every: 0}}\n",
       it.workload, it.dims, n, it.workload, to_string(it.precision), dims_list(it.dims, n),
       dims_list(it.dims, 1), body);
-  return load_case_text(text, "bench case");
+  return prepare_case(load_case_text(text, "bench case"));
 }
 
 double median(std::vector<double> v) {

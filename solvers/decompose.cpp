@@ -26,6 +26,20 @@ std::string halo_why(const Decomp& d) {
 
 }  // namespace
 
+int time_block_depth(const Case& c) {
+  const bool has_passes =
+      (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim >= 2) ||
+      (c.workload == Workload::Stencil && star_order(c.stencil.points, c.grid)) ||
+      (c.workload == Workload::Laplace && c.laplace.method == LaplaceMethod::Jacobi &&
+       c.grid.ndim >= 2);
+  if (!has_passes) return 1;
+  if (time_block_asked(c) > 0) return time_block_asked(c);
+  const std::int64_t steps = c.workload == Workload::Laplace ? c.laplace.max_iters
+                             : c.workload == Workload::Heat  ? c.heat.steps
+                                                             : c.stencil.steps;
+  return steps >= kAutoTimeBlockMinSteps ? kAutoTimeBlockDeepest : 1;
+}
+
 int halo_width(const Case& c) {
   return workload_entry(c.workload).halo_width(c);
 }
@@ -45,7 +59,7 @@ Decomp decompose(const Case& c, int nranks, int rank) {
   const Grid& g = c.grid;
   const SourceLoc file{c.file};
   if (nranks == 1) return d;
-  if (c.workload == Workload::Laplace && c.laplace.method == "fft")
+  if (c.workload == Workload::Laplace && c.laplace.method == LaplaceMethod::Fft)
     throw CaseError(file, "laplace.method",
                     fmt::format("fft runs on one rank only (no distributed FFT); {} ranks were "
                                 "started: run it without mpirun, or use jacobi, sor or cg",

@@ -8,6 +8,15 @@
 
 namespace gf {
 
+// The most steps a temporally blocked pass of case c may take (the halos of
+// a run over MPI ranks are this many stencil radii deep, grid/decomp.hpp):
+// heat.time_block, stencil.time_block or laplace.time_block where the case
+// sets it; with auto, kAutoTimeBlockDeepest for the cases that have such
+// passes (explicit 2D and 3D heat, stencils in star5's or star7's order, 2D
+// and 3D Jacobi) and run at least kAutoTimeBlockMinSteps steps (max_iters);
+// 1 otherwise.
+int time_block_depth(const Case& c);
+
 // The layers of neighbours one step of a case reads: its stencil's radius
 // (1 for heat and laplace).
 int halo_width(const Case& c);

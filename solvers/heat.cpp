@@ -75,7 +75,8 @@ void HeatSolver<T>::implicit_step(double dt) {
       throw SolverError(fmt::format(
           "{} heat step {} (t = {:.6g}): CG did not converge in {} iterations: residual {:.3g} "
           "> tolerance {:.3g}; raise heat.solver.max_iters or the tolerance, or take a smaller dt",
-          h.scheme, step_ + 1, time_, it, std::sqrt(cg_->rr() / bb), h.solver_tolerance));
+          to_string(h.scheme), step_ + 1, time_, it, std::sqrt(cg_->rr() / bb),
+          h.solver_tolerance));
     if (!cg_->step()) break;  // nothing left to reduce
     ++it;
   }
@@ -214,7 +215,7 @@ std::string heat_setup_line(const Case& c) {
     return fmt::format("{} scheme: stable for any dt; dt = {:.6g} is {:.3g} × the explicit limit "
                        "1/(2·α·Σ1/h²) = {:.6g}; each step is a CG solve (tolerance {:.3g}, at most "
                        "{} iterations)",
-                       c.heat.scheme, c.heat.dt, c.heat.dt / c.heat.dt_limit, c.heat.dt_limit,
+                       to_string(c.heat.scheme), c.heat.dt, c.heat.dt / c.heat.dt_limit, c.heat.dt_limit,
                        c.heat.solver_tolerance, c.heat.solver_max_iters);
   return fmt::format("explicit stability limit dt_max = 1/(2·α·Σ1/h²) = {:.6g}; dt = {:.6g} "
                      "({:.3g} of the limit){}",

@@ -9,6 +9,7 @@
 
 #include "core/interrupt.hpp"
 #include "io/expression.hpp"
+#include "solvers/laplace_setup.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
@@ -46,17 +47,20 @@ template <class T>
 LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     : case_(c), spec_(c.laplace), be_(backend), exec_(make_laplace_exec(backend)) {
   const Grid& g = c.grid;
-  const std::string& method = spec_.method;
+  const LaplaceMethod method = spec_.method;
+  if (method == LaplaceMethod::Sor && !(spec_.omega > 0))
+    throw std::logic_error("LaplaceSolver: laplace.omega auto is unresolved: the case was not "
+                           "prepared (solvers/prepare.hpp)");
   u_ = be_.make_field(g, "the solution u");
   upload_ms_ = upload_initial_state(c, be_, u_);
   args_ = laplace_args<T>(c, false);
   args_.omega = static_cast<T>(spec_.omega);
 
   // The right-hand side: a field unless constant; the part of it that the
-  // boundaries cannot balance (no Dirichlet face) is taken out: the loader
+  // boundaries cannot balance (no Dirichlet face) is taken out: prepare_case
   // refused a real one unless remove_mean, so what goes here is that or rounding.
   const Expression rhs(spec_.rhs, c.parameters);
-  if (!rhs.is_constant() || spec_.singular || method == "fft") {
+  if (!rhs.is_constant() || spec_.singular || method == LaplaceMethod::Fft) {
     std::vector<T> f(static_cast<std::size_t>(g.size()));
     sample_expression<T>(spec_.rhs, c.parameters, g, f.data());
     if (spec_.singular) {
@@ -70,7 +74,7 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
   } else {
     args_.f_const = static_cast<T>(rhs(0, 0, 0));
   }
-  if (method == "jacobi") {
+  if (method == LaplaceMethod::Jacobi) {
     v_ = be_.make_field(g, "the next iterate of u");
     // Sweeps per pass, as heat picks its steps (HeatSolver::pick_time_block),
     // timed from u into v, which the first sweep overwrites anyway.
@@ -87,7 +91,7 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     }
   }
 
-  if (method == "fft") {
+  if (method == LaplaceMethod::Fft) {
     residual_ = 1;  // nothing solved yet; the solve reports its spectral residual
     exec_->prepare_fft(args_, u_.layout());
     return;
@@ -96,7 +100,7 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
   fa.lap_coef = 0;
   const double ff = exec_->residual(fa, u_, nullptr);
   double rr0 = 0;
-  if (method == "cg") {
+  if (method == LaplaceMethod::Cg) {
     // CG solves A u = b with A = W·(−L) (SPD) and b = −W·f: its residual
     // b − A u is W·(L u − f), the negative of the one jacobi and sor measure.
     args_.f_coef = -1;
@@ -125,8 +129,8 @@ void LaplaceSolver<T>::check_residual() {
   const double rr = exec_->residual(args_, u_, nullptr);
   residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
   if (!std::isfinite(residual_))
-    throw SolverError(fmt::format("{} diverged: the residual is {} at iteration {}", spec_.method,
-                                  residual_, iters_));
+    throw SolverError(fmt::format("{} diverged: the residual is {} at iteration {}",
+                                  to_string(spec_.method), residual_, iters_));
   if (converged_now())
     status_ = LaplaceStatus::Converged;
   else if (iters_ >= spec_.max_iters)
@@ -136,15 +140,15 @@ void LaplaceSolver<T>::check_residual() {
 template <class T>
 void LaplaceSolver<T>::iterate(std::int64_t n) {
   if (finished()) return;
-  const std::string& method = spec_.method;
-  if (method == "fft") {
+  const LaplaceMethod method = spec_.method;
+  if (method == LaplaceMethod::Fft) {
     residual_ = exec_->fft_poisson(args_, f_, u_);
     iters_ = 1;
     status_ = LaplaceStatus::Direct;
     return;
   }
   n = std::max<std::int64_t>(0, std::min(n, spec_.max_iters - iters_));
-  if (method == "jacobi" || method == "sor") {
+  if (method == LaplaceMethod::Jacobi || method == LaplaceMethod::Sor) {
     sweep(n);
     check_residual();
     return;
@@ -181,9 +185,10 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
 
 template <class T>
 void LaplaceSolver<T>::sweep(std::int64_t n) {
-  const bool jacobi = spec_.method == "jacobi";
-  if (!jacobi && spec_.method != "sor")
-    throw std::logic_error("LaplaceSolver::sweep: " + spec_.method + " has no sweeps");
+  const bool jacobi = spec_.method == LaplaceMethod::Jacobi;
+  if (!jacobi && spec_.method != LaplaceMethod::Sor)
+    throw std::logic_error(std::string("LaplaceSolver::sweep: ") + to_string(spec_.method) +
+                           " has no sweeps");
   // Temporal blocking: k Jacobi sweeps a pass while k remain, the rest below.
   const int k = jacobi ? time_block_ : 1;
   std::int64_t s = 0;
@@ -207,12 +212,12 @@ void LaplaceSolver<T>::sweep(std::int64_t n) {
 template <class T>
 void LaplaceSolver<T>::finish() {
   if (status_ == LaplaceStatus::Running) status_ = LaplaceStatus::MaxIters;  // interrupted
-  if (spec_.method == "cg" && status_ != LaplaceStatus::Converged) {
+  if (spec_.method == LaplaceMethod::Cg && status_ != LaplaceStatus::Converged) {
     const double rr = exec_->residual(args_, u_, nullptr);  // report the true residual
     residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
   }
   // u is fixed up to a constant: return the solution of mean 0 (fft's already is).
-  if (spec_.singular && spec_.method != "fft")
+  if (spec_.singular && spec_.method != LaplaceMethod::Fft)
     be_.vec().add_constant(u_, static_cast<T>(-be_.vec().stats(u_).mean));
 }
 
@@ -254,26 +259,27 @@ void LaplaceSolver<T>::restore(const io::Checkpoint& ck) {
 template <class T>
 std::size_t LaplaceSolver<T>::bytes_per_iteration() const {
   const std::size_t fb = u_.bytes(), fr = has_f_field_ ? fb : 0;
-  const std::string& m = spec_.method;
-  if (m == "jacobi") return 2 * fb + fr;          // read u, write v
-  if (m == "sor") return 4 * fb + 2 * fr;         // two half sweeps
-  if (m == "cg") return 13 * fb;                  // spmv 2, dot 2, update 6, p 3
-  return 2 * fb + fr;                             // fft: f in, u out (transforms not counted)
+  const LaplaceMethod m = spec_.method;
+  if (m == LaplaceMethod::Jacobi) return 2 * fb + fr;   // read u, write v
+  if (m == LaplaceMethod::Sor) return 4 * fb + 2 * fr;  // two half sweeps
+  if (m == LaplaceMethod::Cg) return 13 * fb;           // spmv 2, dot 2, update 6, p 3
+  return 2 * fb + fr;                                   // fft: f in, u out (transforms not counted)
 }
 
 template <class T>
 MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
   const std::size_t n = static_cast<std::size_t>(c.grid.size());
   const std::size_t field = n * sizeof(T);
-  const std::string& m = c.laplace.method;
+  const LaplaceMethod m = c.laplace.method;
   int fields = 2;  // u and f
   std::size_t bytes = 2 * field;
-  if (m == "jacobi") fields += 1, bytes += field;
-  if (m == "cg") {  // r, p, q and the GPU's CSR matrix (row pointers, 7 columns and values a row)
+  if (m == LaplaceMethod::Jacobi) fields += 1, bytes += field;
+  // cg: r, p, q and the GPU's CSR matrix (row pointers, 7 columns and values a row)
+  if (m == LaplaceMethod::Cg) {
     fields += 3;
     bytes += 3 * field + (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
   }
-  if (m == "fft") {  // two half spectra, and about as much again for the FFT library
+  if (m == LaplaceMethod::Fft) {  // two half spectra, and about as much again for the FFT library
     const std::size_t half = n / std::size_t(c.grid.n[0]) * std::size_t(c.grid.n[0] / 2 + 1);
     bytes += 3 * half * 2 * sizeof(T);
   }
@@ -284,8 +290,8 @@ template LaplaceArgs<float> laplace_args<float>(const Case&, bool);
 template LaplaceArgs<double> laplace_args<double>(const Case&, bool);
 std::string laplace_setup_line(const Case& c) {
   return fmt::format("laplace: {}, tolerance {:.3g} on the relative residual, at most {} iterations{}",
-                     c.laplace.method, c.laplace.tolerance, c.laplace.max_iters,
-                     c.laplace.method == "sor"
+                     to_string(c.laplace.method), c.laplace.tolerance, c.laplace.max_iters,
+                     c.laplace.method == LaplaceMethod::Sor
                          ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
                                        c.laplace.omega_auto ? " (auto)" : "")
                          : "");

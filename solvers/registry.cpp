@@ -22,7 +22,9 @@ std::unique_ptr<Stepper<T>> stepper_of(const Case& c, Backend<T>& be) {
 int one_layer(const Case&) { return 1; }
 int stencil_radius(const Case& c) { return std::max(c.stencil.radius, 1); }
 double heat_cg_tolerance(const Case& c) { return c.heat.implicit() ? c.heat.solver_tolerance : 0; }
-double laplace_tolerance(const Case& c) { return c.laplace.method == "fft" ? 0 : c.laplace.tolerance; }
+double laplace_tolerance(const Case& c) {
+  return c.laplace.method == LaplaceMethod::Fft ? 0 : c.laplace.tolerance;
+}
 
 const char* heat_bench_method(int) { return "explicit"; }
 const char* laplace_bench_method(int) { return "jacobi"; }

@@ -189,7 +189,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   std::vector<Chunk> chunks;
   double compute_ms = 0;
   auto timer = backend.make_timer();
-  Progress progress(c.name, spec.method == "fft" ? 1 : spec.max_iters, opts.progress);
+  Progress progress(c.name, spec.method == LaplaceMethod::Fft ? 1 : spec.max_iters, opts.progress);
   std::int64_t last_written = -1;  // the last output handed to `outputs`
   std::optional<InSituFrames<T>> frames;
   if (c.render.enabled) frames.emplace(c, backend, opts.out_dir);
@@ -263,8 +263,8 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   nlohmann::json timing = timing_record(c, backend, solver.iterations() - start, ph, chunks,
                                         solver.bytes_per_iteration());
   if (opts.restart) timing["restarted_at_iteration"] = start;
-  timing["method"] = spec.method;
-  if (spec.method == "jacobi") timing["time_block"] = solver.time_block();
+  timing["method"] = to_string(spec.method);
+  if (spec.method == LaplaceMethod::Jacobi) timing["time_block"] = solver.time_block();
   timing["iterations"] = solver.iterations();
   timing["residual"] = solver.residual();
   timing["tolerance"] = spec.tolerance;
@@ -281,7 +281,7 @@ nlohmann::json run_laplace(const Case& c, Backend<T>& backend, const RunOptions&
   if (solver.status() == LaplaceStatus::MaxIters)
     throw SolverError(fmt::format("{} did not converge in {} iterations: residual {:.3g} > "
                                   "tolerance {:.3g}; the last iterate is written in {}",
-                                  spec.method, solver.iterations(), solver.residual(),
+                                  to_string(spec.method), solver.iterations(), solver.residual(),
                                   spec.tolerance, opts.out_dir.string()));
   return timing;
 }

@@ -3,7 +3,9 @@
 #  - no index arithmetic written by hand outside grid/view.hpp
 #    (i + n[0]*(j + n[1]*k) and the like: a field's layout is Layout's);
 #  - no include from core/, grid/ or kernels/ to a floor above it
-#    (core < grid < kernels < solvers, io < app);
+#    (core < grid < kernels < solvers, io < app), and none from io/ to
+#    kernels/, solvers/ or app/: gridforge_io is built and linked without them
+#    (the case loader's fuzzer), so what needs the numerics is solvers' work;
 #  - no source file over 800 lines, except the hand-tuned CUDA kernels (*.cuh).
 # Each finding is printed as file:line: what; any finding fails the test.
 cmake_minimum_required(VERSION 3.20)
@@ -29,6 +31,8 @@ foreach(f IN LISTS sources)
     set(allowed core grid)
   elseif(floor STREQUAL "kernels")
     set(allowed core grid kernels)
+  elseif(floor STREQUAL "io")
+    set(allowed core grid io)
   endif()
   set(ln 0)
   foreach(line IN LISTS lines)
@@ -45,12 +49,16 @@ foreach(f IN LISTS sources)
       list(FIND floors "${to}" known)
       list(FIND allowed "${to}" ok)
       if(known GREATER -1 AND ok EQUAL -1)
-        message("${f}:${ln}: ${floor}/ includes ${to}/, a floor above it")
+        if(floor STREQUAL "io")
+          message("${f}:${ln}: io/ includes ${to}/, which gridforge_io is built without")
+        else()
+          message("${f}:${ln}: ${floor}/ includes ${to}/, a floor above it")
+        endif()
         math(EXPR findings "${findings} + 1")
       endif()
     endif()
   endforeach()
-  if(nlines GREATER 800 AND NOT f MATCHES "\\.cuh$" AND NOT f STREQUAL "io/case.cpp")
+  if(nlines GREATER 800 AND NOT f MATCHES "\\.cuh$")
     message("${f}: ${nlines} lines, over 800: split it by concern")
     math(EXPR findings "${findings} + 1")
   endif()

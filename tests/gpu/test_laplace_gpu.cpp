@@ -17,6 +17,7 @@
 #include "kernels/laplace/laplace_exec.hpp"
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
+#include "solvers/prepare.hpp"
 
 using namespace gf;
 
@@ -250,7 +251,7 @@ namespace {
 // A whole solve on both devices; the final fields agree to the tolerance scale.
 template <class T>
 void compare_solve(const std::string& text) {
-  const Case c = load_case_text(text, "gpu_solve.yaml");
+  const Case c = prepare_case(load_case_text(text, "gpu_solve.yaml"));
   auto cpu = make_cpu_backend<T>();
   auto gpu = make_cuda_backend<T>(0);
   auto solve = [&](Backend<T>& be, std::int64_t* its) {
@@ -270,8 +271,8 @@ void compare_solve(const std::string& text) {
     num += std::pow(double(hg[i]) - double(hc[i]), 2);
     den += double(hc[i]) * double(hc[i]);
   }
-  INFO(c.laplace.method << " float" << 8 * sizeof(T) << ": iterations cpu " << ic << " gpu "
-                        << ig);
+  INFO(to_string(c.laplace.method) << " float" << 8 * sizeof(T) << ": iterations cpu " << ic
+                                   << " gpu " << ig);
   CHECK(std::sqrt(num / std::max(den, 1e-300)) <
         std::max(sizeof(T) == 4 ? 1e-4 : 1e-9, 10 * c.laplace.tolerance));
   CHECK(std::abs(ic - ig) <= c.laplace.check_every);

@@ -75,7 +75,7 @@ TEST_CASE("a minimal case gets every default", "[case]") {
   }
 
   CHECK(c.heat.alpha == 0.5);
-  CHECK(c.heat.scheme == "explicit");
+  CHECK(c.heat.scheme == gf::HeatScheme::Explicit);
   CHECK(c.heat.dt_auto);
   // 1/(2·α·(1/0.1² + 1/0.05²)) = 1/(2·0.5·500)
   CHECK(c.heat.dt_limit == Approx(0.002));

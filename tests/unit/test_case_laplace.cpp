@@ -1,12 +1,15 @@
 // The laplace section of the case loader, and the implicit heat schemes:
-// defaults, resolution (ω, float32 tolerance), and each new case error with
-// its exact message.
+// defaults, resolution (ω, float32 tolerance), each new case error with its
+// exact message, and the scheme and method names parsed into enums.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <iterator>
 #include <string>
+#include <string_view>
 
 #include "io/case.hpp"
+#include "io/case_schema.hpp"
 #include "tests/unit/case_test_util.hpp"
 
 using gf::test::error_of;
@@ -32,7 +35,7 @@ std::string lap(const std::string& lines, const std::string& bc = "{type: dirich
 TEST_CASE("laplace defaults and the resolved case", "[laplace-case]") {
   const gf::Case c = load("workload: laplace\ngrid: {dims: [129, 129]}\n");
   CHECK(c.workload == gf::Workload::Laplace);
-  CHECK(c.laplace.method == "jacobi");
+  CHECK(c.laplace.method == gf::LaplaceMethod::Jacobi);
   CHECK(c.laplace.rhs.text == "0");
   CHECK(c.laplace.tolerance == 1e-8);
   CHECK(c.laplace.max_iters == 100000);
@@ -52,7 +55,7 @@ TEST_CASE("laplace defaults and the resolved case", "[laplace-case]") {
 TEST_CASE("laplace keys are read and checked", "[laplace-case]") {
   const gf::Case c = load(lap("  method: sor\n  rhs: \"x*y\"\n  tolerance: 1.0e-6\n  max_iters: 77\n"
                               "  check_every: 7\n  omega: 1.5\n  remove_mean: false"));
-  CHECK(c.laplace.method == "sor");
+  CHECK(c.laplace.method == gf::LaplaceMethod::Sor);
   CHECK(c.laplace.rhs.text == "x*y");
   CHECK(c.laplace.tolerance == 1e-6);
   CHECK(c.laplace.max_iters == 77);
@@ -137,4 +140,49 @@ TEST_CASE("implicit heat schemes: any dt, a number required, the solver resolved
         "explicit scheme); any dt > 0 is stable");
   CHECK(error_of(base + "  scheme: implicit\n  dt: 0.1\n  solver: {tolerance: -1}") ==
         "case.yaml:8:23: heat.solver.tolerance: expected a number > 0, got -1");
+}
+
+TEST_CASE("heat schemes and laplace methods are parsed once, and named as the case names them",
+          "[laplace-case]") {
+  using gf::HeatScheme;
+  using gf::LaplaceMethod;
+  // every value round-trips through its name, and the names are the ones the
+  // schema accepts, in its order (its messages list them)
+  const HeatScheme schemes[] = {HeatScheme::Explicit, HeatScheme::Implicit,
+                                HeatScheme::CrankNicolson};
+  REQUIRE(std::size(gf::schema::kSchemes) == std::size(schemes));
+  for (std::size_t i = 0; i < std::size(schemes); ++i) {
+    CHECK(gf::to_string(schemes[i]) == gf::schema::kSchemes[i]);
+    CHECK(gf::parse_heat_scheme(gf::to_string(schemes[i])) == schemes[i]);
+  }
+  const LaplaceMethod methods[] = {LaplaceMethod::Jacobi, LaplaceMethod::Sor, LaplaceMethod::Cg,
+                                   LaplaceMethod::Fft};
+  REQUIRE(std::size(gf::schema::kLaplaceMethods) == std::size(methods));
+  for (std::size_t i = 0; i < std::size(methods); ++i) {
+    CHECK(gf::to_string(methods[i]) == gf::schema::kLaplaceMethods[i]);
+    CHECK(gf::parse_laplace_method(gf::to_string(methods[i])) == methods[i]);
+  }
+  for (std::string_view bad :
+       {"", "rk4", "Explicit", "crank_nicolson", "sor ", "multigrid", "FFT"}) {
+    CHECK_FALSE(gf::parse_heat_scheme(bad));
+    CHECK_FALSE(gf::parse_laplace_method(bad));
+  }
+  // the loader reads each name into its value and writes the name back
+  const std::string heat =
+      "workload: heat\ngrid: {dims: [11, 11]}\nheat: {alpha: 1, steps: 2, dt: 0.001}\n";
+  const double theta[] = {0.0, 1.0, 0.5};
+  for (std::size_t i = 0; i < std::size(schemes); ++i) {
+    const std::string name = gf::to_string(schemes[i]);
+    const gf::Case c = load(heat, {"heat.scheme=" + name});
+    CHECK(c.heat.scheme == schemes[i]);
+    CHECK(c.heat.implicit() == (schemes[i] != HeatScheme::Explicit));
+    CHECK(c.heat.theta() == theta[i]);
+    CHECK(c.resolved_yaml.find("\n  scheme: " + name + "\n") != std::string::npos);
+  }
+  for (LaplaceMethod m : methods) {
+    const std::string name = gf::to_string(m);
+    const gf::Case c = load(lap("  method: " + name, "{type: periodic}", "[8, 8]"));
+    CHECK(c.laplace.method == m);
+    CHECK(c.resolved_yaml.find("\n  method: " + name + "\n") != std::string::npos);
+  }
 }

@@ -15,6 +15,7 @@
 #include "kernels/laplace/laplace_exec.hpp"
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
+#include "solvers/prepare.hpp"
 #include "tests/unit/heat_test_util.hpp"
 
 using namespace gf;
@@ -36,6 +37,11 @@ struct Solved {
   LaplaceStatus status = LaplaceStatus::Running;
   double residual = 0, mean_removed = 0;
 };
+
+// A case as the app runs it: loaded, then prepared (the auto SOR ω, f's balance).
+Case load_prepared(const std::string& text, const std::string& label) {
+  return prepare_case(load_case_text(text, label));
+}
 
 Solved solve_cpu(const Case& c) {
   auto be = make_cpu_backend<double>();
@@ -72,7 +78,7 @@ std::string dims2(int n) { return "[" + std::to_string(n) + ", " + std::to_strin
 
 // u = sin(πx)·sinh(πy)/sinh(π) on the unit square, Dirichlet from u itself.
 Case plate_case(const std::string& method, int n, double tol = 1e-11) {
-  return load_case_text("workload: laplace\ngrid: {dims: " + dims2(n) +
+  return load_prepared("workload: laplace\ngrid: {dims: " + dims2(n) +
                             "}\nboundary:\n  default: {type: dirichlet, value: 0}\n"
                             "  y+: {type: dirichlet, value: \"sin(pi*x)\"}\n"
                             "laplace: {method: " + method + ", tolerance: " +
@@ -107,7 +113,7 @@ TEST_CASE("Neumann faces with a gradient: x² − y² is reproduced to rounding 
   // The second-order formula and the mirrored ghost are exact on quadratics:
   // ∂u/∂n = 0 on x-, 2 on x+ (outward), Dirichlet on the y faces.
   for (const std::string method : {"jacobi", "sor", "cg"}) {
-    const Case c = load_case_text(
+    const Case c = load_prepared(
         "workload: laplace\ngrid: {dims: [17, 13]}\nboundary:\n"
         "  x-: {type: neumann, gradient: 0}\n  x+: {type: neumann, gradient: 2}\n"
         "  y: {type: dirichlet, value: \"x^2 - y^2\"}\n"
@@ -126,7 +132,7 @@ TEST_CASE("Poisson with a right-hand side: u = sin(πx)sin(πy)sin(πz), f = −
   std::vector<double> err;
   for (int n : {9, 17, 33}) {
     const std::string d = std::to_string(n);
-    const Case c = load_case_text("workload: laplace\ngrid: {dims: [" + d + ", " + d + ", " + d +
+    const Case c = load_prepared("workload: laplace\ngrid: {dims: [" + d + ", " + d + ", " + d +
                                       "]}\nlaplace: {method: cg, rhs: "
                                       "\"-3*pi^2*sin(pi*x)*sin(pi*y)*sin(pi*z)\", "
                                       "tolerance: 1.0e-12}\n",
@@ -146,7 +152,7 @@ TEST_CASE("fft is spectrally accurate on a periodic manufactured solution", "[la
   // coarse grids f's grid mean is not quite 0 (aliasing): remove_mean.
   std::vector<double> err;
   for (int n : {8, 16, 32}) {
-    const Case c = load_case_text(
+    const Case c = load_prepared(
         "workload: laplace\ngrid: {dims: " + dims2(n) +
             "}\nboundary: {default: {type: periodic}}\n"
             "laplace:\n  method: fft\n  rhs: \"4*pi^2*(cos(2*pi*x)^2 - sin(2*pi*x))*exp(sin(2*pi*x))"
@@ -234,9 +240,9 @@ TEST_CASE("laplace.time_block: the same iterates and residuals as one sweep a pa
       "  default: {type: dirichlet, value: \"x - y\"}\n  z+: {type: neumann, gradient: 0.3}\n"
       "laplace: {method: jacobi, rhs: \"sin(3*x)*z\", max_iters: 130, check_every: 50, "
       "tolerance: 1.0e-14, time_block: ";
-  const Solved one = solve_cpu(load_case_text(box + "1}\n", "box.yaml"));
+  const Solved one = solve_cpu(load_prepared(box + "1}\n", "box.yaml"));
   for (const char* k : {"3", "4", "auto"}) {
-    const Case c = load_case_text(box + k + "}\n", "box.yaml");
+    const Case c = load_prepared(box + k + "}\n", "box.yaml");
     auto be = make_cpu_backend<double>();
     LaplaceSolver<double> probe(c, *be);
     // auto: fewer than 200 sweeps are not worth timing depths
@@ -262,7 +268,7 @@ TEST_CASE("max_iters reached ends the run as max_iters with the residual reached
 
 TEST_CASE("all-periodic and all-Neumann problems: the mean is handled, u has mean 0", "[laplace]") {
   // remove_mean takes the constant 2 out of f = 2 + ∇²(cos 2πx cos 2πy)
-  const Case c = load_case_text(
+  const Case c = load_prepared(
       "workload: laplace\ngrid: {dims: [16, 16]}\nboundary: {default: {type: periodic}}\n"
       "laplace: {method: cg, rhs: \"2 - 8*pi^2*cos(2*pi*x)*cos(2*pi*y)\", remove_mean: true, "
       "tolerance: 1.0e-12}\n",
@@ -279,7 +285,7 @@ TEST_CASE("all-periodic and all-Neumann problems: the mean is handled, u has mea
         }) < 0.05);
   // all-Neumann, sor and cg: u = cos(πx)cos(πy) (compatible: f has mean 0)
   for (const std::string method : {"sor", "cg"}) {
-    const Case n = load_case_text(
+    const Case n = load_prepared(
         "workload: laplace\ngrid: {dims: [33, 33]}\nboundary: {default: {type: neumann}}\n"
         "laplace: {method: " + method + ", rhs: \"-2*pi^2*cos(pi*x)*cos(pi*y)\", "
         "tolerance: 1.0e-10, check_every: 5}\n",
@@ -396,7 +402,7 @@ double heat_time_error(const std::string& scheme, int n, double dt, double t_end
                             "heat: {alpha: 1.0, scheme: " + scheme + ", dt: " +
                             fmt_double(dt) + ", t_end: " + fmt_double(t_end) +
                             ", solver: {tolerance: 1.0e-13, max_iters: 2000}}\n";
-  const Case c = load_case_text(text, "implicit.yaml");
+  const Case c = load_prepared(text, "implicit.yaml");
   auto be = make_cpu_backend<double>();
   HeatSolver<double> s(c, *be);
   double peak = 0;
@@ -427,13 +433,14 @@ TEST_CASE("implicit heat is stable at 10× the explicit limit and matches the an
           "[heat][implicit]") {
   const int n = 33;
   const double h = 1.0 / (n - 1), limit = h * h / 4;  // 1/(2α·Σ1/h²), α = 1
-  for (const std::string scheme : {"implicit", "crank-nicolson"}) {
+  for (const HeatScheme scheme : {HeatScheme::Implicit, HeatScheme::CrankNicolson}) {
     double vs_analytic = 0, peak = 0;
-    heat_time_error(scheme, n, 10 * limit, 0.1, &vs_analytic, &peak);
-    INFO(scheme << ": error against exp(-2π²t)·u0 " << vs_analytic << ", max |u| " << peak);
+    heat_time_error(to_string(scheme), n, 10 * limit, 0.1, &vs_analytic, &peak);
+    INFO(to_string(scheme) << ": error against exp(-2π²t)·u0 " << vs_analytic << ", max |u| "
+                           << peak);
     CHECK(peak <= 1.0);
     // exp(-2π²·0.1) = 0.139: backward Euler's first-order lag is visible, CN's is not
-    CHECK(vs_analytic < (scheme == "implicit" ? 1e-2 : 1e-3));
+    CHECK(vs_analytic < (scheme == HeatScheme::Implicit ? 1e-2 : 1e-3));
   }
   // far past the limit, an explicit step would blow up; these decay
   double peak = 0;
@@ -442,11 +449,13 @@ TEST_CASE("implicit heat is stable at 10× the explicit limit and matches the an
 }
 
 TEST_CASE("backward Euler is first order in time, Crank–Nicolson second", "[heat][implicit]") {
-  for (const std::string scheme : {"implicit", "crank-nicolson"}) {
+  for (const HeatScheme scheme : {HeatScheme::Implicit, HeatScheme::CrankNicolson}) {
     std::vector<double> err;
-    for (double dt : {0.01, 0.005, 0.0025}) err.push_back(heat_time_error(scheme, 17, dt, 0.1));
-    INFO(scheme << ": errors " << err[0] << " " << err[1] << " " << err[2]);
-    for (double p : orders(err)) CHECK(p == Approx(scheme == "implicit" ? 1.0 : 2.0).margin(0.1));
+    for (double dt : {0.01, 0.005, 0.0025})
+      err.push_back(heat_time_error(to_string(scheme), 17, dt, 0.1));
+    INFO(to_string(scheme) << ": errors " << err[0] << " " << err[1] << " " << err[2]);
+    for (double p : orders(err))
+      CHECK(p == Approx(scheme == HeatScheme::Implicit ? 1.0 : 2.0).margin(0.1));
   }
 }
 
@@ -455,7 +464,7 @@ TEST_CASE("implicit heat with insulated ends keeps cos(πx) decaying as the disc
   // 1D Neumann: the symmetrised CG operator (weights 1/2 at the ends) solves
   // the ghost-point equations exactly.
   const int n = 41;
-  const Case c = load_case_text(
+  const Case c = load_prepared(
       "workload: heat\ngrid: {dims: [41]}\ninitial: {expr: \"cos(pi*x)\"}\n"
       "boundary: {x: {type: neumann, gradient: 0}}\n"
       "heat: {alpha: 1.0, scheme: crank-nicolson, dt: 0.001, steps: 50, "

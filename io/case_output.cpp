@@ -1,0 +1,52 @@
+// The output: section (SPEC §3): the folder, the output, NaN-check and
+// checkpoint cadence, the formats; echoed in the resolved case.
+#include "io/case_sections.hpp"
+
+namespace gf::case_sections {
+
+namespace {
+
+void read_formats(const Value& v, OutputSpec& o) {
+  const std::string expected = "expected a non-empty list of " + schema::join(schema::kFormats);
+  if (!v.node().IsSequence() || v.node().size() == 0) v.fail(expected + ", got " + v.describe());
+  o.vtk = o.hdf5 = false;
+  for (const Value& item : v.list()) {
+    const std::string f = item.choice(schema::kFormats);
+    (f == "vtk" ? o.vtk : o.hdf5) = true;
+  }
+}
+
+}  // namespace
+
+void read_output(const Map& top, const std::string& name, OutputSpec& o) {
+  o.dir = "out/" + name;
+  if (!top.has("output")) return;
+  const Map m = top.get("output").map(schema::kOutputKeys);
+  if (m.has("dir")) {
+    const Value v = m.get("dir");
+    o.dir = v.text();
+    if (o.dir.empty()) v.fail("expected a folder path, got nothing");
+  }
+  if (m.has("every")) o.every = m.get("every").integer(0);
+  if (m.has("check_every")) o.check_every = m.get("check_every").integer(1);
+  if (m.has("formats")) read_formats(m.get("formats"), o);
+  if (m.has("checkpoint_every")) {
+    const Value v = m.get("checkpoint_every");
+    o.checkpoint_every = v.integer(0);
+  }
+}
+
+void emit_output(YAML::Emitter& out, const OutputSpec& o) {
+  out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "dir" << YAML::Value << o.dir;
+  out << YAML::Key << "every" << YAML::Value << o.every;
+  out << YAML::Key << "check_every" << YAML::Value << o.check_every;
+  out << YAML::Key << "formats" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  if (o.vtk) out << "vtk";
+  if (o.hdf5) out << "hdf5";
+  out << YAML::EndSeq;
+  out << YAML::Key << "checkpoint_every" << YAML::Value << o.checkpoint_every;
+  out << YAML::EndMap;
+}
+
+}  // namespace gf::case_sections

@@ -1,0 +1,120 @@
+// Internal to io/: the sections of a case file, each read and echoed by a
+// file of its own (io/case_<section>.cpp; raymarch: and render: are
+// io/case_raymarch.hpp), and the small helpers they share. io/case.cpp reads
+// the top-level keys and calls the sections in order.
+#pragma once
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/case.hpp"
+#include "io/case_schema.hpp"
+
+namespace gf::case_sections {
+
+using schema::Map;
+using schema::Value;
+
+// ---- shared by the sections ---------------------------------------------------------------
+
+// A boundary type's name in case files.
+inline const char* bc_name(BcType t) {
+  return t == BcType::Dirichlet   ? "dirichlet"
+         : t == BcType::Neumann   ? "neumann"
+         : t == BcType::Absorbing ? "absorbing"
+                                  : "periodic";
+}
+
+// "1 number", "3 entries"
+inline std::string count_of(std::size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// Equal spacing on every axis (to rounding): box stencils need it, and the
+// explicit limit is then written h²/(2·d·α).
+inline bool equal_spacing(const Grid& g) {
+  for (int a = 1; a < g.ndim; ++a)
+    if (std::abs(g.h[a] - g.h[0]) > 1e-12 * g.h[0]) return false;
+  return true;
+}
+
+// Which of the keys `a` and `b` the map holds, when it holds exactly one.
+inline std::string exactly_one_of(const Map& m, const std::string& a, const std::string& b) {
+  if (!m.has(a) && !m.has(b)) m.self().fail(fmt::format("missing required key '{}' or '{}'", a, b));
+  if (m.has(a) && m.has(b)) {
+    // Point at the later of the two: an override comes after the file's key.
+    const std::vector<std::string> keys = m.keys();
+    const auto later =
+        std::find_if(keys.rbegin(), keys.rend(), [&](const auto& k) { return k == a || k == b; });
+    m.key_node(*later).fail(fmt::format("give only one of '{}' and '{}'", a, b));
+  }
+  return m.has(a) ? a : b;
+}
+
+// float32 cannot reach a relative residual much below 1e-6: a smaller
+// tolerance is raised to kFloat32ToleranceFloor instead of running to max_iters.
+inline double effective_tolerance(double asked, Precision p) {
+  return p == Precision::Float32 ? std::max(asked, kFloat32ToleranceFloor) : asked;
+}
+
+// heat.time_block, stencil.time_block, laplace.time_block: auto (0) or the
+// steps per pass, 1 to kMaxTimeBlock.
+inline int read_time_block(const Value& v) {
+  if (v.node().IsScalar() && v.node().Scalar() == "auto") return 0;
+  long long k = 0;
+  if (!v.node().IsScalar() || !YAML::convert<long long>::decode(v.node(), k) || k < 1 ||
+      k > kMaxTimeBlock)
+    v.fail(fmt::format("expected auto or a whole number of steps from 1 to {}, got {}",
+                       kMaxTimeBlock, v.describe()));
+  return int(k);
+}
+
+// Shortest text that reads back as the same double: resolved_yaml can be
+// loaded again and gives the same case, bit for bit.
+inline std::string num(double v) { return fmt::format("{}", v); }
+
+// ---- the sections, in the order of the resolved case ------------------------------------------
+
+// grid: and boundary: (case_grid.cpp). The grid's spacing needs the boundary
+// (periodic axes do not store their last point): read_grid, read_boundary,
+// then set_spacing.
+GridLengths read_grid(const Map& top, Grid& g);
+void read_grid_ranks(const Map& top, Case& c);
+std::array<FaceBc, kFaces> read_boundary(const Map& top, const Params& params, Grid& g,
+                                         Workload w);
+void set_spacing(Grid& g, const GridLengths& in);
+void emit_grid(YAML::Emitter& out, const Grid& g, const GridLengths& in,
+               const std::vector<int>& ranks);
+void emit_boundary(YAML::Emitter& out, const Case& c);
+
+// initial: (case_initial.cpp): a value, an expression or an HDF5 dataset.
+void read_initial(const Map& top, const Params& params, const std::filesystem::path& base_dir,
+                  const Grid& grid, InitialSpec& init);
+void emit_initial(YAML::Emitter& out, const InitialSpec& init);
+
+// heat: (case_heat.cpp)
+void read_heat(const Map& top, const Params& params, const Grid& g, Precision prec, HeatSpec& h);
+void emit_heat(YAML::Emitter& out, const HeatSpec& h);
+
+// stencil: (case_stencil.cpp)
+void read_stencil(const Map& top, const Grid& g, StencilSpec& s);
+void emit_stencil(YAML::Emitter& out, const StencilSpec& s);
+
+// laplace: (case_laplace.cpp); the values that need the numerics are left to
+// solvers' prepare_case.
+void read_laplace(const Map& top, const Case& c, LaplaceSpec& L);
+void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L);
+
+// output: (case_output.cpp)
+void read_output(const Map& top, const std::string& name, OutputSpec& o);
+void emit_output(YAML::Emitter& out, const OutputSpec& o);
+
+}  // namespace gf::case_sections
