@@ -1,8 +1,8 @@
 // Wave step kernels. Every point goes through wave_point (the shared
 // formula): on 2D and 3D grids whose rows are whole 16-byte vectors, the
 // marches of kernels/cuda/march_kernels.cuh with WaveOp (the earlier level
-// read at the point's own index, as heat reads its source); elsewhere one
-// thread a point through wave_point_bc. An absorbing x face, which the
+// read at the point's own index, as heat reads its source); other 2D and 3D
+// grids a thread a point (wave_rows), 1D through wave_point_bc. An absorbing x face, which the
 // marches do not know (they read x faces by neighbour()'s rules), has its
 // points redone after the march by wave_x_faces.
 #pragma once
@@ -40,6 +40,48 @@ __global__ void __launch_bounds__(256) wave_points(WaveArgs<T> a, const T* __res
   std::int64_t i, j, k;
   l.position(q, i, j, k);
   out[l.index(i, j, k)] = wave_point_bc<D>(a, FieldView<const T>(in, l), i, j, k);
+}
+
+// 2D and 3D grids whose rows the marches do not take (odd lengths): a
+// thread a point, (i, j) from a 2D block and k from the grid's z; points off
+// every face read their neighbours directly, the others go through
+// wave_point_bc (the same formula, so the same values).
+template <int D, bool SRC, class T, class I>
+__global__ void __launch_bounds__(256) wave_rows(WaveArgs<T> a, const T* __restrict__ in,
+                                                 T* __restrict__ out, Layout l) {
+  const I nx = I(l.n[0]), ny = I(l.n[1]), nz = I(l.n[2]);
+  const I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+  const I j = I(blockIdx.y) * I(blockDim.y) + I(threadIdx.y);
+  const I k = I(blockIdx.z);
+  if (i >= nx || j >= ny) return;
+  const I idx = l.index_as<I>(i, j, k);
+  const bool inner = i > 0 && i < nx - 1 && j > 0 && j < ny - 1 && (D < 3 || (k > 0 && k < nz - 1));
+  if (inner) {
+    const I sy = I(l.sy), sz = I(l.sz);
+    T m[3], p[3];
+    m[0] = in[idx - 1], p[0] = in[idx + 1];
+    m[1] = in[idx - sy], p[1] = in[idx + sy];
+    if constexpr (D > 2) m[2] = in[idx - sz], p[2] = in[idx + sz];
+    out[idx] = wave_point_as<D, SRC>(a, in[idx], a.w[idx], m, p,
+                                     SRC ? wave_source(a, std::int64_t(idx)) : T(0));
+  } else {
+    out[idx] = wave_point_bc<D>(a, FieldView<const T>(in, l), i, j, k);
+  }
+}
+
+template <int D, class T>
+void launch_wave_rows(const WaveArgs<T>& a, const FieldView<const T>& in, const FieldView<T>& out,
+                      cudaStream_t s) {
+  const dim3 block(64, 4);
+  const dim3 grid(unsigned((in.n[0] + 63) / 64), unsigned((in.n[1] + 3) / 4), unsigned(in.n[2]));
+  const bool small = in.span() < (std::int64_t(1) << 31);
+  if (wave_has_source(a)) {
+    if (small) wave_rows<D, true, T, int><<<grid, block, 0, s>>>(a, in.p, out.p, in);
+    else wave_rows<D, true, T, std::int64_t><<<grid, block, 0, s>>>(a, in.p, out.p, in);
+  } else {
+    if (small) wave_rows<D, false, T, int><<<grid, block, 0, s>>>(a, in.p, out.p, in);
+    else wave_rows<D, false, T, std::int64_t><<<grid, block, 0, s>>>(a, in.p, out.p, in);
+  }
 }
 
 // The points of the x faces (i = 0 and nx − 1) of every row, through
@@ -81,10 +123,13 @@ void launch_wave_step(const WaveArgs<T>& a, const FieldView<const T>& in, const 
   } else if (a.ndim == 2 && march2d_fits(in, out)) {
     with_wave_op<2>(a, [&](const auto& op) { launch_march2d<false>(op, in, out, s); });
     fix_x(std::integral_constant<int, 2>{});
+  } else if (a.ndim == 3 && in.n[2] <= 65535) {
+    launch_wave_rows<3>(a, in, out, s);
+  } else if (a.ndim == 2) {
+    launch_wave_rows<2>(a, in, out, s);
   } else {
     const unsigned b = wave_blocks(in.size());
     if (a.ndim == 3) wave_points<3><<<b, 256, 0, s>>>(a, in.p, out.p, in);
-    else if (a.ndim == 2) wave_points<2><<<b, 256, 0, s>>>(a, in.p, out.p, in);
     else wave_points<1><<<b, 256, 0, s>>>(a, in.p, out.p, in);
   }
 }
