@@ -46,14 +46,6 @@ double stability_limit(const Grid& g, double alpha) {
   return 1.0 / (2.0 * alpha * sum);
 }
 
-// dt and its limit with as few digits as still tell them apart (2 at least).
-std::pair<std::string, std::string> distinct_digits(double dt, double limit) {
-  for (int p = 2;; ++p) {
-    std::string a = fmt::format("{:.{}g}", dt, p), b = fmt::format("{:.{}g}", limit, p);
-    if (a != b || p >= 17) return {a, b};
-  }
-}
-
 void read_dt(const Value& v, const Value& scheme, const Grid& g, HeatSpec& h) {
   h.dt_auto = !v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto");
   if (h.dt_auto) {
@@ -92,12 +84,7 @@ void read_duration(const Map& m, HeatSpec& h) {
   const Value v = m.get("t_end");
   h.use_t_end = true;
   h.t_end = v.positive();
-  const double r = h.t_end / h.dt;
-  if (r > 1e15) v.fail(fmt::format("t_end / dt = {:.3g} steps is more than gridforge can run", r));
-  // t_end = 10·dt must give 10 steps, not 11 for a rounding error of 1 ulp.
-  const double nearest = std::round(r);
-  h.steps = std::max<std::int64_t>(
-      1, std::int64_t(std::abs(r - nearest) <= 1e-9 * std::max(1.0, r) ? nearest : std::ceil(r)));
+  h.steps = steps_to_reach(v, h.t_end, h.dt);
   h.last_dt = h.t_end - double(h.steps - 1) * h.dt;
 }
 

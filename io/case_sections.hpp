@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "io/case.hpp"
@@ -80,6 +81,24 @@ inline int read_time_block(const Value& v) {
 // Shortest text that reads back as the same double: resolved_yaml can be
 // loaded again and gives the same case, bit for bit.
 inline std::string num(double v) { return fmt::format("{}", v); }
+
+// dt and its limit with as few digits as still tell them apart (2 at least).
+inline std::pair<std::string, std::string> distinct_digits(double dt, double limit) {
+  for (int p = 2;; ++p) {
+    std::string a = fmt::format("{:.{}g}", dt, p), b = fmt::format("{:.{}g}", limit, p);
+    if (a != b || p >= 17) return {a, b};
+  }
+}
+
+// The steps of dt that reach t_end (the value v holds): t_end / dt rounded
+// up, where t_end = 10·dt gives 10 steps, not 11 for a rounding error of 1 ulp.
+inline std::int64_t steps_to_reach(const Value& v, double t_end, double dt) {
+  const double r = t_end / dt;
+  if (r > 1e15) v.fail(fmt::format("t_end / dt = {:.3g} steps is more than gridforge can run", r));
+  const double nearest = std::round(r);
+  return std::max<std::int64_t>(
+      1, std::int64_t(std::abs(r - nearest) <= 1e-9 * std::max(1.0, r) ? nearest : std::ceil(r)));
+}
 
 // ---- the sections, in the order of the resolved case ------------------------------------------
 

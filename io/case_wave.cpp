@@ -9,10 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "io/case_sections.hpp"
 #include "io/expression.hpp"
 
 namespace gf::wave_case {
 
+using case_sections::distinct_digits;
+using case_sections::exactly_one_of;
+using case_sections::num;
+using case_sections::steps_to_reach;
 using schema::Map;
 using schema::Value;
 
@@ -23,16 +28,6 @@ double cfl_limit(const Grid& g, double c) {
 }
 
 namespace {
-
-std::string num(double v) { return fmt::format("{}", v); }
-
-// dt and the limit with as few digits as still tell them apart (2 at least).
-std::pair<std::string, std::string> distinct(double dt, double limit) {
-  for (int p = 2;; ++p) {
-    std::string a = fmt::format("{:.{}g}", dt, p), b = fmt::format("{:.{}g}", limit, p);
-    if (a != b || p >= 17) return {a, b};
-  }
-}
 
 void read_dt(const Value& v, WaveSpec& w) {
   w.dt_auto = !v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto");
@@ -45,7 +40,7 @@ void read_dt(const Value& v, WaveSpec& w) {
       !(dt > 0))
     v.fail("expected auto or a number > 0, got " + v.describe());
   if (dt > w.dt_limit * (1 + 1e-12)) {
-    const auto [shown_dt, shown_limit] = distinct(dt, w.dt_limit);
+    const auto [shown_dt, shown_limit] = distinct_digits(dt, w.dt_limit);
     v.fail(fmt::format("{} is above the CFL stability limit 1/(c·√Σ1/h²) = {}; use a dt ≤ that, "
                        "or dt: auto",
                        shown_dt, shown_limit));
@@ -55,27 +50,14 @@ void read_dt(const Value& v, WaveSpec& w) {
 
 // steps, or t_end in equal steps of at most dt (leapfrog keeps one dt).
 void read_duration(const Map& m, WaveSpec& w) {
-  if (!m.has("steps") && !m.has("t_end"))
-    m.self().fail("missing required key 'steps' or 't_end'");
-  if (m.has("steps") && m.has("t_end")) {
-    const std::vector<std::string> keys = m.keys();
-    const auto later = std::find_if(keys.rbegin(), keys.rend(),
-                                    [](const auto& k) { return k == "steps" || k == "t_end"; });
-    m.key_node(*later).fail("give only one of 'steps' and 't_end'");
-  }
-  if (m.has("steps")) {
+  if (exactly_one_of(m, "steps", "t_end") == "steps") {
     w.steps = m.get("steps").integer(0);
     return;
   }
   const Value v = m.get("t_end");
   w.use_t_end = true;
   w.t_end = v.positive();
-  const double r = w.t_end / w.dt;
-  if (r > 1e15) v.fail(fmt::format("t_end / dt = {:.3g} steps is more than gridforge can run", r));
-  // t_end = 10·dt must give 10 steps, not 11 for a rounding error of 1 ulp.
-  const double nearest = std::round(r);
-  w.steps = std::max<std::int64_t>(
-      1, std::int64_t(std::abs(r - nearest) <= 1e-9 * std::max(1.0, r) ? nearest : std::ceil(r)));
+  w.steps = steps_to_reach(v, w.t_end, w.dt);
   w.dt = w.t_end / double(w.steps);
 }
 
