@@ -19,19 +19,20 @@ std::string eta_str(double s) {
 }
 }  // namespace
 
-Progress::Progress(std::string label, std::int64_t total, bool enabled)
-    : label_(std::move(label)), total_(total), enabled_(enabled), tty_(isatty(STDERR_FILENO)),
+Progress::Progress(std::string label, std::int64_t total, bool enabled, std::string unit)
+    : label_(std::move(label)), unit_(std::move(unit)), total_(total), enabled_(enabled), tty_(isatty(STDERR_FILENO)),
       t0_(std::chrono::steady_clock::now()), last_draw_(t0_) {}
 
 void Progress::update(std::int64_t done, const std::string& extra) {
   if (!enabled_ || total_ <= 0) return;
   const auto now = std::chrono::steady_clock::now();
   const double el = std::chrono::duration<double>(now - t0_).count();
-  const double rate = el > 0 ? double(done) / el : 0;
+  if (first_ < 0) first_ = done;
+  const double rate = el > 0 ? double(done - first_) / el : 0;
   const double pct = 100.0 * double(done) / double(total_);
   const double eta = rate > 0 ? double(total_ - done) / rate : -1;
-  const std::string line = fmt::format("{} {:5.1f}%  {}/{}  {:.4g} steps/s  ETA {}{}{}", label_,
-                                       pct, done, total_, rate, eta_str(eta),
+  const std::string line = fmt::format("{} {:5.1f}%  {}/{}  {:.4g} {}/s  ETA {}{}{}", label_,
+                                       pct, done, total_, rate, unit_, eta_str(eta),
                                        extra.empty() ? "" : "  ", extra);
   if (tty_) {
     // Redraw at most ~10 times a second.

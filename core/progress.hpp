@@ -9,13 +9,16 @@ namespace gf {
 
 class Progress {
  public:
-  Progress(std::string label, std::int64_t total, bool enabled);
-  // done: units finished so far; rate_unit e.g. "steps/s"; extra e.g. "max 1.2".
+  // unit: what is counted, plural ("steps", "iterations").
+  Progress(std::string label, std::int64_t total, bool enabled, std::string unit = "steps");
+  // done: units finished so far (the rate counts from the first update's,
+  // so that a restarted run's rate is its own); extra e.g. "max 1.2".
   void update(std::int64_t done, const std::string& extra = "");
   void finish();
 
  private:
-  std::string label_;
+  std::string label_, unit_;
+  std::int64_t first_ = -1;
   std::int64_t total_;
   bool enabled_, tty_;
   int last_decile_ = -1;

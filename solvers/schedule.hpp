@@ -1,14 +1,15 @@
 // When a run's periodic actions act (outputs, checkpoints, log rows, the
 // NaN/Inf check, frames): schedules by step or iteration number, in the
-// manner of Oceananigans' IterationInterval. The driver loops
-// (solvers/run.cpp) ask each one whether it is due at a step and when it is
-// next due, and advance to the nearest: the cadence arithmetic lives here
+// manner of Oceananigans' IterationInterval. The driver loop
+// (solvers/drive.cpp) asks each one whether it is due at a step and when it is
+// next due, and advances to the nearest: the cadence arithmetic lives here
 // only.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace gf {
@@ -31,6 +32,16 @@ struct AtSteps {
     const auto it = std::upper_bound(steps.begin(), steps.end(), s);
     return it == steps.end() ? kNever : *it;
   }
+};
+
+// Either of them, or both (what a run's plan holds: solvers/drive.hpp).
+struct Schedule {
+  Every every;
+  AtSteps at;
+  static Schedule every_k(std::int64_t k) { return {Every{k}, {}}; }
+  static Schedule at_steps(std::vector<std::int64_t> steps) { return {{}, AtSteps{std::move(steps)}}; }
+  bool due(std::int64_t s) const { return every.due(s) || at.due(s); }
+  std::int64_t next(std::int64_t s) const { return std::min(every.next(s), at.next(s)); }
 };
 
 // The nearest step after s at which any of the schedules is due, and at
