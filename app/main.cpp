@@ -32,8 +32,9 @@ int leave(int code, bool all_alike, const char* message = nullptr) {
 }
 
 bool alike_on_every_rank(const gf::Error& e) {
+  // An interrupt is agreed by every rank at the same step (stop_requested).
   return dynamic_cast<const gf::CaseError*>(&e) || dynamic_cast<const gf::UsageError*>(&e) ||
-         dynamic_cast<const gf::SolverError*>(&e);
+         dynamic_cast<const gf::SolverError*>(&e) || dynamic_cast<const gf::InterruptedError*>(&e);
 }
 
 int report(const gf::Error& e) {

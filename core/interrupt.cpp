@@ -4,6 +4,8 @@
 
 #include <csignal>
 
+#include "core/mpi.hpp"
+
 namespace gf {
 
 namespace {
@@ -35,8 +37,21 @@ void install_interrupt_handlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // A reader of stderr or stdout that goes away (`gridforge run ... 2>&1 |
+  // head`) must not kill the run with SIGPIPE half-way through its files:
+  // writes to it fail with EPIPE instead, which the logs ignore and --json
+  // reports.
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPIPE, &ign, nullptr);
 }
 
 bool interrupt_requested() { return g_signals > 0; }
+
+bool stop_requested() {
+  if (mpi::size() > 1) return mpi::max(g_signals > 0 ? 1.0 : 0.0) > 0;
+  return interrupt_requested();
+}
 
 }  // namespace gf

@@ -6,8 +6,16 @@
 
 namespace gf {
 
+// SIGINT and SIGTERM as above; SIGPIPE ignored (a closed stderr or stdout
+// pipe does not end the run).
 void install_interrupt_handlers();
+// This process has been asked to stop.
 bool interrupt_requested();
+// Some rank has been asked to stop: over several MPI ranks a collective call
+// (every rank must call it at the same point of the run, and every rank gets
+// the same answer, so that all stop after the same step); on one rank
+// interrupt_requested().
+bool stop_requested();
 
 class InterruptedError : public Error {
  public:

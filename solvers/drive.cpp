@@ -176,11 +176,13 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
   OutputWriter<T> outputs(backend, c.grid, background, why_sync);
   const auto queue = outputs.queue();
 
+  std::int64_t last_written = -1;  // the count of the last output handed to `outputs`
   auto write_output = [&] {
     const auto t_out = Clock::now();
     const double d0 = outputs.download_ms();
     const std::int64_t n = d.count();
     const double time = d.time();
+    last_written = n;
     outputs.field(d.field(), [&series, &last_output, n, time, prec = c.precision](const T* h) {
       series.write(n, time, {{"u", h, prec}});
       last_output = n;
@@ -202,15 +204,23 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
   // checkpoint and frame due there. At the end (the last count, finished, or
   // Ctrl-C): the checkpoint (the state before finish()), finish(), the final
   // output and frame.
+  // A stop comes again at the same count when Ctrl-C cut the advance short
+  // before its first step: what was written there is not written twice.
   const bool checkpoints = c.output.checkpoint_every > 0;
   bool interrupted = false;
+  std::int64_t visited = -1, last_row = -1;
   while (true) {
     const std::int64_t n = d.count();
-    interrupted = interrupt_requested();
+    const bool again = n == visited;
+    visited = n;
+    interrupted = stop_requested();  // over MPI ranks: all agree
     const bool end = interrupted || d.finished() || n >= d.last();
     const Observation ob = d.observe();
     const bool log_row = plan.log_every_stop || end || plan.log.due(n) || plan.output.due(n);
-    if (log_row || !ob.diverged.empty()) log.row(ob.row);
+    if ((log_row || !ob.diverged.empty()) && n != last_row) {
+      log.row(ob.row);
+      last_row = n;
+    }
     if (!ob.diverged.empty()) {
       log.flush();
       // The outputs taken before this check are good ones: written first.
@@ -230,13 +240,15 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
       timer->start();
       d.finish();
       compute_ms += timer->stop_ms();
-      write_output();
-      if (frame) ph.output_s += frames->write(n, d.field(), queue);
+      if (n != last_written) write_output();
+      if (frame && !again) ph.output_s += frames->write(n, d.field(), queue);
       break;
     }
-    if (plan.output.due(n)) write_output();
-    if (n > start && plan.checkpoint.due(n)) checkpoint();
-    if (frame) ph.output_s += frames->write(n, d.field(), queue);
+    if (!again) {
+      if (plan.output.due(n)) write_output();
+      if (n > start && plan.checkpoint.due(n)) checkpoint();
+      if (frame) ph.output_s += frames->write(n, d.field(), queue);
+    }
     const std::int64_t stop =
         next_stop(n, d.last(), plan.output, plan.checkpoint, plan.log, plan.check, frame_at);
     timer->start();

@@ -128,7 +128,7 @@ void HeatSolver<T>::advance(std::int64_t n) {
   std::int64_t s = 0;
   // A Ctrl-C ends the advance after the pass in progress (the driver then
   // writes the state reached).
-  for (; k > 1 && s + k <= n && step_ + k <= regular_last && !interrupt_requested(); s += k) {
+  for (; k > 1 && s + k <= n && step_ + k <= regular_last && !stop_requested(); s += k) {
     exec_->steps(regular, k, u_, u_next_);
     u_.swap(u_next_);
     step_ += k;
@@ -138,7 +138,7 @@ void HeatSolver<T>::advance(std::int64_t n) {
   // Small grids on the GPU: chunks of regular steps replayed as one graph
   // (never the shortened last step, whose dt differs).
   const int chunk = (cg_ || k > 1) ? 1 : backend_.steps_per_call(case_.grid);
-  while (chunk > 1 && s < n && step_ < regular_last && !interrupt_requested()) {
+  while (chunk > 1 && s < n && step_ < regular_last && !stop_requested()) {
     const int m = int(std::min<std::int64_t>({chunk, n - s, regular_last - step_}));
     exec_->run(regular, m, u_, u_next_);
     s += m;
@@ -146,7 +146,7 @@ void HeatSolver<T>::advance(std::int64_t n) {
     time_ = (step_ == last && case_.heat.use_t_end) ? case_.heat.t_end
                                                     : double(step_) * case_.heat.dt;
   }
-  for (; s < n && !interrupt_requested(); ++s) {
+  for (; s < n && !stop_requested(); ++s) {
     const bool final_short = step_ == last - 1 && case_.heat.last_dt != case_.heat.dt;
     const double dt = final_short ? case_.heat.last_dt : case_.heat.dt;
     if (cg_) {

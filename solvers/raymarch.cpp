@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 
+#include "core/interrupt.hpp"
 #include "core/mpi.hpp"
 #include "grid/gather.hpp"
 #include "io/expression.hpp"
@@ -204,10 +205,11 @@ FrameRenderer<T>::FrameRenderer(const RaySpec& s, const Grid& g, Backend<T>& bac
 }
 
 template <class T>
-const io::Image& FrameRenderer<T>::render(const Field<T>& f, double vmin, double vmax) {
+const io::Image& FrameRenderer<T>::render(const Field<T>& f, double vmin, double vmax,
+                                          const std::function<bool()>& stop) {
   args_ = ray_args<T>(spec_, grid_, vmin, vmax, sphere_trace_);
   timer_->start();
-  exec_->render(args_, f, img_);
+  exec_->render(args_, f, img_, stop);
   render_ms_ = timer_->stop_ms();
   timer_->start();
   be_.download_image(img_, host_.rgba.data());
@@ -296,15 +298,22 @@ template <class T>
 nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions& opts) {
   if (c.decomp) {  // rank 0 renders the whole volume on its own device
     nlohmann::json t;
+    std::string stopped;  // rank 0 was interrupted: every rank says so (exit 130 on each)
     if (mpi::rank() == 0) {
       Case whole = c;
       whole.grid = c.decomp->global;
       whole.decomp = nullptr;
-      t = run_raymarch(whole, backend.rank_backend(), opts);
-      t["ranks"] = c.decomp->nranks;
-      t["rendered_on"] = "rank 0";
-      io::write_json_atomic(opts.out_dir / "timing.json", t);
+      try {
+        t = run_raymarch(whole, backend.rank_backend(), opts);
+        t["ranks"] = c.decomp->nranks;
+        t["rendered_on"] = "rank 0";
+        io::write_json_atomic(opts.out_dir / "timing.json", t);
+      } catch (const InterruptedError& e) {
+        stopped = e.what();
+      }
     }
+    stopped = mpi::broadcast(stopped);
+    if (!stopped.empty()) throw InterruptedError(stopped);
     return nlohmann::json::parse(mpi::broadcast(t.dump()));
   }
   const auto t_start = Clock::now();
@@ -323,9 +332,17 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
   backend.upload(host.data(), volume);
   const double upload_ms = timer->stop_ms();
   host = {};
+  // Ctrl-C: no image is written (the CPU stops between rows).
+  const auto stopped = [&] {
+    if (interrupt_requested())
+      throw InterruptedError(fmt::format("interrupted while rendering; no image written in {}",
+                                         opts.out_dir.string()));
+  };
+  stopped();  // after the volume
   // On the GPU a first frame loads the kernel and warms the caches; the one timed is the second.
-  if (backend.is_gpu()) renderer.render(volume, vmin, vmax);
-  const io::Image& img = renderer.render(volume, vmin, vmax);
+  if (backend.is_gpu()) renderer.render(volume, vmin, vmax, interrupt_requested);
+  const io::Image& img = renderer.render(volume, vmin, vmax, interrupt_requested);
+  stopped();
   const double ms = renderer.last_render_ms();
   const auto t_out = Clock::now();
   io::write_png(opts.out_dir / (c.name + ".png"), img);

@@ -38,8 +38,10 @@ template <class T>
 class FrameRenderer {
  public:
   FrameRenderer(const RaySpec& s, const Grid& g, Backend<T>& backend, bool sphere_trace);
-  // Renders f with the range [vmin, vmax] (auto) and brings the image to the host.
-  const io::Image& render(const Field<T>& f, double vmin, double vmax);
+  // Renders f with the range [vmin, vmax] (auto) and brings the image to the
+  // host. `stop`: RaymarchExec::render's (the image is incomplete when it said true).
+  const io::Image& render(const Field<T>& f, double vmin, double vmax,
+                          const std::function<bool()>& stop = {});
   // Same, with the range of f itself when the spec's range is auto (a reduction where f lives).
   const io::Image& render(const Field<T>& f);
   double last_render_ms() const { return render_ms_; }

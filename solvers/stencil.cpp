@@ -58,20 +58,20 @@ void StencilSolver<T>::advance(std::int64_t n) {
   // Temporal blocking: k steps a pass while k remain, the rest one at a time.
   const int k = time_block_;
   std::int64_t s = 0;
-  for (; k > 1 && s + k <= n && !interrupt_requested(); s += k) {
+  for (; k > 1 && s + k <= n && !stop_requested(); s += k) {
     exec_->steps(args_, k, u_, u_next_);
     u_.swap(u_next_);
     step_ += k;
   }
   // Small grids on the GPU: chunks of steps replayed as one graph.
   const int chunk = k > 1 ? 1 : backend_.steps_per_call(case_.grid);
-  while (chunk > 1 && s < n && !interrupt_requested()) {
+  while (chunk > 1 && s < n && !stop_requested()) {
     const int m = int(std::min<std::int64_t>(chunk, n - s));
     exec_->run(args_, m, u_, u_next_);
     s += m;
     step_ += m;
   }
-  for (; s < n && !interrupt_requested(); ++s) {
+  for (; s < n && !stop_requested(); ++s) {
     exec_->step(args_, u_, u_next_);
     u_.swap(u_next_);
     ++step_;

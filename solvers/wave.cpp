@@ -61,7 +61,7 @@ WaveSolver<T>::WaveSolver(const Case& c, Backend<T>& backend)
 template <class T>
 void WaveSolver<T>::advance(std::int64_t n) {
   n = std::min(n, case_.wave.steps - step_);
-  for (std::int64_t s = 0; s < n && !interrupt_requested(); ++s) {
+  for (std::int64_t s = 0; s < n && !stop_requested(); ++s) {
     args_.w = u_prev_.data();
     exec_->step(args_, u_, u_next_);
     u_prev_.swap(u_);   // (uⁿ, uⁿ⁻¹, uⁿ⁺¹)

@@ -10,14 +10,17 @@ namespace {
 template <class T>
 class RaymarchCpu final : public RaymarchExec<T> {
  public:
-  void render(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img) override {
+  void render(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img,
+              const std::function<bool()>& stop) override {
     const FieldView<const T> v = volume.view();
     float* out = img.data();
     // Rays differ in length (early termination, misses): rows are handed out dynamically.
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int py = 0; py < a.height; ++py)
+    for (int py = 0; py < a.height; ++py) {
+      if (stop && stop()) continue;
       for (int px = 0; px < a.width; ++px)
         render_pixel(a, v, px, py, out + 4 * (std::int64_t(py) * a.width + px));
+    }
   }
 };
 

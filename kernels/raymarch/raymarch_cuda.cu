@@ -31,7 +31,8 @@ template <class T>
 class RaymarchCuda final : public RaymarchExec<T> {
  public:
   explicit RaymarchCuda(CudaBackend<T>& be) : be_(be) {}
-  void render(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img) override {
+  void render(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img,
+              const std::function<bool()>&) override {
     const dim3 block(kTile, kTile);
     const dim3 grid(unsigned((a.width + kTile - 1) / kTile),
                     unsigned((a.height + kTile - 1) / kTile));

@@ -6,6 +6,7 @@
 // Over MPI ranks rank 0 draws from the whole field on its own backend
 // (Backend::rank_backend), so there is no wrapper over ranks.
 #pragma once
+#include <functional>
 #include <memory>
 
 #include "kernels/backend.hpp"
@@ -18,8 +19,12 @@ class RaymarchExec {
  public:
   virtual ~RaymarchExec() = default;
   // Renders the volume (a 3D field, where the backend keeps it) into img
-  // (Backend::make_image(a.width, a.height)).
-  virtual void render(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img) = 0;
+  // (Backend::make_image(a.width, a.height)). `stop` (may be empty) is asked
+  // between rows on the CPU: when it says true the rows left are not drawn
+  // (a raymarch run that Ctrl-C ends writes no image); the GPU draws a frame
+  // in one launch.
+  virtual void render(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img,
+                      const std::function<bool()>& stop) = 0;
 };
 
 template <class T>

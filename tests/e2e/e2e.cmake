@@ -83,6 +83,10 @@ add_test(NAME "e2e: a second SIGINT exits at once"
   COMMAND bash ${GF_E2E}/interrupt_twice.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt_twice)
 
+add_test(NAME "e2e: a closed stderr pipe, SIGINT on output steps and in a render"
+  COMMAND bash ${GF_E2E}/signals.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
+          ${CMAKE_BINARY_DIR}/e2e_signals)
+
 add_test(NAME "e2e: divergence stops the run at the next check and keeps the outputs"
   COMMAND bash ${GF_E2E}/diverge.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/tests/data/cases/diverge.yaml ${CMAKE_BINARY_DIR}/e2e_diverge ${GF_PYTHON})
@@ -182,7 +186,7 @@ endif()
 # against the one-rank run, bit for bit where the arithmetic is the same;
 # mpi.py says what each mode checks.
 if(GRIDFORGE_MPI AND GF_PYTHON AND GF_MPIEXEC)
-  foreach(mode heat2d wave heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit overlap time_block render files restart errors)
+  foreach(mode heat2d wave heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit overlap time_block render files restart errors interrupt)
     add_test(NAME "e2e: mpi ${mode}"
       COMMAND ${GF_PYTHON} ${GF_E2E}/mpi.py $<TARGET_FILE:gridforge> ${mode}
               ${CMAKE_BINARY_DIR}/e2e_mpi/${mode}

@@ -560,6 +560,49 @@ def mode_restart():
                 fail(f"{out}: the .pvd lists times {times}")
 
 
+def mode_interrupt():
+    """Ctrl-C over ranks: every rank agrees to stop after the same step, the
+    checkpoint and the state reached are written, each rank exits 130, and no
+    rank calls MPI_Abort (issue 23 item 8). Sent to the ranks (as a batch
+    system does) the job ends with 130; sent to mpirun (a terminal's Ctrl-C),
+    Open MPI's mpirun ends the job with SIGTERM to the ranks and its own
+    status."""
+    import signal
+    import time
+    case = write_case("heat3d_float64", HEAT3D.format(prec="float64"))
+    for target in ("ranks", "mpirun"):
+        out = os.path.join(BASE, f"int_{target}")
+        shutil.rmtree(out, ignore_errors=True)
+        cmd = mpirun(2) + [GF, "run", case, "--device", DEVICE, "--quiet", "--out", out,
+                           "heat.steps=100000000", "output.every=0",
+                           "output.checkpoint_every=100000000"]
+        p = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+        for _ in range(300):
+            if os.path.isfile(os.path.join(out, "run.json")):
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)
+        if target == "mpirun":
+            p.send_signal(signal.SIGINT)
+        else:
+            subprocess.run(["pkill", "-INT", "-f", f"^{GF} run {case}"], check=False)
+        text, _ = p.communicate(timeout=120)
+        if "MPI_ABORT" in text or "MPI_Abort" in text:
+            fail(f"interrupt to the {target}: a rank aborted:\n{text}")
+        if target == "ranks" and p.returncode != 130:
+            fail(f"interrupt to the ranks: exit {p.returncode}, expected 130:\n{text}")
+        with open(os.path.join(out, "run.json")) as f:
+            if '"status": "interrupted' not in f.read():
+                fail(f"{out}/run.json does not say interrupted")
+        with h5py.File(os.path.join(out, "checkpoint.h5"), "r") as f:
+            ck = int(f.attrs["step"])
+        last = int(open(os.path.join(out, "log.csv")).read().split()[-1].split(",")[0])
+        if ck != last or ck <= 0 or sorted(steps_of(out)) != [f"{ck:06d}"]:
+            fail(f"{out}: checkpoint at {ck}, log to {last}, fields.h5 steps {sorted(steps_of(out))}")
+        print(f"mpi interrupt to the {target}: exit {p.returncode}, both ranks stopped at step {ck}")
+
+
 def mode_errors():
     cases = [
         (3, "cases/heat2d_plate.yaml", ["grid.ranks=[2,2]"],

@@ -122,7 +122,7 @@ io::Image render_on(Backend<T>& be, Backend<float>& poisoner, const RayArgs<T>& 
   const std::vector<float> nan(img.size(), std::numeric_limits<float>::quiet_NaN());
   poisoner.upload(nan.data(), img);
   poisoner.synchronize();
-  exec->render(a, vol, img);
+  exec->render(a, vol, img, {});
   io::Image out;
   out.width = a.width;
   out.height = a.height;
