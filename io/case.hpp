@@ -47,6 +47,7 @@ struct InitialSpec {
   Expr expr;
   std::string path;      // File: resolved against the case file's folder
   std::string dataset;   // File: HDF5 dataset path
+  SourceLoc loc;         // Value, File: where the value or the file was given
 };
 
 // heat.scheme, parsed once: FTCS, backward Euler, Crank–Nicolson. to_string

@@ -3,6 +3,7 @@
 // periodic; both echoed in the resolved case.
 #include "io/case_sections.hpp"
 
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -12,6 +13,10 @@ namespace gf::case_sections {
 
 namespace {
 
+// The lengths a grid axis may have (extent, spacing): with at most 2⁴⁸
+// points, h ≥ 3.5e-115 and h² and 1/h² stay ordinary doubles.
+constexpr double kMinLength = 1e-100, kMaxLength = 1e100;
+
 std::vector<double> read_axis_list(const Value& v, int ndim, bool positive) {
   const std::string expected = fmt::format("expected a list of {} (one per axis of grid.dims)",
                                            count_of(ndim, "number", "numbers"));
@@ -19,7 +24,19 @@ std::vector<double> read_axis_list(const Value& v, int ndim, bool positive) {
   if (v.node().size() != std::size_t(ndim))
     v.fail(fmt::format("{}, got {}", expected, count_of(v.node().size(), "number", "numbers")));
   std::vector<double> out;
-  for (const Value& item : v.list()) out.push_back(positive ? item.positive() : item.number());
+  for (const Value& item : v.list()) {
+    const double x = positive ? item.positive() : item.number();
+    // Lengths (extent, spacing): the spacing h, h² and 1/h² must be ordinary
+    // numbers, or the stability limit and the operators come out 0 or Inf.
+    if (positive && (x < kMinLength || x > kMaxLength))
+      item.fail(fmt::format("{:g} is outside [{:g}, {:g}]: the grid spacing, its square and its "
+                            "inverse square must be finite, non-zero numbers; scale the units",
+                            x, kMinLength, kMaxLength));
+    // Coordinates: far beyond the lengths the spacing would be lost in them.
+    if (!positive && std::abs(x) > kMaxLength)
+      item.fail(fmt::format("{:g} is outside [{:g}, {:g}]", x, -kMaxLength, kMaxLength));
+    out.push_back(x);
+  }
   return out;
 }
 

@@ -80,6 +80,7 @@ void read_initial(const Map& top, const Params& params, const fs::path& base_dir
   if (kinds.empty()) m.self().fail("missing required key 'value', 'expr' or 'file'");
   if (kinds.size() > 1) m.key_node(kinds[1]).fail("give only one of 'value', 'expr' and 'file'");
   const Value v = m.get(kinds[0]);
+  init.loc = v.loc();
   if (kinds[0] == "value") {
     init.kind = InitialSpec::Kind::Value;
     init.value = v.number();

@@ -123,7 +123,23 @@ std::vector<T> raymarch_volume(const Case& c) {
         throw CaseError(SourceLoc{c.file}, "raymarch.volume.file.dataset",
                         fmt::format("dataset '{}' in '{}' has {} values; the grid has {}",
                                     vol.dataset, vol.path, d.size(), v.size()));
-      std::transform(d.begin(), d.end(), v.begin(), [](double x) { return static_cast<T>(x); });
+      // NaN, Inf or a float32 overflow would draw an empty or black image.
+      for (std::size_t q = 0; q < d.size(); ++q) {
+        const T x = static_cast<T>(d[q]);
+        if (std::isfinite(x)) {
+          v[q] = x;
+          continue;
+        }
+        std::int64_t ijk[3];
+        g.layout().position(std::int64_t(q), ijk[0], ijk[1], ijk[2]);
+        throw CaseError(
+            SourceLoc{c.file}, "raymarch.volume.file",
+            fmt::format("dataset '{}' in '{}': the value at point ({}, {}, {}): {}", vol.dataset,
+                        vol.path, ijk[0], ijk[1], ijk[2],
+                        std::isfinite(d[q]) ? fmt::format("{:g} does not fit in {}", d[q],
+                                                          to_string(precision_of<T>()))
+                                            : fmt::format("{} is not a finite number", d[q])));
+      }
       break;
     }
   }

@@ -2,9 +2,11 @@
 #include "solvers/registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "core/mpi.hpp"
@@ -27,11 +29,40 @@ void for_each_face_point(const Grid& g, int f, auto&& fn) {
       for (std::int64_t i = lo[0]; i < hi[0]; ++i) fn(i, j, k);
 }
 
+// What is wrong with a value v read as T, or "" when nothing: NaN/Inf, or
+// finite in double but out of T's range.
+template <class T>
+std::string not_a_value(double v) {
+  if (!std::isfinite(v)) return fmt::format("{} is not a finite number", v);
+  if (!std::isfinite(static_cast<T>(v)))
+    return fmt::format("{:g} does not fit in {}", v, to_string(precision_of<T>()));
+  return "";
+}
+
+// Input data must be finite in the run's precision: a NaN, an Inf or a
+// float32 overflow would only show up later as a divergence (exit 1) or an
+// empty image. The first bad value, by its point.
+template <class T>
+void check_values(const std::vector<double>& v, const Grid& g, const SourceLoc& loc,
+                  const std::string& key, const std::string& what) {
+  for (std::size_t q = 0; q < v.size(); ++q) {
+    const std::string bad = not_a_value<T>(v[q]);
+    if (bad.empty()) continue;
+    std::int64_t ijk[3] = {0, 0, 0};
+    g.layout().position(std::int64_t(q), ijk[0], ijk[1], ijk[2]);
+    throw CaseError(loc, key,
+                    fmt::format("{}: the value at point ({}): {}", what,
+                                fmt::join(ijk, ijk + g.ndim, ", "), bad));
+  }
+}
+
 template <class T>
 void fill_initial(const Case& c, std::vector<T>& u) {
   const InitialSpec& in = c.initial;
   switch (in.kind) {
     case InitialSpec::Kind::Value:
+      if (const std::string bad = not_a_value<T>(in.value); !bad.empty())
+        throw CaseError(in.loc, "initial.value", bad);
       std::fill(u.begin(), u.end(), static_cast<T>(in.value));
       break;
     case InitialSpec::Kind::Expr:
@@ -39,6 +70,9 @@ void fill_initial(const Case& c, std::vector<T>& u) {
       break;
     case InitialSpec::Kind::File: {
       const std::vector<double> v = io::h5_read_dataset(in.path, in.dataset);
+      if (v.size() == std::size_t((c.decomp ? c.decomp->global : c.grid).size()))
+        check_values<T>(v, c.decomp ? c.decomp->global : c.grid, in.loc, "initial.file",
+                        fmt::format("dataset '{}' in '{}'", in.dataset, in.path));
       if (c.decomp) {  // a rank's block of the global dataset (halo indices wrap)
         const Grid& gg = c.decomp->global;
         const Grid& g = c.grid;
@@ -79,7 +113,16 @@ std::vector<T> initial_state(const Case& c) {
     if (bc.type != BcType::Dirichlet) continue;
     Expression value(bc.value, c.parameters);
     for_each_face_point(g, f, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
-      u[g.index(i, j, k)] = static_cast<T>(value(g.coord(0, i), g.coord(1, j), g.coord(2, k)));
+      const double x = g.coord(0, i), y = g.coord(1, j), z = g.coord(2, k);
+      const double v = value(x, y, z);
+      if (const std::string bad = not_a_value<T>(v); !bad.empty()) {
+        const double p[3] = {x, y, z};
+        throw CaseError(bc.value.loc, bc.value.key,
+                        fmt::format("the value at ({}) = ({}): {}",
+                                    std::string("x, y, z").substr(0, 3 * g.ndim - 2),
+                                    fmt::format("{:g}", fmt::join(p, p + g.ndim, ", ")), bad));
+      }
+      u[g.index(i, j, k)] = static_cast<T>(v);
     });
   }
   return u;
@@ -129,6 +172,13 @@ void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]) {
     bc[ax].hi = hi.type;
     bc[ax].ghost_lo = static_cast<T>(2.0 * g.h[ax] * lo.gradient);
     bc[ax].ghost_hi = static_cast<T>(2.0 * g.h[ax] * hi.gradient);
+    for (int side = 0; side < 2; ++side) {
+      const FaceBc& f = side ? hi : lo;
+      if (f.type != BcType::Neumann) continue;
+      if (const std::string bad = not_a_value<T>(2.0 * g.h[ax] * f.gradient); !bad.empty())
+        throw CaseError(SourceLoc{c.file}, fmt::format("boundary.{}.gradient", face_name(2 * ax + side)),
+                        fmt::format("the gradient {:g} times twice the spacing: {}", f.gradient, bad));
+    }
   }
 }
 

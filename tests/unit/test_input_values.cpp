@@ -1,0 +1,99 @@
+// Input values that make a run meaningless are case errors (exit 2) where
+// they are given, not a divergence at step 0 (issue 23, items 14 and 18):
+// lengths whose spacing squared over- or underflows, values that do not fit
+// the run's precision, NaN/Inf in an initial dataset.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "case_test_util.hpp"
+#include "io/case.hpp"
+#include "io/output.hpp"
+#include "solvers/stepper.hpp"
+
+using namespace gf;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kPlate =
+    "workload: heat\nprecision: {prec}\ngrid: {dims: [9, 7], extent: [1.0, 1.0]}\n"
+    "initial: {value: 0}\nboundary: {default: {type: dirichlet, value: 0}}\n"
+    "heat: {alpha: 1, steps: 3}\n";
+
+std::string plate(const std::string& prec) {
+  std::string t = kPlate;
+  return t.replace(t.find("{prec}"), 6, prec);
+}
+
+// The CaseError that making the initial state throws, or "(no error)".
+template <class T>
+std::string state_error(const std::string& text, const std::vector<std::string>& overrides,
+                        const fs::path& dir = fs::temp_directory_path()) {
+  const Case c = prepare_case(load_case_text(text, "case.yaml", overrides, dir.string()));
+  try {
+    initial_state<T>(c);
+    AxisBc<T> bc[3];
+    axis_boundaries<T>(c, bc);
+  } catch (const CaseError& e) {
+    CHECK(e.exit_code() == 2);
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("grid lengths whose spacing squared leaves the doubles are case errors", "[case]") {
+  CHECK_THAT(test::error_of(plate("float64"), {"grid.extent=[1e-300, 1]"}),
+             Catch::Contains("grid.extent[0]: 1e-300 is outside [1e-100, 1e+100]"));
+  CHECK_THAT(test::error_of(plate("float64"), {"grid.extent=[1, 1e300]"}),
+             Catch::Contains("grid.extent[1]: 1e+300 is outside"));
+  CHECK_THAT(test::error_of(plate("float64"), {"grid={dims: [9, 7], spacing: [1e-120, 0.1]}"}),
+             Catch::Contains("grid.spacing[0]: 1e-120 is outside"));
+  CHECK_THAT(test::error_of(plate("float64"), {"grid.origin=[0, -1e200]"}),
+             Catch::Contains("grid.origin[1]: -1e+200 is outside"));
+  CHECK(test::error_of(plate("float64"), {"grid.extent=[1e-90, 1e90]"}) == "(no error)");
+}
+
+TEST_CASE("an initial value or a boundary value that does not fit the precision is a case error",
+          "[case]") {
+  CHECK_THAT(state_error<float>(plate("float32"), {"initial.value=1e39"}),
+             Catch::Contains("initial.value: 1e+39 does not fit in float32"));
+  CHECK(state_error<double>(plate("float64"), {"initial.value=1e39"}) == "(no error)");
+  CHECK_THAT(state_error<float>(plate("float32"), {"boundary.x+={type: dirichlet, value: -1e39}"}),
+             Catch::Contains("boundary.x+.value: the value at (x, y) = (1, 0): -1e+39 does not "
+                             "fit in float32"));
+  CHECK_THAT(state_error<double>(plate("float64"), {"boundary.x-={type: dirichlet, value: 1/(y-0.5)}"}),
+             Catch::Contains("boundary.x-.value: the value at (x, y) = (0, 0.5): inf is not a "
+                             "finite number"));
+  CHECK_THAT(state_error<float>(plate("float32"),
+                                {"boundary={default: {type: neumann, gradient: 1e40}}"}),
+             Catch::Contains("boundary.x-.gradient: the gradient 1e+40 times twice the spacing"));
+}
+
+TEST_CASE("NaN, Inf or a float32 overflow in an initial dataset is a case error", "[case]") {
+  const fs::path dir = fs::temp_directory_path() / "gf_input_values";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Grid g;
+  g.ndim = 2;
+  g.n = {9, 7, 1};
+  std::vector<double> v(63, 0.5);
+  v[2 + 9 * 3] = std::numeric_limits<double>::quiet_NaN();  // point (2, 3)
+  v[5] = 1e300;                                               // point (5, 0)
+  io::FieldSeriesWriter w({dir, "src", g, Precision::Float64, false, true, "test"});
+  w.write(0, 0.0, {{"u", v.data(), Precision::Float64}});
+  w.finish();
+  const std::string file = "initial={file: {path: fields.h5, dataset: /steps/000000/u}}";
+  CHECK_THAT(state_error<float>(plate("float32"), {file}, dir),
+             Catch::Contains("initial.file: dataset '/steps/000000/u'") &&
+                 Catch::Contains("the value at point (5, 0): 1e+300 does not fit in float32"));
+  CHECK_THAT(state_error<double>(plate("float64"), {file}, dir),
+             Catch::Contains("the value at point (2, 3): nan is not a finite number"));
+  fs::remove_all(dir);
+}
