@@ -8,9 +8,19 @@
 // - fields.h5 grows during the run, so it lives under ".fields.h5.partial",
 //   flushed after every step, and is closed and renamed to fields.h5 by
 //   finish() or by the destructor: a run that fails for any other reason
-//   keeps the steps it finished. When writing fields.h5 itself fails (disk
-//   full), its content cannot be trusted: the partial file and the
-//   fields.xdmf pointing at it are removed and the error is thrown.
+//   keeps the steps it finished.
+// - fields.xdmf names fields.h5, so it appears only once fields.h5 is in
+//   place: during the run the index of the steps flushed so far is kept under
+//   ".fields.xdmf.partial" (rewritten after each flush), and finish() removes
+//   the earlier run's fields.xdmf, renames the partial fields.h5, then the
+//   partial index. At no moment does a fields.xdmf name another fields.h5
+//   than the one beside it, or a step it does not hold.
+// - When writing fields.h5 itself fails (disk full), the file on disk is
+//   still the one flushed after the last complete step: the library's handle
+//   is detached from it (its descriptor pointed at /dev/null) before HDF5
+//   closes it, so the close cannot write half of the failed step's metadata
+//   into it; the file is then checked, and kept with its index as at the end
+//   of a run.
 #include "io/output.hpp"
 
 #include <fmt/format.h>
@@ -40,6 +50,10 @@
 #include <system_error>
 #include <utility>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "core/error.hpp"
 #include "core/mpi.hpp"
@@ -224,7 +238,11 @@ std::string pvd_text(const std::vector<std::pair<double, std::string>>& datasets
 class H5Series {
  public:
   explicit H5Series(const SeriesSpec& spec)
-      : spec_(spec), final_(spec.dir / "fields.h5"), partial_(spec.dir / ".fields.h5.partial") {
+      : spec_(spec),
+        final_(spec.dir / "fields.h5"),
+        partial_(spec.dir / ".fields.h5.partial"),
+        index_(spec.dir / "fields.xdmf"),
+        index_partial_(spec.dir / ".fields.xdmf.partial") {
     H5Quiet quiet;
     if (spec.resume_before && !spec.decomp && resume(*spec.resume_before)) return;
     // Parallel restart: rank 0 trims the earlier file alone, then every rank
@@ -257,6 +275,7 @@ class H5Series {
       abandon();
       throw IoError(fmt::format("cannot write '{}': {}", final_.string(), e.what()));
     }
+    write_text_atomic(index_partial_, xdmf_text(spec_, steps_));
   }
   H5Series(const H5Series&) = delete;
   H5Series& operator=(const H5Series&) = delete;
@@ -276,36 +295,134 @@ class H5Series {
       throw IoError(fmt::format("cannot write '{}': closed after an earlier error or finish()",
                                 final_.string()));
     H5Quiet quiet;
+    if (const std::string why = reserve(fields); !why.empty())
+      throw IoError(fmt::format("cannot write '{}' at step {}: {}{}", final_.string(), step, why,
+                                keep_last_complete(/*clean=*/true)));
     try {
       write_group(step, time, fields);
       h5_ok(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "cannot flush");
     } catch (const H5Failure& e) {
-      abandon();
-      remove_quietly(spec_.dir / "fields.xdmf");
-      throw IoError(
-          fmt::format("cannot write '{}' at step {}: {}", final_.string(), step, e.what()));
+      throw IoError(fmt::format("cannot write '{}' at step {}: {}{}", final_.string(), step,
+                                e.what(), keep_last_complete()));
     }
     StepRecord r{step, time, {}};
     for (const auto& f : fields) r.fields.emplace_back(f.name, f.precision);
     steps_.push_back(std::move(r));
-    write_text_atomic(spec_.dir / "fields.xdmf", xdmf_text(spec_, steps_));
+    write_text_atomic(index_partial_, xdmf_text(spec_, steps_));
   }
 
   // Idempotent; after an error there is nothing left to finish.
   void finish() {
     if (!file_) return;
     H5Quiet quiet;
-    if (file_.close() < 0) {
+    // Flushed first, so that a failure here is one of a step's writes: the
+    // file on disk is then still the last complete one.
+    if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0 || (!spec_.decomp && file_.close() < 0)) {
       const std::string reason = h5_reason();
-      if (mpi::rank() == 0) remove_quietly(partial_);
+      throw IoError(
+          fmt::format("cannot write '{}': {}{}", final_.string(), reason, keep_last_complete()));
+    }
+    if (spec_.decomp && file_.close() < 0) {
+      const std::string reason = h5_reason();
+      abandon();
       throw IoError(fmt::format("cannot write '{}': {}", final_.string(), reason));
     }
     // Parallel: every rank has closed the file before rank 0 renames it.
     if (spec_.decomp) mpi::barrier();
-    if (mpi::rank() == 0) commit_temp(partial_, final_);
+    if (mpi::rank() == 0) publish();
   }
 
  private:
+  // fields.h5 and then its index into place; the earlier run's index goes
+  // first, so that no fields.xdmf ever names a fields.h5 it does not match.
+  void publish() {
+    remove_quietly(index_);
+    commit_temp(partial_, final_);
+    std::error_code ec;
+    fs::rename(index_partial_, index_, ec);
+    if (ec) {  // e.g. the prepared index could not be written: write it now
+      remove_quietly(index_partial_);
+      write_text_atomic(index_, xdmf_text(spec_, steps_));
+    }
+  }
+
+  // After a failed write of fields.h5: keeps the file as it was after the
+  // last complete step (fields.h5 with those steps, fields.xdmf naming them)
+  // and returns what the message adds. Over MPI ranks (MPI-IO handles) the
+  // partial file is removed instead, and the earlier fields.h5 stays.
+  // clean: nothing of the step was written yet, so the library may close the
+  // file itself (which also gives back the space reserved past its end).
+  std::string keep_last_complete(bool clean = false) {
+    if (spec_.decomp) {
+      abandon();
+      return "";
+    }
+    if (!clean || file_.close() < 0) {
+      detach();
+      file_.close();  // writes nothing now: errors are expected and ignored
+    }
+    try {
+      check_steps();
+      publish();
+    } catch (const std::exception& e) {
+      remove_quietly(partial_);
+      remove_quietly(index_partial_);
+      return fmt::format("; the steps before it could not be kept ({})", e.what());
+    }
+    return fmt::format("; fields.h5 keeps the {} step{} written before it", steps_.size(),
+                       steps_.size() == 1 ? "" : "s");
+  }
+
+  // Makes room on the disk for the step before writing any of it: its values
+  // and 64 KiB for the library's metadata, past the end of what the file
+  // uses (posix_fallocate; the file's length past that end is slack that
+  // closing the file cuts off). A full disk is then found while the file
+  // is whole, rather than in the middle of the library's writes. Returns why
+  // not ("" when done, or when the file is not one descriptor: MPI-IO).
+  std::string reserve(const std::vector<FieldView>& fields) {
+    if (spec_.decomp) return "";
+    void* handle = nullptr;
+    haddr_t eoa = 0;
+    if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) < 0 || !handle ||
+        H5Fget_eoa(file_.get(), &eoa) < 0)
+      return "";
+    std::uint64_t bytes = 64 * 1024;
+    for (const auto& f : fields) bytes += std::uint64_t(spec_.grid.size()) * bytes_of(f.precision);
+    const int rc = ::posix_fallocate(*static_cast<int*>(handle), 0, off_t(eoa + bytes));
+    // EINVAL, EOPNOTSUPP: a file system that cannot reserve; the writes tell.
+    if (rc == 0 || rc == EINVAL || rc == EOPNOTSUPP) return "";
+    return std::strerror(rc);
+  }
+
+  // Points the open file's descriptor at /dev/null, so that nothing the
+  // library still holds reaches the file (dup2 swaps it atomically: no other
+  // open() can take the number in between).
+  void detach() {
+    void* handle = nullptr;
+    if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) < 0 || !handle) return;
+    const int fd = *static_cast<int*>(handle);
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0) return;
+    ::dup2(null, fd);
+    ::close(null);
+  }
+
+  // The partial file, reopened, holds every step listed (a failed flush may
+  // have written part of its metadata).
+  void check_steps() const {
+    H5Handle f = h5_own(H5Fopen(partial_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                        "cannot reopen it");
+    for (const StepRecord& r : steps_)
+      for (const auto& [name, prec] : r.fields) {
+        const std::string path = "/steps/" + step6(r.step) + "/" + name;
+        H5Handle ds = h5_own(H5Dopen2(f.get(), path.c_str(), H5P_DEFAULT), H5Dclose,
+                             "no dataset " + path);
+        H5Handle space = h5_own(H5Dget_space(ds.get()), H5Sclose, "cannot read " + path);
+        if (H5Sget_simple_extent_npoints(space.get()) != hssize_t(spec_.grid.size()))
+          throw H5Failure("dataset " + path + " is not whole");
+      }
+  }
+
   // Restart: continues the fields.h5 of the earlier run (its partial file
   // when that run did not finish, else a copy of fields.h5 under the partial
   // name), without the steps from `before` on. False when there is none.
@@ -379,7 +496,7 @@ class H5Series {
       if (!has_partial) remove_quietly(partial_);
       throw IoError(fmt::format("cannot continue '{}': {}", source.string(), e.what()));
     }
-    write_text_atomic(spec_.dir / "fields.xdmf", xdmf_text(spec_, steps_));
+    write_text_atomic(index_partial_, xdmf_text(spec_, steps_));
     return true;
   }
 
@@ -440,11 +557,14 @@ class H5Series {
 
   void abandon() {
     file_.close();
-    if (mpi::rank() == 0) remove_quietly(partial_);
+    if (mpi::rank() == 0) {
+      remove_quietly(partial_);
+      remove_quietly(index_partial_);
+    }
   }
 
   const SeriesSpec& spec_;
-  fs::path final_, partial_;
+  fs::path final_, partial_, index_, index_partial_;
   H5Handle file_;
   std::vector<StepRecord> steps_;
 };

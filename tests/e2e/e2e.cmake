@@ -89,13 +89,13 @@ add_test(NAME "e2e: divergence stops the run at the next check and keeps the out
 
 add_test(NAME "e2e: unwritable output folder and full disk are exit 1 with the path"
   COMMAND bash ${GF_E2E}/io_errors.sh $<TARGET_FILE:gridforge>
-          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors)
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors ${GF_PYTHON})
 
 # Outputs are written by a background thread by default; the same failures
 # with them written in turn by the time loop (GRIDFORGE_SYNC_OUTPUT=1).
 add_test(NAME "e2e: unwritable output folder and full disk, outputs written in turn"
   COMMAND bash ${GF_E2E}/io_errors.sh $<TARGET_FILE:gridforge>
-          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors_sync)
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors_sync ${GF_PYTHON})
 add_test(NAME "e2e: divergence keeps the outputs, outputs written in turn"
   COMMAND bash ${GF_E2E}/diverge.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/tests/data/cases/diverge.yaml ${CMAKE_BINARY_DIR}/e2e_diverge_sync ${GF_PYTHON})
