@@ -656,6 +656,48 @@ void write_vti(const fs::path& path, const Grid& g, const std::vector<FieldView>
   commit_temp(tmp, path);
 }
 
+// One <DataSet> of a .pvd gridforge wrote.
+struct PvdEntry {
+  double time = 0;
+  std::string file;  // vtk/<name>_<step6>.vti, or .pvti with its pieces in vtk/<name>_<step6>/
+  std::int64_t step = 0;
+};
+
+// The datasets of a .pvd (read back from the lines pvd_text writes); none
+// when there is no file. Throws IoError saying what is wrong.
+std::optional<std::vector<PvdEntry>> read_pvd(const fs::path& pvd) {
+  std::error_code ec;
+  if (!fs::exists(pvd, ec)) return std::nullopt;
+  std::FILE* f = std::fopen(pvd.c_str(), "rb");
+  if (!f) throw IoError(fmt::format("cannot read '{}': {}", pvd.string(), std::strerror(errno)));
+  std::string text;
+  char buf[65536];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  const auto not_ours = [&] {
+    return IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
+  };
+  if (text.find("<VTKFile type=\"Collection\"") == std::string::npos ||
+      text.find("</VTKFile>") == std::string::npos)
+    throw not_ours();
+  std::vector<PvdEntry> entries;
+  const std::string ts = "timestep=\"", fl = "file=\"";
+  for (std::size_t p = text.find("<DataSet "); p != std::string::npos;
+       p = text.find("<DataSet ", p + 1)) {
+    const std::size_t t = text.find(ts, p), q = text.find(fl, p);
+    const std::size_t qe = q == std::string::npos ? q : text.find('"', q + fl.size());
+    if (t == std::string::npos || qe == std::string::npos) throw not_ours();
+    PvdEntry e;
+    e.time = std::strtod(text.c_str() + t + ts.size(), nullptr);
+    e.file = xml_unescape(text.substr(q + fl.size(), qe - q - fl.size()));
+    const std::size_t us = e.file.rfind('_'), dot = e.file.rfind('.');
+    if (us == std::string::npos || dot == std::string::npos || dot < us) throw not_ours();
+    e.step = std::strtoll(e.file.c_str() + us + 1, nullptr, 10);
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
 // vtk/<name>_<step6>.vti per step + <name>.pvd listing them.
 class VtkSeries {
  public:
@@ -758,39 +800,20 @@ class VtkSeries {
  public:
 
  private:
-  // Restart: the datasets the .pvd already lists before step `before` (read
-  // back from the lines pvd_text writes); the later ones and their .vti go.
+  // Restart: the datasets the .pvd already lists before step `before`; the
+  // later ones and their .vti go.
   void resume(std::int64_t before) {
     const fs::path pvd = spec_.dir / (spec_.name + ".pvd");
-    std::error_code ec;
-    if (!fs::exists(pvd, ec)) return;
-    std::FILE* f = std::fopen(pvd.c_str(), "rb");
-    if (!f) throw IoError(fmt::format("cannot read '{}': {}", pvd.string(), std::strerror(errno)));
-    std::string text;
-    char buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-    std::fclose(f);
-    const std::string ts = "timestep=\"", fl = "file=\"";
-    for (std::size_t p = text.find("<DataSet "); p != std::string::npos;
-         p = text.find("<DataSet ", p + 1)) {
-      const std::size_t t = text.find(ts, p), q = text.find(fl, p);
-      const std::size_t qe = q == std::string::npos ? q : text.find('"', q + fl.size());
-      if (t == std::string::npos || qe == std::string::npos)
-        throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
-      const double time = std::strtod(text.c_str() + t + ts.size(), nullptr);
-      std::string file = xml_unescape(text.substr(q + fl.size(), qe - q - fl.size()));
-      // vtk/<name>_<step6>.vti, or .pvti with its pieces in vtk/<name>_<step6>/
-      const std::size_t us = file.rfind('_'), dot = file.rfind('.');
-      if (us == std::string::npos || dot == std::string::npos || dot < us)
-        throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
-      const std::int64_t step = std::strtoll(file.c_str() + us + 1, nullptr, 10);
-      if (step < before) {
-        datasets_.emplace_back(time, file);
+    const auto entries = read_pvd(pvd);
+    if (!entries) return;
+    for (const PvdEntry& e : *entries) {
+      if (e.step < before) {
+        datasets_.emplace_back(e.time, e.file);
       } else {
-        remove_quietly(spec_.dir / file);
-        if (file.ends_with(".pvti")) {
+        remove_quietly(spec_.dir / e.file);
+        if (e.file.ends_with(".pvti")) {
           std::error_code ignored;
-          fs::remove_all(spec_.dir / file.substr(0, dot), ignored);
+          fs::remove_all(spec_.dir / e.file.substr(0, e.file.rfind('.')), ignored);
         }
       }
     }
@@ -816,7 +839,52 @@ void check_fields(const std::vector<FieldView>& fields) {
   }
 }
 
+// Restart: the fields.h5 a series would continue (its partial file when the
+// earlier run did not finish), opened read-only and checked against the
+// grid and the layout H5Series::resume reads. Nothing when there is none.
+void check_h5_resume(const SeriesSpec& spec) {
+  const fs::path partial = spec.dir / ".fields.h5.partial", final = spec.dir / "fields.h5";
+  std::error_code ec;
+  const fs::path source = fs::exists(partial, ec) ? partial : final;
+  if (!fs::exists(source, ec)) return;
+  H5Quiet quiet;
+  try {
+    H5Handle file = h5_own(H5Fopen(source.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                           "cannot open it");
+    std::vector<std::int64_t> dims(spec.grid.ndim);
+    H5Handle a = h5_own(H5Aopen(file.get(), "dims", H5P_DEFAULT), H5Aclose, "no attribute 'dims'");
+    H5Handle space = h5_own(H5Aget_space(a.get()), H5Sclose, "cannot read 'dims'");
+    if (H5Sget_simple_extent_npoints(space.get()) != hssize_t(dims.size()))
+      throw H5Failure("it holds fields of another grid");
+    h5_ok(H5Aread(a.get(), H5T_NATIVE_INT64, dims.data()), "cannot read 'dims'");
+    for (int ax = 0; ax < spec.grid.ndim; ++ax)
+      if (dims[ax] != spec.grid.n[ax]) throw H5Failure("it holds fields of another grid");
+    H5Handle g = h5_own(H5Gopen2(file.get(), "/steps", H5P_DEFAULT), H5Gclose, "no group '/steps'");
+    auto check = [](hid_t group, const char* name, const H5L_info_t*, void*) -> herr_t {
+      H5Handle s(H5Gopen2(group, name, H5P_DEFAULT), H5Gclose);
+      if (!s || H5Aexists(s.get(), "step") <= 0 || H5Aexists(s.get(), "time") <= 0) return -1;
+      return 0;
+    };
+    h5_ok(H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, check, nullptr),
+          "a step in '/steps' without its 'step' and 'time'");
+  } catch (const H5Failure& e) {
+    throw IoError(fmt::format("cannot continue '{}': {}", source.string(), e.what()));
+  }
+}
+
 }  // namespace
+
+void check_series_resume(const SeriesSpec& spec, std::int64_t) {
+  // Parallel: every rank reads the same files.
+  try {
+    if (spec.vtk) read_pvd(spec.dir / (spec.name + ".pvd"));
+    if (spec.hdf5) check_h5_resume(spec);
+  } catch (const IoError& e) {
+    throw UsageError(fmt::format("--restart: {}; continue into a new --out, or remove the "
+                                 "series there",
+                                 e.what()));
+  }
+}
 
 // ------------------------------------------------------- FieldSeriesWriter
 
@@ -835,6 +903,8 @@ FieldSeriesWriter::FieldSeriesWriter(SeriesSpec spec) : impl_(std::make_unique<I
   if (!fs::is_directory(s.dir, ec))
     throw IoError(fmt::format("cannot write to '{}': {}", s.dir.string(),
                               fs::exists(s.dir, ec) ? "not a folder" : "no such folder"));
+  // A restart changes the earlier series only once all of it is known good.
+  if (s.resume_before) check_series_resume(s, *s.resume_before);
   if (s.vtk) impl_->vtk.emplace(s);
   if (s.hdf5) impl_->h5.emplace(s);
 }

@@ -122,6 +122,18 @@ if(GF_PYTHON)
             ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_sigkill ${GF_PYTHON})
 endif()
 
+# Refused runs change nothing in the output folder (issue 23): a second run
+# into a folder in use, a restart of a series that cannot be continued, case
+# errors found while setting up; and the messages of a few refusals.
+if(GF_PYTHON)
+  foreach(mode lock restart case_error messages)
+    add_test(NAME "e2e: refused ${mode} changes nothing"
+      COMMAND bash ${GF_E2E}/refusals.sh $<TARGET_FILE:gridforge>
+              ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_refusals/${mode}
+              ${GF_PYTHON} ${mode})
+  endforeach()
+endif()
+
 # bench: tiny sizes on the CPU; its files checked against each other and SPEC,
 # then plotted; and the command-line errors.
 add_test(NAME "e2e: bench on the CPU writes the table, bench.json and bench.csv"
