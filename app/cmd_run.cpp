@@ -1,9 +1,15 @@
 // gridforge run: load and check the case, pick the device, check memory,
 // then run and write the files of SPEC §4.
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <new>
 #include <optional>
 #include <vector>
@@ -19,6 +25,7 @@
 #include "kernels/dist/dist_backend.hpp"
 #include "gf_version.hpp"
 #include "io/checkpoint.hpp"
+#include "io/folder_lock.hpp"
 #include "io/output.hpp"
 #include "kernels/device.hpp"
 #include "solvers/stepper.hpp"
@@ -95,6 +102,11 @@ nlohmann::json run_info(const Case& c, const RunArgs& a, const std::string& devi
 // --restart: the checkpoint, read and checked against the case before
 // anything is written. Exit 2 when it cannot be read or is another case's.
 io::Checkpoint load_restart(const Case& c, const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw UsageError(fmt::format("--restart: '{}' is a folder, not a checkpoint; give the file in "
+                                 "it: --restart {}",
+                                 path, (fs::path(path) / kCheckpointFile).string()));
   io::Checkpoint ck;
   try {
     ck = io::read_checkpoint(path);
@@ -109,6 +121,92 @@ io::Checkpoint load_restart(const Case& c, const std::string& path) {
   if (ck.version != GF_VERSION)
     spdlog::warn("{} was written by gridforge {}; this is {}", path, ck.version, GF_VERSION);
   return ck;
+}
+
+// The output folder, made when missing; what was there before is recorded,
+// so that a run refused for bad input (exit 2, found while setting up: an
+// expression that is not finite on the grid, ...) can leave it as it was.
+class OutputFolder {
+ public:
+  explicit OutputFolder(const fs::path& out) : out_(out) {
+    std::error_code ec;
+    if (fs::is_symlink(out, ec) && !fs::exists(out, ec))
+      throw IoError(fmt::format("cannot create output folder '{}': it is a symbolic link to '{}', "
+                                "which does not exist",
+                                out.string(), fs::read_symlink(out, ec).string()));
+    // The first missing folder on the way: removed whole by undo().
+    for (fs::path p = out; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+      created_ = p;
+      if (p == p.parent_path()) break;
+    }
+    fs::create_directories(out, ec);
+    if (ec) throw IoError("cannot create output folder '" + out.string() + "': " + ec.message());
+    if (!created_.empty()) return;
+    for (const auto& e : fs::directory_iterator(out, ec)) before_.insert(e.path().filename());
+    std::ifstream in(out / "run.json", std::ios::binary);
+    if (in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      run_json_ = text.str();
+    }
+  }
+
+  // Back to what was there: a folder made by this run goes; otherwise what
+  // the run added at its top level goes and run.json is put back (when it
+  // was written: wrote_files).
+  void undo(bool wrote_files) const noexcept {
+    if (mpi::rank() != 0) return;
+    std::error_code ec;
+    if (!created_.empty()) {
+      fs::remove_all(created_, ec);
+      return;
+    }
+    if (!wrote_files) return;
+    for (const auto& e : fs::directory_iterator(out_, ec))
+      if (!before_.contains(e.path().filename()) && e.path().filename() != io::kLockFile)
+        fs::remove_all(e.path(), ec);
+    try {
+      if (run_json_)
+        io::write_text_atomic(out_ / "run.json", *run_json_);
+      else
+        fs::remove(out_ / "run.json", ec);
+    } catch (const Error& e) {
+      spdlog::warn("could not put back {}: {}", (out_ / "run.json").string(), e.what());
+    }
+  }
+
+ private:
+  fs::path out_, created_;
+  std::set<fs::path> before_;
+  std::optional<std::string> run_json_;
+};
+
+// The folder's lock, taken by rank 0 for every rank (they share the folder).
+std::unique_ptr<io::FolderLock> lock_folder(const fs::path& out) {
+  std::unique_ptr<io::FolderLock> lock;
+  std::string busy;
+  if (mpi::rank() == 0) {
+    try {
+      lock = std::make_unique<io::FolderLock>(out);
+    } catch (const BusyError& e) {
+      busy = e.what();
+    }
+  }
+  if (mpi::size() > 1) busy = mpi::broadcast(busy);
+  if (!busy.empty()) throw BusyError(busy);
+  return lock;
+}
+
+// run.json's last word on a run that failed. A full disk may refuse it too:
+// the error that stopped the run is the one reported, this one is logged.
+void write_failed_status(const fs::path& out, nlohmann::json& info, const std::string& status) {
+  info["end_time"] = now_iso8601();
+  info["status"] = status;
+  try {
+    io::write_json_atomic(out / "run.json", info);
+  } catch (const Error& e) {
+    spdlog::warn("{}", e.what());
+  }
 }
 
 template <class T>
@@ -160,9 +258,20 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   if (entry.setup_line) spdlog::info("{}", entry.setup_line(c));
 
   const fs::path out = c.output.dir;
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) throw IoError("cannot create output folder '" + out.string() + "': " + ec.message());
+  const OutputFolder folder(out);
+  // One run at a time in a folder: a second is refused before it changes anything.
+  const std::unique_ptr<io::FolderLock> lock = lock_folder(out);
+  try {
+    // A restart continues the series in the folder: checked whole before
+    // any of it changes (exit 2 for a series that cannot be continued).
+    if (restart) {
+      io::SeriesSpec spec{out, c.name, whole, c.precision, c.output.vtk, c.output.hdf5, GF_VERSION};
+      io::check_series_resume(spec, restart->step);
+    }
+  } catch (...) {
+    folder.undo(false);
+    throw;
+  }
 
   const std::string start = now_iso8601();
   nlohmann::json info = run_info(c, a, backend->name(), start);
@@ -183,16 +292,18 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   try {
     timing = run_case<T>(c, *backend, opts);
   } catch (const Error& e) {
-    info["end_time"] = now_iso8601();
-    info["status"] = std::string(e.exit_code() == kExitInterrupted ? "interrupted: " : "failed: ") +
-                     e.what();
-    io::write_json_atomic(out / "run.json", info);
+    // Bad input found while setting up (SPEC: exit 2): the folder is left as it was.
+    if (e.exit_code() == kExitBadInput) {
+      folder.undo(true);
+      throw;
+    }
+    write_failed_status(
+        out, info,
+        std::string(e.exit_code() == kExitInterrupted ? "interrupted: " : "failed: ") + e.what());
     throw;
   } catch (const std::bad_alloc&) {
     // A host buffer (std::vector) that could not grow: main() says so, exit 3.
-    info["end_time"] = now_iso8601();
-    info["status"] = "failed: out of host memory";
-    io::write_json_atomic(out / "run.json", info);
+    write_failed_status(out, info, "failed: out of host memory");
     throw;
   }
   info["end_time"] = now_iso8601();
@@ -220,7 +331,11 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   if (a.json && mpi::rank() == 0) {
     nlohmann::json summary = {{"status", "completed"}, {"output_dir", out.string()},
                               {"timing", timing}};
+    errno = 0;
     std::cout << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+    if (!std::cout)  // e.g. > /dev/full: the summary asked for is lost, exit 1
+      throw IoError(fmt::format("cannot write the --json summary to standard output: {}",
+                                errno ? std::strerror(errno) : "write failed"));
   }
   return kExitOk;
 }

@@ -71,6 +71,14 @@ class DeviceError : public Error {
   int exit_code() const override { return kExitDevice; }
 };
 
+// A resource held by someone else: the output folder another run is
+// writing (its lock, io/folder_lock.hpp). Exit 3, like a device in use.
+class BusyError : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const override { return kExitDevice; }
+};
+
 // The run failed: NaN/Inf, no convergence: exit 1.
 class SolverError : public Error {
  public:

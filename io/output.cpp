@@ -8,24 +8,23 @@
 // - fields.h5 grows during the run, so it lives under ".fields.h5.partial",
 //   flushed after every step, and is closed and renamed to fields.h5 by
 //   finish() or by the destructor: a run that fails for any other reason
-//   keeps the steps it finished. When writing fields.h5 itself fails (disk
-//   full), its content cannot be trusted: the partial file and the
-//   fields.xdmf pointing at it are removed and the error is thrown.
+//   keeps the steps it finished.
+// - fields.xdmf names fields.h5, so it appears only once fields.h5 is in
+//   place: during the run the index of the steps flushed so far is kept under
+//   ".fields.xdmf.partial" (rewritten after each flush), and finish() removes
+//   the earlier run's fields.xdmf, renames the partial fields.h5, then the
+//   partial index. At no moment does a fields.xdmf name another fields.h5
+//   than the one beside it, or a step it does not hold.
+// - When writing fields.h5 itself fails (disk full), the file on disk is
+//   still the one flushed after the last complete step: the library's handle
+//   is detached from it (its descriptor pointed at /dev/null) before HDF5
+//   closes it, so the close cannot write half of the failed step's metadata
+//   into it; the file is then checked, and kept with its index as at the end
+//   of a run.
 #include "io/output.hpp"
 
 #include <fmt/format.h>
 #include <hdf5.h>
-#include <vtkCallbackCommand.h>
-#include <vtkCommand.h>
-#include <vtkDoubleArray.h>
-#include <vtkErrorCode.h>
-#include <vtkExecutive.h>
-#include <vtkFloatArray.h>
-#include <vtkImageData.h>
-#include <vtkNew.h>
-#include <vtkPointData.h>
-#include <vtkSmartPointer.h>
-#include <vtkXMLImageDataWriter.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -41,85 +40,22 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/types.h>
+#include <unistd.h>
+
 #include "core/error.hpp"
 #include "core/mpi.hpp"
 #include "grid/view.hpp"
 #include "io/h5.hpp"
+#include "io/vtk_series.hpp"
 
 namespace gf::io {
 
 using namespace h5;
+using namespace series;
 
 namespace {
-
-// ---------------------------------------------------------------- text bits
-
-std::string step6(std::int64_t step) { return fmt::format("{:06d}", step); }
-
-// %.17g: times, origins and spacings read back bit for bit.
-std::string g17(double v) { return fmt::format("{:.17g}", v); }
-
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string xml_unescape(std::string_view s) {
-  const std::pair<std::string_view, char> entities[] = {
-      {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&amp;", '&'}};
-  std::string out;
-  for (std::size_t i = 0; i < s.size();) {
-    bool matched = false;
-    for (const auto& [e, c] : entities)
-      if (s.substr(i, e.size()) == e) {
-        out += c;
-        i += e.size();
-        matched = true;
-        break;
-      }
-    if (!matched) out += s[i++];
-  }
-  return out;
-}
-
-// Same naming as write_text_atomic: same folder (rename stays atomic),
-// hidden (ParaView's file dialog and globbing skip it).
-fs::path temp_sibling(const fs::path& path) {
-  return path.parent_path() / fmt::format(".{}.tmp", path.filename().string());
-}
-
-void remove_quietly(const fs::path& path) {
-  std::error_code ignored;
-  fs::remove(path, ignored);
-}
-
-// Moves a finished temporary into place; removes it when that fails.
-void commit_temp(const fs::path& tmp, const fs::path& path) {
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    remove_quietly(tmp);
-    throw IoError(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
-  }
-}
 
 // HDF5 1.10.8 crashes in its atexit handler when it retries closing a file
 // whose H5Fclose already failed (disk full: the flush on close fails too).
@@ -207,24 +143,17 @@ std::string xdmf_text(const SeriesSpec& spec, const std::vector<StepRecord>& ste
   return s + "    </Grid>\n  </Domain>\n</Xdmf>\n";
 }
 
-std::string pvd_text(const std::vector<std::pair<double, std::string>>& datasets) {
-  std::string s =
-      "<?xml version=\"1.0\"?>\n"
-      "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
-      "  <Collection>\n";
-  for (const auto& [time, file] : datasets)
-    s += fmt::format("    <DataSet timestep=\"{}\" part=\"0\" file=\"{}\"/>\n", g17(time),
-                     xml_escape(file));
-  return s + "  </Collection>\n</VTKFile>\n";
-}
-
 // ------------------------------------------------------------- HDF5 series
 
 // fields.h5 (under its partial name while the run goes on) + fields.xdmf.
 class H5Series {
  public:
   explicit H5Series(const SeriesSpec& spec)
-      : spec_(spec), final_(spec.dir / "fields.h5"), partial_(spec.dir / ".fields.h5.partial") {
+      : spec_(spec),
+        final_(spec.dir / "fields.h5"),
+        partial_(spec.dir / ".fields.h5.partial"),
+        index_(spec.dir / "fields.xdmf"),
+        index_partial_(spec.dir / ".fields.xdmf.partial") {
     H5Quiet quiet;
     if (spec.resume_before && !spec.decomp && resume(*spec.resume_before)) return;
     // Parallel restart: rank 0 trims the earlier file alone, then every rank
@@ -257,6 +186,7 @@ class H5Series {
       abandon();
       throw IoError(fmt::format("cannot write '{}': {}", final_.string(), e.what()));
     }
+    write_text_atomic(index_partial_, xdmf_text(spec_, steps_));
   }
   H5Series(const H5Series&) = delete;
   H5Series& operator=(const H5Series&) = delete;
@@ -276,36 +206,134 @@ class H5Series {
       throw IoError(fmt::format("cannot write '{}': closed after an earlier error or finish()",
                                 final_.string()));
     H5Quiet quiet;
+    if (const std::string why = reserve(fields); !why.empty())
+      throw IoError(fmt::format("cannot write '{}' at step {}: {}{}", final_.string(), step, why,
+                                keep_last_complete(/*clean=*/true)));
     try {
       write_group(step, time, fields);
       h5_ok(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "cannot flush");
     } catch (const H5Failure& e) {
-      abandon();
-      remove_quietly(spec_.dir / "fields.xdmf");
-      throw IoError(
-          fmt::format("cannot write '{}' at step {}: {}", final_.string(), step, e.what()));
+      throw IoError(fmt::format("cannot write '{}' at step {}: {}{}", final_.string(), step,
+                                e.what(), keep_last_complete()));
     }
     StepRecord r{step, time, {}};
     for (const auto& f : fields) r.fields.emplace_back(f.name, f.precision);
     steps_.push_back(std::move(r));
-    write_text_atomic(spec_.dir / "fields.xdmf", xdmf_text(spec_, steps_));
+    write_text_atomic(index_partial_, xdmf_text(spec_, steps_));
   }
 
   // Idempotent; after an error there is nothing left to finish.
   void finish() {
     if (!file_) return;
     H5Quiet quiet;
-    if (file_.close() < 0) {
+    // Flushed first, so that a failure here is one of a step's writes: the
+    // file on disk is then still the last complete one.
+    if (H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0 || (!spec_.decomp && file_.close() < 0)) {
       const std::string reason = h5_reason();
-      if (mpi::rank() == 0) remove_quietly(partial_);
+      throw IoError(
+          fmt::format("cannot write '{}': {}{}", final_.string(), reason, keep_last_complete()));
+    }
+    if (spec_.decomp && file_.close() < 0) {
+      const std::string reason = h5_reason();
+      abandon();
       throw IoError(fmt::format("cannot write '{}': {}", final_.string(), reason));
     }
     // Parallel: every rank has closed the file before rank 0 renames it.
     if (spec_.decomp) mpi::barrier();
-    if (mpi::rank() == 0) commit_temp(partial_, final_);
+    if (mpi::rank() == 0) publish();
   }
 
  private:
+  // fields.h5 and then its index into place; the earlier run's index goes
+  // first, so that no fields.xdmf ever names a fields.h5 it does not match.
+  void publish() {
+    remove_quietly(index_);
+    commit_temp(partial_, final_);
+    std::error_code ec;
+    fs::rename(index_partial_, index_, ec);
+    if (ec) {  // e.g. the prepared index could not be written: write it now
+      remove_quietly(index_partial_);
+      write_text_atomic(index_, xdmf_text(spec_, steps_));
+    }
+  }
+
+  // After a failed write of fields.h5: keeps the file as it was after the
+  // last complete step (fields.h5 with those steps, fields.xdmf naming them)
+  // and returns what the message adds. Over MPI ranks (MPI-IO handles) the
+  // partial file is removed instead, and the earlier fields.h5 stays.
+  // clean: nothing of the step was written yet, so the library may close the
+  // file itself (which also gives back the space reserved past its end).
+  std::string keep_last_complete(bool clean = false) {
+    if (spec_.decomp) {
+      abandon();
+      return "";
+    }
+    if (!clean || file_.close() < 0) {
+      detach();
+      file_.close();  // writes nothing now: errors are expected and ignored
+    }
+    try {
+      check_steps();
+      publish();
+    } catch (const std::exception& e) {
+      remove_quietly(partial_);
+      remove_quietly(index_partial_);
+      return fmt::format("; the steps before it could not be kept ({})", e.what());
+    }
+    return fmt::format("; fields.h5 keeps the {} step{} written before it", steps_.size(),
+                       steps_.size() == 1 ? "" : "s");
+  }
+
+  // Makes room on the disk for the step before writing any of it: its values
+  // and 64 KiB for the library's metadata, past the end of what the file
+  // uses (posix_fallocate; the file's length past that end is slack that
+  // closing the file cuts off). A full disk is then found while the file
+  // is whole, rather than in the middle of the library's writes. Returns why
+  // not ("" when done, or when the file is not one descriptor: MPI-IO).
+  std::string reserve(const std::vector<FieldView>& fields) {
+    if (spec_.decomp) return "";
+    void* handle = nullptr;
+    haddr_t eoa = 0;
+    if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) < 0 || !handle ||
+        H5Fget_eoa(file_.get(), &eoa) < 0)
+      return "";
+    std::uint64_t bytes = 64 * 1024;
+    for (const auto& f : fields) bytes += std::uint64_t(spec_.grid.size()) * bytes_of(f.precision);
+    const int rc = ::posix_fallocate(*static_cast<int*>(handle), 0, off_t(eoa + bytes));
+    // EINVAL, EOPNOTSUPP: a file system that cannot reserve; the writes tell.
+    if (rc == 0 || rc == EINVAL || rc == EOPNOTSUPP) return "";
+    return std::strerror(rc);
+  }
+
+  // Points the open file's descriptor at /dev/null, so that nothing the
+  // library still holds reaches the file (dup2 swaps it atomically: no other
+  // open() can take the number in between).
+  void detach() {
+    void* handle = nullptr;
+    if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) < 0 || !handle) return;
+    const int fd = *static_cast<int*>(handle);
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0) return;
+    ::dup2(null, fd);
+    ::close(null);
+  }
+
+  // The partial file, reopened, holds every step listed (a failed flush may
+  // have written part of its metadata).
+  void check_steps() const {
+    H5Handle f = h5_own(H5Fopen(partial_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                        "cannot reopen it");
+    for (const StepRecord& r : steps_)
+      for (const auto& [name, prec] : r.fields) {
+        const std::string path = "/steps/" + step6(r.step) + "/" + name;
+        H5Handle ds = h5_own(H5Dopen2(f.get(), path.c_str(), H5P_DEFAULT), H5Dclose,
+                             "no dataset " + path);
+        H5Handle space = h5_own(H5Dget_space(ds.get()), H5Sclose, "cannot read " + path);
+        if (H5Sget_simple_extent_npoints(space.get()) != hssize_t(spec_.grid.size()))
+          throw H5Failure("dataset " + path + " is not whole");
+      }
+  }
+
   // Restart: continues the fields.h5 of the earlier run (its partial file
   // when that run did not finish, else a copy of fields.h5 under the partial
   // name), without the steps from `before` on. False when there is none.
@@ -379,7 +407,7 @@ class H5Series {
       if (!has_partial) remove_quietly(partial_);
       throw IoError(fmt::format("cannot continue '{}': {}", source.string(), e.what()));
     }
-    write_text_atomic(spec_.dir / "fields.xdmf", xdmf_text(spec_, steps_));
+    write_text_atomic(index_partial_, xdmf_text(spec_, steps_));
     return true;
   }
 
@@ -440,245 +468,16 @@ class H5Series {
 
   void abandon() {
     file_.close();
-    if (mpi::rank() == 0) remove_quietly(partial_);
+    if (mpi::rank() == 0) {
+      remove_quietly(partial_);
+      remove_quietly(index_partial_);
+    }
   }
 
   const SeriesSpec& spec_;
-  fs::path final_, partial_;
+  fs::path final_, partial_, index_, index_partial_;
   H5Handle file_;
   std::vector<StepRecord> steps_;
-};
-
-// -------------------------------------------------------------- VTK series
-
-// Forwards VTK's error messages to us instead of the terminal.
-class VtkErrorLog {
- public:
-  // The writer's own message says what failed; its executive then adds a
-  // generic "returned failure for request" dump, which is only silenced.
-  explicit VtkErrorLog(vtkAlgorithm* watched) {
-    auto keep_first = [](vtkObject*, unsigned long, void* client, void* call) {
-      auto* message = static_cast<std::string*>(client);
-      if (call && message->empty()) *message = static_cast<const char*>(call);
-    };
-    callback_->SetClientData(&message_);
-    callback_->SetCallback(keep_first);
-    watched->AddObserver(vtkCommand::ErrorEvent, callback_);
-    silence_->SetClientData(&ignored_);
-    silence_->SetCallback(keep_first);
-    watched->GetExecutive()->AddObserver(vtkCommand::ErrorEvent, silence_);
-  }
-  // The message without VTK's "ERROR: In file, line" preamble. Codes below
-  // FirstVTKErrorCode are the system's errno (vtkErrorCode::GetLastSystemError).
-  std::string reason(unsigned long code) const {
-    if (code == vtkErrorCode::OutOfDiskSpaceError) return "no space left on device";
-    std::string m = message_;
-    if (auto p = m.rfind("): "); p != std::string::npos) m = m.substr(p + 3);
-    while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
-    if (code > 0 && code < vtkErrorCode::FirstVTKErrorCode)
-      m += (m.empty() ? "" : ": ") + std::string(std::strerror(int(code)));
-    // vtkErrorCode's own names live in VTK::CommonMisc, which we do not link.
-    return m.empty() ? fmt::format("VTK writer failed (vtkErrorCode {})", code) : m;
-  }
-
- private:
-  std::string message_, ignored_;
-  vtkNew<vtkCallbackCommand> callback_, silence_;
-};
-
-// Zero copy: the writer only reads the array, and it dies before write() returns.
-template <class Array, class T>
-vtkSmartPointer<vtkDataArray> borrow_array(const FieldView& f, vtkIdType n) {
-  auto a = vtkSmartPointer<Array>::New();
-  a->SetName(f.name.c_str());
-  a->SetNumberOfComponents(1);
-  a->SetArray(const_cast<T*>(static_cast<const T*>(f.data)), n, /*save=*/1);
-  return a;
-}
-
-// g.offset places a piece of a parallel series in the global extent.
-vtkSmartPointer<vtkImageData> make_image(const Grid& g, const std::vector<FieldView>& fields) {
-  auto image = vtkSmartPointer<vtkImageData>::New();
-  const auto& o = g.offset;
-  image->SetExtent(int(o[0]), int(o[0] + g.n[0] - 1), int(o[1]), int(o[1] + g.n[1] - 1),
-                   int(o[2]), int(o[2] + g.n[2] - 1));
-  image->SetOrigin(g.origin.data());
-  image->SetSpacing(g.h.data());
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    const auto& f = fields[i];
-    auto a = f.precision == Precision::Float32 ? borrow_array<vtkFloatArray, float>(f, g.size())
-                                               : borrow_array<vtkDoubleArray, double>(f, g.size());
-    if (i == 0)
-      image->GetPointData()->SetScalars(a);  // what ParaView colours by at first
-    else
-      image->GetPointData()->AddArray(a);
-  }
-  return image;
-}
-
-void write_vti(const fs::path& path, const Grid& g, const std::vector<FieldView>& fields) {
-  const auto image = make_image(g, fields);
-  const fs::path tmp = temp_sibling(path);
-  vtkNew<vtkXMLImageDataWriter> writer;
-  VtkErrorLog errors(writer);
-  writer->SetFileName(tmp.c_str());
-  writer->SetInputData(image);
-  writer->SetDataModeToAppended();
-  writer->EncodeAppendedDataOff();
-  writer->SetCompressorTypeToZLib();
-  writer->SetHeaderTypeToUInt64();  // arrays over 4 GiB
-  const bool ok = writer->Write() == 1 && writer->GetErrorCode() == vtkErrorCode::NoError;
-  if (!ok) {
-    remove_quietly(tmp);
-    throw IoError(
-        fmt::format("cannot write '{}': {}", path.string(), errors.reason(writer->GetErrorCode())));
-  }
-  commit_temp(tmp, path);
-}
-
-// vtk/<name>_<step6>.vti per step + <name>.pvd listing them.
-class VtkSeries {
- public:
-  explicit VtkSeries(const SeriesSpec& spec) : spec_(spec) {
-    std::error_code ec;
-    fs::create_directories(spec.dir / "vtk", ec);
-    if (ec)
-      throw IoError(
-          fmt::format("cannot create folder '{}': {}", (spec.dir / "vtk").string(), ec.message()));
-    // Parallel: the .pvd is rank 0's.
-    if (spec.resume_before && (!spec.decomp || mpi::rank() == 0)) resume(*spec.resume_before);
-  }
-
-  void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields) {
-    if (spec_.decomp) return write_pieces(step, time, fields);
-    const std::string rel = fmt::format("vtk/{}_{}.vti", spec_.name, step6(step));
-    write_vti(spec_.dir / rel, spec_.grid, fields);
-    datasets_.emplace_back(time, rel);
-    write_text_atomic(spec_.dir / (spec_.name + ".pvd"), pvd_text(datasets_));
-  }
-
- private:
-  // Parallel: vtk/<name>_<step6>/<name>_<step6>_<rank>.vti, each rank's
-  // owned block and one more layer toward each higher neighbour (so that the
-  // cells between blocks exist; not across a periodic wrap), then rank 0's
-  // vtk/<name>_<step6>.pvti over the pieces, listed in the .pvd.
-  void write_pieces(std::int64_t step, double time, const std::vector<FieldView>& fields) {
-    const Decomp& d = *spec_.decomp;
-    const std::string base = fmt::format("{}_{}", spec_.name, step6(step));
-    const fs::path folder = spec_.dir / "vtk" / base;
-    std::error_code ec;
-    fs::create_directories(folder, ec);
-    if (ec)
-      throw IoError(fmt::format("cannot create folder '{}': {}", folder.string(), ec.message()));
-    const auto piece = [&](int r) {  // the piece's grid: offset = first global index
-      Grid p = d.global;
-      const auto s = d.start_of(r), c = d.count_of(r);
-      const auto rc = d.coords_of(r);
-      for (int a = 0; a < 3; ++a) {
-        p.halo_lo[a] = p.halo_hi[a] = 0;
-        p.offset[a] = s[a];
-        p.n[a] = c[a] + (rc[a] + 1 < d.dims[a] ? 1 : 0);
-      }
-      return p;
-    };
-    const Grid mine = piece(d.rank), lg = d.local_grid();
-    std::vector<std::vector<unsigned char>> copies;
-    std::vector<FieldView> views;
-    for (const FieldView& f : fields) {
-      const std::size_t bytes = std::size_t(bytes_of(f.precision));
-      std::vector<unsigned char> v(std::size_t(mine.size()) * bytes);
-      const auto* src = static_cast<const unsigned char*>(f.data);
-      const std::int64_t row = mine.n[0] * std::int64_t(bytes);
-      const Layout from = Layout::dense(lg.n.data()), to = Layout::dense(mine.n.data());
-      for (std::int64_t k = 0; k < mine.n[2]; ++k)
-        for (std::int64_t j = 0; j < mine.n[1]; ++j) {
-          const std::int64_t at = from.index(lg.halo_lo[0], lg.halo_lo[1] + j, lg.halo_lo[2] + k);
-          std::memcpy(v.data() + to.index(0, j, k) * std::int64_t(bytes),
-                      src + at * std::int64_t(bytes), std::size_t(row));
-        }
-      views.push_back({f.name, v.data(), f.precision});
-      copies.push_back(std::move(v));
-    }
-    const std::string piece_name = fmt::format("{}_{}.vti", base, d.rank);
-    write_vti(folder / piece_name, mine, views);
-    mpi::barrier();  // every piece is in place before the .pvti names it
-    std::string s = fmt::format(
-        "<?xml version=\"1.0\"?>\n"
-        "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" "
-        "header_type=\"UInt64\">\n"
-        "  <PImageData WholeExtent=\"{}\" GhostLevel=\"0\" Origin=\"{} {} {}\" "
-        "Spacing=\"{} {} {}\">\n"
-        "    <PPointData Scalars=\"{}\">\n",
-        extent_str(d.global), g17(d.global.origin[0]), g17(d.global.origin[1]),
-        g17(d.global.origin[2]), g17(d.global.h[0]), g17(d.global.h[1]), g17(d.global.h[2]),
-        xml_escape(fields[0].name));
-    for (const FieldView& f : fields)
-      s += fmt::format("      <PDataArray type=\"{}\" Name=\"{}\"/>\n",
-                       f.precision == Precision::Float32 ? "Float32" : "Float64",
-                       xml_escape(f.name));
-    s += "    </PPointData>\n";
-    for (int r = 0; r < d.nranks; ++r)
-      s += fmt::format("    <Piece Extent=\"{}\" Source=\"{}/{}_{}.vti\"/>\n",
-                       extent_str(piece(r)), xml_escape(base), xml_escape(base), r);
-    s += "  </PImageData>\n</VTKFile>\n";
-    const std::string rel = fmt::format("vtk/{}.pvti", base);
-    write_text_atomic(spec_.dir / rel, s);
-    datasets_.emplace_back(time, rel);
-    write_text_atomic(spec_.dir / (spec_.name + ".pvd"), pvd_text(datasets_));
-  }
-
-  // "x0 x1 y0 y1 z0 z1" of a grid placed by its offset.
-  static std::string extent_str(const Grid& p) {
-    std::string s;
-    for (int a = 0; a < 3; ++a)
-      s += fmt::format("{}{} {}", a ? " " : "", p.offset[a], p.offset[a] + p.n[a] - 1);
-    return s;
-  }
-
- public:
-
- private:
-  // Restart: the datasets the .pvd already lists before step `before` (read
-  // back from the lines pvd_text writes); the later ones and their .vti go.
-  void resume(std::int64_t before) {
-    const fs::path pvd = spec_.dir / (spec_.name + ".pvd");
-    std::error_code ec;
-    if (!fs::exists(pvd, ec)) return;
-    std::FILE* f = std::fopen(pvd.c_str(), "rb");
-    if (!f) throw IoError(fmt::format("cannot read '{}': {}", pvd.string(), std::strerror(errno)));
-    std::string text;
-    char buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-    std::fclose(f);
-    const std::string ts = "timestep=\"", fl = "file=\"";
-    for (std::size_t p = text.find("<DataSet "); p != std::string::npos;
-         p = text.find("<DataSet ", p + 1)) {
-      const std::size_t t = text.find(ts, p), q = text.find(fl, p);
-      const std::size_t qe = q == std::string::npos ? q : text.find('"', q + fl.size());
-      if (t == std::string::npos || qe == std::string::npos)
-        throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
-      const double time = std::strtod(text.c_str() + t + ts.size(), nullptr);
-      std::string file = xml_unescape(text.substr(q + fl.size(), qe - q - fl.size()));
-      // vtk/<name>_<step6>.vti, or .pvti with its pieces in vtk/<name>_<step6>/
-      const std::size_t us = file.rfind('_'), dot = file.rfind('.');
-      if (us == std::string::npos || dot == std::string::npos || dot < us)
-        throw IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
-      const std::int64_t step = std::strtoll(file.c_str() + us + 1, nullptr, 10);
-      if (step < before) {
-        datasets_.emplace_back(time, file);
-      } else {
-        remove_quietly(spec_.dir / file);
-        if (file.ends_with(".pvti")) {
-          std::error_code ignored;
-          fs::remove_all(spec_.dir / file.substr(0, dot), ignored);
-        }
-      }
-    }
-    write_text_atomic(pvd, pvd_text(datasets_));
-  }
-
-  const SeriesSpec& spec_;
-  std::vector<std::pair<double, std::string>> datasets_;
 };
 
 // Programming errors of the caller, not I/O failures. A name becomes an HDF5
@@ -696,7 +495,52 @@ void check_fields(const std::vector<FieldView>& fields) {
   }
 }
 
+// Restart: the fields.h5 a series would continue (its partial file when the
+// earlier run did not finish), opened read-only and checked against the
+// grid and the layout H5Series::resume reads. Nothing when there is none.
+void check_h5_resume(const SeriesSpec& spec) {
+  const fs::path partial = spec.dir / ".fields.h5.partial", final = spec.dir / "fields.h5";
+  std::error_code ec;
+  const fs::path source = fs::exists(partial, ec) ? partial : final;
+  if (!fs::exists(source, ec)) return;
+  H5Quiet quiet;
+  try {
+    H5Handle file = h5_own(H5Fopen(source.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                           "cannot open it");
+    std::vector<std::int64_t> dims(spec.grid.ndim);
+    H5Handle a = h5_own(H5Aopen(file.get(), "dims", H5P_DEFAULT), H5Aclose, "no attribute 'dims'");
+    H5Handle space = h5_own(H5Aget_space(a.get()), H5Sclose, "cannot read 'dims'");
+    if (H5Sget_simple_extent_npoints(space.get()) != hssize_t(dims.size()))
+      throw H5Failure("it holds fields of another grid");
+    h5_ok(H5Aread(a.get(), H5T_NATIVE_INT64, dims.data()), "cannot read 'dims'");
+    for (int ax = 0; ax < spec.grid.ndim; ++ax)
+      if (dims[ax] != spec.grid.n[ax]) throw H5Failure("it holds fields of another grid");
+    H5Handle g = h5_own(H5Gopen2(file.get(), "/steps", H5P_DEFAULT), H5Gclose, "no group '/steps'");
+    auto check = [](hid_t group, const char* name, const H5L_info_t*, void*) -> herr_t {
+      H5Handle s(H5Gopen2(group, name, H5P_DEFAULT), H5Gclose);
+      if (!s || H5Aexists(s.get(), "step") <= 0 || H5Aexists(s.get(), "time") <= 0) return -1;
+      return 0;
+    };
+    h5_ok(H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, check, nullptr),
+          "a step in '/steps' without its 'step' and 'time'");
+  } catch (const H5Failure& e) {
+    throw IoError(fmt::format("cannot continue '{}': {}", source.string(), e.what()));
+  }
+}
+
 }  // namespace
+
+void check_series_resume(const SeriesSpec& spec, std::int64_t) {
+  // Parallel: every rank reads the same files.
+  try {
+    if (spec.vtk) read_pvd(spec.dir / (spec.name + ".pvd"));
+    if (spec.hdf5) check_h5_resume(spec);
+  } catch (const IoError& e) {
+    throw UsageError(fmt::format("--restart: {}; continue into a new --out, or remove the "
+                                 "series there",
+                                 e.what()));
+  }
+}
 
 // ------------------------------------------------------- FieldSeriesWriter
 
@@ -715,6 +559,8 @@ FieldSeriesWriter::FieldSeriesWriter(SeriesSpec spec) : impl_(std::make_unique<I
   if (!fs::is_directory(s.dir, ec))
     throw IoError(fmt::format("cannot write to '{}': {}", s.dir.string(),
                               fs::exists(s.dir, ec) ? "not a folder" : "no such folder"));
+  // A restart changes the earlier series only once all of it is known good.
+  if (s.resume_before) check_series_resume(s, *s.resume_before);
   if (s.vtk) impl_->vtk.emplace(s);
   if (s.hdf5) impl_->h5.emplace(s);
 }

@@ -65,6 +65,13 @@ class FieldSeriesWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+// Whether the series in spec.dir can be continued before step `before`
+// (SeriesSpec::resume_before): its .pvd read, its fields.h5 (or partial
+// file) opened and checked against the grid, all without changing anything.
+// Throws UsageError (exit 2: the series is an input of the restart) naming
+// the file. FieldSeriesWriter checks this before it changes any file.
+void check_series_resume(const SeriesSpec& spec, std::int64_t before);
+
 // Atomic whole-file writes (temporary name in the same folder, then rename).
 void write_text_atomic(const fs::path& path, const std::string& text);
 void write_json_atomic(const fs::path& path, const nlohmann::json& j);

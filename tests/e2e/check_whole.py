@@ -2,11 +2,14 @@
 appears whole or not at all), e.g. after the run was killed with SIGKILL.
 
 Visible files must each parse completely: .json (json), .csv (a header and
-rows of the same width, ending in a newline), .pvd and .xdmf (XML; every
-.vti a .pvd names exists), .vti (the XML header, then every zlib block of the
+rows of the same width, ending in a newline), .pvd, .pvti and .xdmf (XML,
+and every reference resolves: each file a .pvd or .pvti names exists, each
+`file.h5:/path` of an .xdmf names an .h5 file beside it holding that
+dataset with as many values as the DataItem's Dimensions), .vti (the XML header, then every zlib block of the
 appended data inflates to the size the header promises), .h5 (h5py opens it
 and reads every dataset; checkpoint.h5 holds u, the case and the state). Hidden files are the temporaries of writes cut
-short; they must be named so (".<name>.tmp", ".fields.h5.partial").
+short; they must be named so (".<name>.tmp", ".fields.h5.partial",
+".fields.xdmf.partial"), or be a run's lock (".gridforge.lock").
 
 Usage: check_whole.py OUT_DIR   (prints what it checked; exit 1 on a fault)
 """
@@ -21,7 +24,7 @@ import zlib
 import h5py
 import numpy as np
 
-TEMP = re.compile(r"^\.(.+\.tmp|fields\.h5\.partial)$")
+TEMP = re.compile(r"^\.(.+\.tmp|fields\.h5\.partial|fields\.xdmf\.partial|gridforge\.lock)$")
 
 
 def check_vti(path):
@@ -75,9 +78,26 @@ def check_csv(path):
 
 def check_xml(path, out):
     root = ET.parse(path).getroot()
+    here = os.path.dirname(path)
     if path.endswith(".pvd"):
         for ds in root.iter("DataSet"):
-            assert os.path.isfile(os.path.join(out, ds.get("file"))), f"names missing {ds.get('file')}"
+            assert os.path.isfile(os.path.join(here, ds.get("file"))), f"names missing {ds.get('file')}"
+    elif path.endswith(".pvti"):
+        for piece in root.iter("Piece"):
+            assert os.path.isfile(os.path.join(here, piece.get("Source"))), \
+                f"names missing piece {piece.get('Source')}"
+    elif path.endswith(".xdmf"):
+        for item in root.iter("DataItem"):
+            if item.get("Format") != "HDF":
+                continue
+            file, _, dataset = item.text.strip().partition(":")
+            h5 = os.path.join(here, file)
+            assert os.path.isfile(h5), f"names missing {file}"
+            with h5py.File(h5, "r") as f:
+                assert dataset in f, f"names {file}:{dataset}, which {file} does not hold"
+                want = int(np.prod([int(d) for d in item.get("Dimensions").split()]))
+                assert f[dataset].size == want, \
+                    f"{file}:{dataset} has {f[dataset].size} values, the index says {want}"
 
 
 def main(out):
@@ -94,7 +114,7 @@ def main(out):
                     json.load(open(path))
                 elif ext == ".csv":
                     check_csv(path)
-                elif ext in (".pvd", ".xdmf"):
+                elif ext in (".pvd", ".pvti", ".xdmf"):
                     check_xml(path, out)
                 elif ext == ".vti":
                     check_vti(path)

@@ -93,13 +93,13 @@ add_test(NAME "e2e: divergence stops the run at the next check and keeps the out
 
 add_test(NAME "e2e: unwritable output folder and full disk are exit 1 with the path"
   COMMAND bash ${GF_E2E}/io_errors.sh $<TARGET_FILE:gridforge>
-          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors)
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors ${GF_PYTHON})
 
 # Outputs are written by a background thread by default; the same failures
 # with them written in turn by the time loop (GRIDFORGE_SYNC_OUTPUT=1).
 add_test(NAME "e2e: unwritable output folder and full disk, outputs written in turn"
   COMMAND bash ${GF_E2E}/io_errors.sh $<TARGET_FILE:gridforge>
-          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors_sync)
+          ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_io_errors_sync ${GF_PYTHON})
 add_test(NAME "e2e: divergence keeps the outputs, outputs written in turn"
   COMMAND bash ${GF_E2E}/diverge.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/tests/data/cases/diverge.yaml ${CMAKE_BINARY_DIR}/e2e_diverge_sync ${GF_PYTHON})
@@ -124,6 +124,18 @@ if(GF_PYTHON)
   add_test(NAME "e2e: SIGKILL during outputs leaves only whole files"
     COMMAND bash ${GF_E2E}/sigkill.sh $<TARGET_FILE:gridforge>
             ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_sigkill ${GF_PYTHON})
+endif()
+
+# Refused runs change nothing in the output folder (issue 23): a second run
+# into a folder in use, a restart of a series that cannot be continued, case
+# errors found while setting up; and the messages of a few refusals.
+if(GF_PYTHON)
+  foreach(mode lock restart case_error messages)
+    add_test(NAME "e2e: refused ${mode} changes nothing"
+      COMMAND bash ${GF_E2E}/refusals.sh $<TARGET_FILE:gridforge>
+              ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_refusals/${mode}
+              ${GF_PYTHON} ${mode})
+  endforeach()
 endif()
 
 # bench: tiny sizes on the CPU; its files checked against each other and SPEC,

@@ -3,9 +3,12 @@
 # one-line message naming the path, and no partial file left behind.
 # A full disk without filling one: the temporary name gridforge is about to
 # write is made a link to /dev/full, where every write fails with ENOSPC.
-# Usage: io_errors.sh GRIDFORGE CASE WORK
+# A disk that fills up in the middle of fields.h5: a file size limit (ulimit
+# -f, SIGXFSZ ignored) makes the write that crosses it fail as a full disk does.
+# Usage: io_errors.sh GRIDFORGE CASE WORK [PYTHON]
 set -u
-gf=$1 case=$2 work=$3
+gf=$1 case=$2 work=$3 py=${4:-}
+here=$(cd "$(dirname "$0")" && pwd)
 fail() { echo "io_errors: FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 run() {  # run OUT [KEY=VALUE...]: sets rc and err
@@ -58,4 +61,30 @@ expect "^error: cannot write '$work/full3/checkpoint.h5': .*No space left on dev
 [ "$(ls "$work/full3/vtk" | wc -l)" = 4 ] || fail "vtk/ holds $(ls -A "$work/full3/vtk")"
 leftovers=$(find "$work/full3" -name '.*')
 [ -z "$leftovers" ] || fail "temporary files left: $leftovers"
+# 6. fields.h5 cannot grow past 800 KiB (108 KiB of float64 a step at 24^3; the
+#    first outputs fit): the run stops, fields.h5 keeps the steps written
+#    before the failed one and fields.xdmf names exactly those.
+mkdir -p "$work/full4"
+err=$( (trap '' XFSZ; ulimit -f 800; exec "$gf" run "$case" --device cpu --quiet --out "$work/full4" \
+  heat.steps=400 output.every=40 output.formats=[hdf5] precision=float64 "grid.dims=[24,24,24]") 2>&1)
+rc=$?
+echo "exit $rc: $err"
+expect "^error: cannot write '$work/full4/fields.h5' at step [0-9]+: .*; fields.h5 keeps the [0-9]+ steps written before it$"
+kept=$(printf '%s' "$err" | sed -E 's/.*keeps the ([0-9]+) steps.*/\1/')
+[ "$kept" -gt 1 ] || fail "kept $kept steps"
+[ -f "$work/full4/fields.h5" ] || fail "fields.h5 was not kept"
+[ "$(grep -c '<Grid Name="step_' "$work/full4/fields.xdmf")" = "$kept" ] ||
+  fail "fields.xdmf does not list the $kept steps kept"
+leftovers=$(find "$work/full4" -name '.*')
+[ -z "$leftovers" ] || fail "temporary files left: $leftovers"
+if [ -n "$py" ]; then
+  "$py" "$here/check_whole.py" "$work/full4" || fail "full4 holds a file that is not whole"
+  "$py" - "$work/full4/fields.h5" "$kept" <<'PYEOF' || fail "fields.h5 does not hold the steps kept"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    steps = sorted(f["steps"])
+    assert len(steps) == int(sys.argv[2]), steps
+    assert steps == [f"{40 * i:06d}" for i in range(len(steps))], steps
+PYEOF
+fi
 echo "io_errors: ok"

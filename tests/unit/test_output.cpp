@@ -572,17 +572,26 @@ TEST_CASE("A full disk gives IoError naming the file and leaves no partial file"
     // limit fails its writes the same way, mid-run (EFBIG instead of ENOSPC).
     FieldSeriesWriter w(SeriesSpec{d, "case", g, Precision::Float64, false, true, "1.0"});
     w.write(0, 0.0, fields);
-    REQUIRE(fs::exists(d / "fields.xdmf"));
+    // The index appears only with the fields.h5 it names.
+    CHECK_FALSE(fs::exists(d / "fields.xdmf"));
     std::string msg;
     {
       FileSizeLimit limit(fs::file_size(d / ".fields.h5.partial") + 4096);
       msg = io_error_of([&] { w.write(1, 0.1, fields); });
     }
-    CHECK_THAT(msg, Catch::Contains((d / "fields.h5").string()) && Catch::Contains("step 1"));
-    // fields.h5 cannot be trusted after a failed write: it and the xdmf go.
+    CHECK_THAT(msg, Catch::Contains((d / "fields.h5").string()) && Catch::Contains("step 1") &&
+                        Catch::Contains("fields.h5 keeps the 1 step written before it"));
+    // The last complete state is kept: step 0 in fields.h5, and an index naming it alone.
     w.finish();
-    CHECK_FALSE(fs::exists(d / "fields.h5"));
-    CHECK_FALSE(fs::exists(d / "fields.xdmf"));
+    REQUIRE(fs::exists(d / "fields.h5"));
+    CHECK(gf::io::h5_dataset_shape((d / "fields.h5").string(), "/steps/000000/u") ==
+          std::vector<std::int64_t>{32, 32, 32});
+    CHECK(gf::io::h5_read_dataset((d / "fields.h5").string(), "/steps/000000/u") ==
+          std::vector<double>(big.begin(), big.end()));
+    CHECK_THROWS_AS(gf::io::h5_dataset_shape((d / "fields.h5").string(), "/steps/000001/u"), gf::IoError);
+    const std::string xdmf = read_text(d / "fields.xdmf");
+    CHECK_THAT(xdmf, Catch::Contains("fields.h5:/steps/000000/u") &&
+                         !Catch::Contains("/steps/000001"));
   }
   SECTION("text") {
     gf::io::write_text_atomic(d / "log.csv", "old\n");
