@@ -48,7 +48,6 @@ namespace fs = std::filesystem;
 using schema::Map;
 using schema::Sources;
 using schema::Value;
-using case_text::invalid_utf8_at;
 using case_text::parse_document;
 
 // ---- YAML text and overrides ------------------------------------------------
@@ -81,15 +80,7 @@ Override parse_override(const std::string& arg) {
     throw CaseError(
         schema::command_line_loc(), "",
         fmt::format("malformed override '{}': expected KEY=VALUE, e.g. heat.steps=10", arg));
-  if (const auto bad = invalid_utf8_at(arg))
-    throw CaseError(schema::command_line_loc(), ov.dotted,
-                    fmt::format("not UTF-8 text (byte 0x{:02x})", static_cast<unsigned char>(arg[*bad])));
-  try {
-    ov.value = YAML::Load(arg.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    throw CaseError(schema::command_line_loc(), ov.dotted,
-                    "cannot read the value as YAML: " + e.msg);
-  }
+  ov.value = case_text::parse_value(arg.substr(eq + 1), ov.dotted);
   return ov;
 }
 

@@ -1,6 +1,7 @@
 // Every fault of a case file or an override is a CaseError (exit 2) whose
 // message names file:line:col, the dotted key and what was expected.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <string>
 #include <vector>
 
@@ -354,9 +355,9 @@ TEST_CASE("a case that is not UTF-8 is refused at its first bad byte", "[case]")
         "case.yaml:7:8: not UTF-8 text (byte 0xff); save the case file as UTF-8");
   CHECK(error_of(with(kDims, kHeat), {"name=caf\xe9"}) ==
         "command line: name: not UTF-8 text (byte 0xe9)");
-  // Valid UTF-8 of every length passes the check (and then the name rules).
-  CHECK(gf::test::load(with(kDims, kHeat, "name: \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5\"\n")).name ==
-        "\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5");
+  // Valid UTF-8 of every length passes the check.
+  CHECK(gf::test::load(with(kDims, kHeat, "output: {dir: \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5\"}\n"))
+            .output.dir == "\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5");
 }
 
 // Found by the fuzzer (tests/fuzz/): yaml-cpp 0.7's LoadAll loops for ever,
@@ -370,4 +371,64 @@ TEST_CASE("a stray comma before the first key is a syntax error, not a hang", "[
   // Two real documents are still counted as such.
   CHECK(error_of(with(kDims, kHeat) + "---\nname: x\n") ==
         "case.yaml:8:1: the file holds 2 YAML documents; a case is one");
+}
+
+// Issue 23: yaml-cpp builds an alias as the node it names, so a loop or
+// aliases of aliases must be stopped before it builds anything.
+TEST_CASE("an alias inside the node it names is an error, not a crash", "[case]") {
+  CHECK(error_of(with(kDims, kHeat, "initial: &a {expr: *a}\n")) ==
+        "case.yaml:7:20: alias *a is inside the node it names (a loop)");
+  CHECK(error_of(with(kDims, kHeat), {"boundary=&b {x-: [*b]}"}) ==
+        "command line: boundary: alias *b is inside the node it names (a loop)");
+  // An alias of a finished node is still followed.
+  const gf::Case c = gf::test::load(
+      with(kDims, kHeat, "boundary: {x-: &w {type: dirichlet, value: 2}, x+: *w}\n"));
+  CHECK(c.boundary[0].value.text == "2");
+  CHECK(c.boundary[1].value.text == "2");
+}
+
+TEST_CASE("aliases that multiply stop at 100000 values", "[case]") {
+  // Each level lists the one below 10 times: l4 is 101111 values.
+  std::string levels = "parameters: {p: 1}\nl0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+  for (int k = 1; k <= 4; ++k) {
+    levels += fmt::format("l{}: &l{} [", k, k);
+    for (int i = 0; i < 10; ++i) levels += fmt::format("{}*l{}", i ? ", " : "", k - 1);
+    levels += "]\n";
+  }
+  CHECK(error_of(levels) == "case.yaml:6:50: alias *l3 makes the case hold more than 100000 values "
+                            "(an alias counts as the values it repeats)");
+  // Three levels (11233 values in all) are read, and refused for what they are.
+  const auto three = levels.substr(0, levels.find("l4:"));
+  CHECK(error_of(three) == "case.yaml:2:1: l0: unknown key; expected one of name, workload, "
+                          "precision, device, parameters, grid, initial, boundary, heat, output, "
+                          "laplace, stencil, raymarch, render, wave");
+}
+
+TEST_CASE("nesting deeper than 64 levels is an error at its place, not a stack overflow", "[case]") {
+  CHECK(error_of("workload: heat\ngrid: {dims: " + std::string(10000, '[') + std::string(10000, ']') +
+                 "}\n") == "case.yaml:2:76: nested more than 64 levels deep");
+  // Depth through aliases: 8 anchors of 9 levels each, one inside the next.
+  std::string text = "workload: heat\n";
+  for (int k = 0; k < 8; ++k)
+    text += fmt::format("a{}: &a{} {}{}{}\n", k, k, std::string(9, '['),
+                        k ? fmt::format("*a{}", k - 1) : "1", std::string(9, ']'));
+  CHECK(error_of(text) == "case.yaml:8:18: alias *a5 nests the case more than 64 levels deep");
+}
+
+TEST_CASE("a control character is refused where it stands", "[case]") {
+  CHECK(error_of(std::string("workload: heat\0\ngrid: {dims: [8]}\n", 33)) ==
+        "case.yaml:1:15: control character U+0000 in the text; YAML allows only tab and line "
+        "breaks");
+  CHECK(error_of(with(kDims, kHeat, "name: \"a\x1b[31mb\"\n")) ==
+        "case.yaml:7:9: control character U+001B in the text; YAML allows only tab and line "
+        "breaks");
+  CHECK(error_of(with(kDims, kHeat, "# \xc2\x9b\n")) ==
+        "case.yaml:7:3: control character U+009B in the text; YAML allows only tab and line "
+        "breaks");
+  CHECK(error_of(with(kDims, kHeat), {"heat.steps=1\x7f"}) ==
+        "command line: heat.steps: control character U+007F in the text; YAML allows only tab "
+        "and line breaks");
+  // Tabs, CR LF line ends and NEL are text.
+  CHECK(error_of("workload:\theat\r\ngrid: {dims: [11, 11]}\r\nheat: {alpha: 1, steps: 1}\r\n"
+                 "# \xc2\x85\n") == "(no error)");
 }
