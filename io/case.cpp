@@ -176,10 +176,18 @@ std::string read_device(const Map& top) {
   return s;
 }
 
+constexpr std::size_t kMaxParameters = 1000;  // docs/cases.md#parameters
+
 Params read_parameters(const Map& top) {
   Params params;
   if (!top.has("parameters")) return params;
-  for (const auto& [k, v] : top.get("parameters").items()) {
+  const Value all = top.get("parameters");
+  // Every expression's parser defines every parameter: keep them a list a
+  // person writes, not a table.
+  if (all.node().IsMap() && all.node().size() > kMaxParameters)
+    all.fail(fmt::format("{} parameters; a case may have at most {}", all.node().size(),
+                         kMaxParameters));
+  for (const auto& [k, v] : all.items()) {
     const std::string name = k.node().Scalar();
     if (const std::string why = schema::parameter_name_problem(name); !why.empty()) k.fail(why);
     params.emplace_back(name, v.number());

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <unordered_set>
 
 namespace gf::schema {
 
@@ -164,15 +165,15 @@ std::vector<Value> Value::list() const {
 std::vector<std::pair<Value, Value>> Value::items() const {
   if (!node_.IsMap()) fail("expected a map of keys, got " + describe());
   std::vector<std::pair<Value, Value>> out;
+  std::unordered_set<std::string> seen;  // a hash, not a scan of `out`: maps may be long
+  const std::string prefix = key_.empty() ? "" : key_ + ".";
   for (const auto& kv : node_) {
-    const std::string prefix = key_.empty() ? "" : key_ + ".";
     if (!kv.first.IsScalar())
       Value(*src_, kv.first, key_)
           .fail("expected a key name, got " + Value(*src_, kv.first, "").describe());
-    const std::string name = kv.first.Scalar();
+    const std::string& name = kv.first.Scalar();
     Value k(*src_, kv.first, prefix + name);
-    for (const auto& seen : out)
-      if (seen.first.node().Scalar() == name) k.fail(fmt::format("duplicate key '{}'", name));
+    if (!seen.insert(name).second) k.fail(fmt::format("duplicate key '{}'", name));
     Value v(*src_, kv.second, prefix + name);
     if (kv.second.IsNull()) v.locate_at(kv.first);
     out.emplace_back(std::move(k), std::move(v));
