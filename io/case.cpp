@@ -11,18 +11,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "io/case_raymarch.hpp"
 #include "io/case_wave.hpp"
 #include "io/case_schema.hpp"
 #include "io/case_sections.hpp"
 #include "io/case_text.hpp"
+#include "io/input_file.hpp"
 
 namespace gf {
 
@@ -278,20 +275,14 @@ Case load_case_text(const std::string& text, const std::string& label,
 }
 
 Case load_case(const std::string& path, const std::vector<std::string>& overrides) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw CaseError({path, 0, 0}, "", "cannot read case file: it is a folder");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw CaseError({path, 0, 0}, "",
-                    std::string("cannot read case file: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    throw CaseError({path, 0, 0}, "",
-                    std::string("cannot read case file: ") + std::strerror(errno));
+  std::string text;
+  try {
+    text = io::read_input_file(path, case_text::kMaxBytes);
+  } catch (const IoError& e) {
+    throw CaseError({path, 0, 0}, "", std::string("cannot read case file: ") + e.what());
+  }
   const fs::path dir = fs::path(path).parent_path();
-  return load_case_text(text.str(), path, overrides, dir.empty() ? "." : dir.string());
+  return load_case_text(text, path, overrides, dir.empty() ? "." : dir.string());
 }
 
 int time_block_asked(const Case& c) {

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "io/expression.hpp"
+#include "io/input_file.hpp"
 #include "io/output.hpp"
 
 namespace gf::raymarch_case {
@@ -154,9 +155,9 @@ void read_volume_file(const Value& v, const fs::path& base_dir, const Grid& g, R
   fs::path p(rel);
   if (p.is_relative()) p = base_dir / p;
   p = fs::absolute(p).lexically_normal();
-  std::error_code ec;
-  if (fs::is_directory(p, ec))
-    path.fail(fmt::format("cannot read '{}': it is a folder", p.string()));
+  // First without opening it: a pipe would block the open.
+  if (const std::string why = io::input_file_problem(p); !why.empty())
+    path.fail(fmt::format("cannot read '{}': {}", p.string(), why));
   if (!std::ifstream(p, std::ios::binary))
     path.fail(fmt::format("cannot read '{}': {}", p.string(), std::strerror(errno)));
   vol.kind = RayVolumeSpec::Kind::File;

@@ -11,6 +11,7 @@
 //   keeps the steps it finished. When writing fields.h5 itself fails (disk
 //   full), its content cannot be trusted: the partial file and the
 //   fields.xdmf pointing at it are removed and the error is thrown.
+#include "io/input_file.hpp"
 #include "io/output.hpp"
 
 #include <fmt/format.h>
@@ -644,12 +645,12 @@ class VtkSeries {
     const fs::path pvd = spec_.dir / (spec_.name + ".pvd");
     std::error_code ec;
     if (!fs::exists(pvd, ec)) return;
-    std::FILE* f = std::fopen(pvd.c_str(), "rb");
-    if (!f) throw IoError(fmt::format("cannot read '{}': {}", pvd.string(), std::strerror(errno)));
     std::string text;
-    char buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-    std::fclose(f);
+    try {
+      text = read_input_file(pvd);  // not a device or a pipe that a link may name
+    } catch (const IoError& e) {
+      throw IoError(fmt::format("cannot read '{}': {}", pvd.string(), e.what()));
+    }
     const std::string ts = "timestep=\"", fl = "file=\"";
     for (std::size_t p = text.find("<DataSet "); p != std::string::npos;
          p = text.find("<DataSet ", p + 1)) {

@@ -1,7 +1,11 @@
 // Every fault of a case file or an override is a CaseError (exit 2) whose
 // message names file:line:col, the dotted key and what was expected.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <fmt/format.h>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -302,6 +306,41 @@ TEST_CASE("YAML faults and unreadable files", "[case]") {
     CHECK(std::string(e.what()) == GF_TEST_DATA_DIR
           "/cases: cannot read case file: it is a folder");
   }
+}
+
+// Issue 23: `gridforge run /dev/zero` read until the kernel killed it.
+TEST_CASE("a case file is a regular file of at most 4 MiB", "[case]") {
+  auto message = [](const std::string& path) {
+    try {
+      gf::load_case(path);
+    } catch (const gf::CaseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(message("/dev/zero") ==
+        "/dev/zero: cannot read case file: it is not a regular file (a device, a pipe or a "
+        "socket)");
+  const std::filesystem::path big =
+      std::filesystem::temp_directory_path() / fmt::format("gridforge_test_big_{}.yaml", getpid());
+  {
+    std::ofstream out(big, std::ios::binary);
+    out << "workload: heat\n";
+  }
+  std::filesystem::resize_file(big, (std::uintmax_t(4) << 20) + 1);  // sparse: no disk
+  CHECK(message(big.string()) ==
+        big.string() + ": cannot read case file: it is 4194305 bytes; at most 4194304 (4.0 MiB)");
+  std::filesystem::remove(big);
+  // A pipe the case names as its initial file: refused without opening it,
+  // which would wait for a writer for ever.
+  const std::filesystem::path fifo =
+      std::filesystem::temp_directory_path() / fmt::format("gridforge_test_fifo_{}.h5", getpid());
+  std::filesystem::remove(fifo);
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(error_of(with(kDims, kHeat, "initial: {file: {path: " + fifo.string() + ", dataset: /u}}\n")) ==
+        "case.yaml:7:24: initial.file.path: cannot read '" + fifo.string() +
+            "': it is not a regular file (a device, a pipe or a socket)");
+  std::filesystem::remove(fifo);
 }
 
 TEST_CASE("faults in overrides are located on the command line", "[case]") {
