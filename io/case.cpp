@@ -76,7 +76,8 @@ Override parse_override(const std::string& arg) {
   if (eq == std::string::npos || bad_path)
     throw CaseError(
         schema::command_line_loc(), "",
-        fmt::format("malformed override '{}': expected KEY=VALUE, e.g. heat.steps=10", arg));
+        fmt::format("malformed override '{}': expected KEY=VALUE, e.g. heat.steps=10",
+                    shown(arg)));
   ov.value = case_text::parse_value(arg.substr(eq + 1), ov.dotted);
   return ov;
 }
@@ -94,7 +95,7 @@ void set_path(YAML::Node root, const Override& ov) {
     if (!next.IsMap())
       throw CaseError(schema::command_line_loc(), prefix,
                       fmt::format("cannot set '{}': expected a map, got {}", ov.dotted,
-                                  next.IsSequence() ? "a list" : "'" + next.Scalar() + "'"));
+                                  next.IsSequence() ? "a list" : "'" + shown(next.Scalar()) + "'"));
     cur.reset(next);
   }
   cur.remove(ov.path.back());  // re-insert, so a file node never aliases the new value

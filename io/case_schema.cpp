@@ -98,7 +98,7 @@ std::string Value::describe() const {
   if (!present() || node_.IsNull()) return "nothing";
   if (node_.IsMap()) return "a map";
   if (node_.IsSequence()) return "a list";
-  return "'" + node_.Scalar() + "'";
+  return "'" + shown(node_.Scalar()) + "'";
 }
 
 double Value::number() const {
@@ -119,7 +119,7 @@ double Value::number() const {
 
 double Value::positive() const {
   const double v = number();
-  if (!(v > 0)) fail(fmt::format("expected a number > 0, got {}", node_.Scalar()));
+  if (!(v > 0)) fail(fmt::format("expected a number > 0, got {}", shown(node_.Scalar())));
   return v;
 }
 
@@ -172,9 +172,9 @@ std::vector<std::pair<Value, Value>> Value::items() const {
       Value(*src_, kv.first, key_)
           .fail("expected a key name, got " + Value(*src_, kv.first, "").describe());
     const std::string& name = kv.first.Scalar();
-    Value k(*src_, kv.first, prefix + name);
-    if (!seen.insert(name).second) k.fail(fmt::format("duplicate key '{}'", name));
-    Value v(*src_, kv.second, prefix + name);
+    Value k(*src_, kv.first, prefix + shown(name, 40));
+    if (!seen.insert(name).second) k.fail(fmt::format("duplicate key '{}'", shown(name, 40)));
+    Value v(*src_, kv.second, prefix + shown(name, 40));
     if (kv.second.IsNull()) v.locate_at(kv.first);
     out.emplace_back(std::move(k), std::move(v));
   }

@@ -149,7 +149,7 @@ void write_file(const fs::path& tmp, const Checkpoint& ck) {
 // Flow-style text of a YAML node: "[64, 64, 64]", "{type: periodic}", "0.5".
 std::string show(const YAML::Node& n) {
   if (!n) return "(absent)";
-  if (n.IsScalar()) return n.Scalar();
+  if (n.IsScalar()) return shown(n.Scalar());
   std::string s;
   if (n.IsSequence()) {
     for (const auto& item : n) s += (s.empty() ? "" : ", ") + show(item);

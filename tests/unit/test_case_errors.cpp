@@ -499,3 +499,23 @@ TEST_CASE("a map of 100000 keys is read in linear time", "[.][case][linear]") {
   const gf::schema::Value ok(src, YAML::Load(text), "m");
   CHECK(ok.items().size() == 100000);
 }
+
+// Issue 23: a 100000-character expression was echoed whole in its message.
+TEST_CASE("long values and keys are shortened where messages quote them", "[case]") {
+  std::string sum;
+  for (int i = 0; i < 50000; ++i) sum += "1+";
+  const std::string head = sum.substr(0, 80);
+  CHECK(error_of(with(kDims, kHeat, "initial: {expr: \"" + sum + "ww\"}\n")) ==
+        "case.yaml:7:17: initial.expr: cannot parse \"" + head +
+            "… (100002 characters)\": expression too long");
+  CHECK(error_of(with(kDims, std::string(kHeat) + "\n  " + std::string(1000, 'k') + ": 1")) ==
+        "case.yaml:7:3: heat." + std::string(40, 'k') +
+            "… (1000 characters): unknown key; expected one of alpha, scheme, dt, steps, t_end, "
+            "source, solver, time_block");
+  CHECK(error_of(with(kDims, kHeat), {"heat.steps=" + std::string(200, '9') + "x"}) ==
+        "command line: heat.steps: expected an integer, got '" + std::string(80, '9') +
+            "… (201 characters)'");
+  // Control characters a quoted YAML string decodes are shown escaped.
+  CHECK(error_of(with(kDims, kHeat), {"heat.steps=\"1\\t2\""}) ==
+        "command line: heat.steps: expected an integer, got '1\\x092'");
+}
