@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <optional>
 
@@ -113,10 +114,29 @@ void apply_overrides(YAML::Node root, const std::vector<std::string>& overrides,
 
 // ---- top-level keys -------------------------------------------------------------
 
+// The name becomes out/<name>, <name>.pvd, vtk/<name>_<step>.vti ...: one
+// plain, portable file name part, short enough for those to fit in 255 bytes.
+constexpr std::size_t kMaxNameLength = 100;  // docs/cases.md#top-level-keys
+
+bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.';
+}
+
+bool valid_name(const std::string& s) {
+  return !s.empty() && s.size() <= kMaxNameLength && s[0] != '.' &&
+         std::all_of(s.begin(), s.end(), name_char);
+}
+
+// The file's name without .yaml, its other characters made '_'.
 std::string default_name(const std::string& label) {
   const fs::path p(label);
   const std::string ext = p.extension().string();
   std::string name = (ext == ".yaml" || ext == ".yml") ? p.stem().string() : p.filename().string();
+  for (char& c : name)
+    if (!name_char(c)) c = '_';
+  if (!name.empty() && name[0] == '.') name[0] = '_';
+  name.resize(std::min(name.size(), kMaxNameLength));
   return name.empty() ? "case" : name;
 }
 
@@ -124,10 +144,10 @@ std::string read_name(const Map& top, const std::string& label) {
   if (!top.has("name")) return default_name(label);
   const Value v = top.get("name");
   const std::string s = v.text();
-  // The name becomes out/<name> and <name>.pvd: keep it one plain path part.
-  if (s.empty() || s == "." || s == ".." || s.find_first_of("/\\ \t\r\n") != std::string::npos)
-    v.fail("expected a name without '/' or spaces (it names the output files), got " +
-           v.describe());
+  if (!valid_name(s))
+    v.fail(fmt::format("expected a name of letters A-Z a-z, digits, '_', '-' and '.' (not first), "
+                       "at most {} characters (it names the output files), got {}",
+                       kMaxNameLength, v.describe()));
   return s;
 }
 
@@ -171,6 +191,10 @@ std::string read_device(const Map& top) {
       std::all_of(s.begin() + 5, s.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (s != "auto" && s != "cpu" && s != "cuda" && !cuda_n)
     v.fail("expected auto, cpu, cuda or cuda:N, got " + v.describe());
+  int index = 0;
+  if (cuda_n && std::from_chars(s.data() + 5, s.data() + s.size(), index).ec != std::errc())
+    v.fail(fmt::format("GPU number {} is out of range (cuda:0 is the first GPU)",
+                       shown(s.substr(5), 40)));
   return s;
 }
 

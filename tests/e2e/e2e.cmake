@@ -55,6 +55,8 @@ gf_expect_error(host_memory_dry_run 3 "^error: needs 1.4 TiB on the host for 3 f
   run cases/heat3d_hotspot.yaml --device cpu --dry-run grid.dims=[4000,4000,4000] precision=float64)
 gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda, cuda:N"
   run cases/heat1d_rod.yaml --device gpu)
+gf_expect_error(device_number_too_large 2 "^error: --device cuda:99999999999999999999: GPU number 99999999999999999999 is out of range \\(cuda:0 is the first GPU\\)$"
+  run cases/heat1d_rod.yaml --dry-run --device cuda:99999999999999999999)
 gf_expect_error(bad_command_line 2 "case is required" MULTILINE run)
 # laplace and implicit heat
 gf_expect_error(fft_without_periodic_axes 2 "^command line: laplace.method: fft needs every axis periodic \\(the FFT solve is periodic\\); boundary x- is dirichlet"

@@ -150,8 +150,38 @@ TEST_CASE("names from a fixed set are checked against it", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "output: {formats: []}\n")) ==
         "case.yaml:7:19: output.formats: expected a non-empty list of vtk, hdf5, got a list");
   CHECK(error_of(with(kDims, kHeat, "name: a/b\n")) ==
-        "case.yaml:7:7: name: expected a name without '/' or spaces (it names the output files), "
-        "got 'a/b'");
+        "case.yaml:7:7: name: expected a name of letters A-Z a-z, digits, '_', '-' and '.' (not "
+        "first), at most 100 characters (it names the output files), got 'a/b'");
+}
+
+// Issue 23: a 300-character name, or one with a space YAML does not trim
+// (U+00A0, U+3000), was accepted and failed when the files were written.
+TEST_CASE("a name is at most 100 portable file-name characters", "[case]") {
+  const std::string rule =
+      "name: expected a name of letters A-Z a-z, digits, '_', '-' and '.' (not first), at most 100 "
+      "characters (it names the output files), got ";
+  CHECK(error_of(with(kDims, kHeat, "name: " + std::string(101, 'n') + "\n")) ==
+        "case.yaml:7:7: " + rule + "'" + std::string(80, 'n') + "… (101 characters)'");
+  CHECK(error_of(with(kDims, kHeat, "name: a\xc2\xa0" "b\n")) ==
+        "case.yaml:7:7: " + rule + "'a\xc2\xa0" "b'");
+  CHECK(error_of(with(kDims, kHeat, "name: a\xe3\x80\x80" "b\n")) ==
+        "case.yaml:7:7: " + rule + "'a\xe3\x80\x80" "b'");
+  CHECK(error_of(with(kDims, kHeat), {"name=.hidden"}) == "command line: " + rule + "'.hidden'");
+  CHECK(error_of(with(kDims, kHeat), {"name=a b"}) == "command line: " + rule + "'a b'");
+  CHECK(gf::test::load(with(kDims, kHeat, "name: " + std::string(100, 'n') + "\n")).name ==
+        std::string(100, 'n'));
+  CHECK(gf::test::load(with(kDims, kHeat, "name: Heat_2d-v1.2\n")).name == "Heat_2d-v1.2");
+  // Without a name, the file's: its other characters become '_'.
+  CHECK(gf::load_case_text(with(kDims, kHeat), "dir/my case\xc2\xa0v2.yaml").name ==
+        "my_case__v2");
+}
+
+// Issue 23: cuda:99999999999999999999 ended in "error: stoi", exit 1.
+TEST_CASE("a GPU number too large for an int is a case error", "[case]") {
+  CHECK(error_of(with(kDims, kHeat, "device: cuda:99999999999999999999\n")) ==
+        "case.yaml:7:9: device: GPU number 99999999999999999999 is out of range (cuda:0 is the "
+        "first GPU)");
+  CHECK(gf::test::load(with(kDims, kHeat, "device: cuda:2147483647\n")).device == "cuda:2147483647");
 }
 
 TEST_CASE("sections of other workloads, and render on a grid it cannot draw", "[case]") {
