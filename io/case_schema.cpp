@@ -133,7 +133,12 @@ std::int64_t Value::integer(std::int64_t min) const {
 
 std::string Value::text() const {
   if (!node_.IsScalar()) fail("expected a text value, got " + describe());
-  return node_.Scalar();
+  // A quoted YAML string may write them as escapes ("a\0b", "dir\n"); texts
+  // name files and folders, where they cut or split the name.
+  const std::string& s = node_.Scalar();
+  if (std::any_of(s.begin(), s.end(), [](char c) { return (unsigned char)c < 0x20 || c == 0x7f; }))
+    fail("expected text without control characters, got " + describe());
+  return s;
 }
 
 std::string Value::choice(Keys allowed) const {

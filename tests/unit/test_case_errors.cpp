@@ -176,6 +176,16 @@ TEST_CASE("a name is at most 100 portable file-name characters", "[case]") {
         "my_case__v2");
 }
 
+// A quoted string's escapes may write what the text itself may not hold; a
+// text names files and folders (output.dir: "out\n" made a folder "out\n").
+TEST_CASE("a text value holds no control characters", "[case]") {
+  CHECK(error_of(with(kDims, kHeat, "output: {dir: \"out\\n\"}\n")) ==
+        "case.yaml:7:15: output.dir: expected text without control characters, got 'out\\x0a'");
+  CHECK(error_of(with(kDims, kHeat), {"initial.file={path: \"a\\0b\", dataset: /u}"}) ==
+        "command line: initial.file.path: expected text without control characters, got "
+        "'a\\x00b'");
+}
+
 // Issue 23: cuda:99999999999999999999 ended in "error: stoi", exit 1.
 TEST_CASE("a GPU number too large for an int is a case error", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "device: cuda:99999999999999999999\n")) ==
