@@ -1,5 +1,6 @@
 #include "app/common.hpp"
 
+#include <charconv>
 #include <ctime>
 
 #include <fmt/core.h>
@@ -32,8 +33,11 @@ DeviceChoice choose_device(const std::string& request) {
     if (!rest.empty()) {
       if (rest[0] != ':' || rest.size() < 2 ||
           rest.find_first_not_of("0123456789", 1) != std::string::npos)
-        throw UsageError("--device: '" + request + "' is not one of auto, cpu, cuda, cuda:N");
-      index = std::stoi(rest.substr(1));
+        throw UsageError("--device: '" + shown(request) + "' is not one of auto, cpu, cuda, cuda:N");
+      if (std::from_chars(rest.data() + 1, rest.data() + rest.size(), index).ec != std::errc())
+        throw UsageError(fmt::format("--device {}: GPU number {} is out of range (cuda:0 is the "
+                                     "first GPU)",
+                                     shown(request, 40), shown(rest.substr(1), 40)));
     }
     if (!st.why_unusable.empty())
       throw DeviceError("--device " + request + ": no usable GPU: " + st.why_unusable +
@@ -44,7 +48,7 @@ DeviceChoice choose_device(const std::string& request) {
                                     request, st.gpus.size(), st.gpus.size() - 1));
     return {index, "--device " + request};
   }
-  throw UsageError("--device: '" + request + "' is not one of auto, cpu, cuda, cuda:N");
+  throw UsageError("--device: '" + shown(request) + "' is not one of auto, cpu, cuda, cuda:N");
 }
 
 template <class T>

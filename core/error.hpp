@@ -3,6 +3,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace gf {
 
@@ -26,6 +27,33 @@ struct SourceLoc {
     return file + ":" + std::to_string(line) + ":" + std::to_string(col);
   }
 };
+
+// How a value from the user is quoted in a message: control characters as
+// \xNN (so a message stays one line), and past `max` characters the first
+// `max` and "… (N characters)", so a 100 kB expression is not echoed whole.
+inline std::string shown(std::string_view s, std::size_t max = 80) {
+  std::string out;
+  std::size_t chars = 0, cut = std::string::npos;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) == 0x80) {  // a UTF-8 continuation byte belongs to the last character
+      if (cut == std::string::npos) out += char(c);
+      continue;
+    }
+    if (++chars > max && cut == std::string::npos) cut = out.size();
+    if (cut != std::string::npos) continue;
+    if (c < 0x20 || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += char(c);
+    }
+  }
+  if (cut != std::string::npos) out += "… (" + std::to_string(chars) + " characters)";
+  return out;
+}
 
 class Error : public std::runtime_error {
  public:

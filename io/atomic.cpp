@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "io/input_file.hpp"
 #include "io/output.hpp"
 #include "core/mpi.hpp"
 
@@ -115,12 +116,12 @@ void CsvLog::row(const std::vector<double>& values) {
 void CsvLog::resume(double limit, bool inclusive) {
   std::error_code ec;
   if (!fs::exists(path_, ec)) return;
-  std::FILE* f = std::fopen(path_.c_str(), "rb");
-  if (!f) throw IoError(fmt::format("cannot read '{}': {}", path_.string(), std::strerror(errno)));
   std::string text;
-  char buf[65536];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-  std::fclose(f);
+  try {
+    text = read_input_file(path_);  // not a device or a pipe that a link may name
+  } catch (const IoError& e) {
+    throw IoError(fmt::format("cannot read '{}': {}", path_.string(), e.what()));
+  }
   std::string header;
   for (std::size_t i = 0; i < columns_.size(); ++i) {
     if (i) header += ',';

@@ -11,17 +11,16 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "io/case_raymarch.hpp"
 #include "io/case_wave.hpp"
 #include "io/case_schema.hpp"
 #include "io/case_sections.hpp"
+#include "io/case_text.hpp"
+#include "io/input_file.hpp"
 
 namespace gf {
 
@@ -47,138 +46,9 @@ namespace fs = std::filesystem;
 using schema::Map;
 using schema::Sources;
 using schema::Value;
+using case_text::parse_document;
 
 // ---- YAML text and overrides ------------------------------------------------
-
-SourceLoc file_loc(const std::string& label, const YAML::Mark& m) {
-  if (m.is_null()) return {label, 0, 0};
-  return {label, m.line + 1, m.column + 1};
-}
-
-// Where `text` stops being UTF-8 (the offset of the first bad byte), if it
-// does. yaml-cpp passes stray bytes through into names and values, which then
-// cannot be written into run.json or shown; so a case must be UTF-8, as YAML
-// says. Overlong forms, surrogates and code points past U+10FFFF are refused.
-std::optional<std::size_t> invalid_utf8_at(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  for (std::size_t i = 0; i < n;) {
-    const unsigned c = s[i];
-    std::size_t len = 0;
-    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c < 0x80) len = 1;
-    else if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c == 0xE0) len = 3, lo = 0xA0;
-    else if (c == 0xED) len = 3, hi = 0x9F;
-    else if (c >= 0xE1 && c <= 0xEF) len = 3;
-    else if (c == 0xF0) len = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) len = 4;
-    else if (c == 0xF4) len = 4, hi = 0x8F;
-    else return i;
-    if (i + len > n) return i;
-    for (std::size_t k = 1; k < len; ++k) {
-      const unsigned b = s[i + k];
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return i;
-    }
-    i += len;
-  }
-  return std::nullopt;
-}
-
-// line:col (1-based, columns in characters) of a byte offset in valid UTF-8 before it.
-SourceLoc loc_of_offset(const std::string& label, std::string_view text, std::size_t at) {
-  int line = 1, col = 1;
-  for (std::size_t i = 0; i < at; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
-      ++line;
-      col = 1;
-    } else if ((c & 0xC0) != 0x80) {
-      ++col;
-    }
-  }
-  return {label, line, col};
-}
-
-std::string utf8_problem(std::string_view text, std::size_t at) {
-  return fmt::format("not UTF-8 text (byte 0x{:02x}); save the case file as UTF-8",
-                     static_cast<unsigned char>(text[at]));
-}
-
-// Where each YAML document of a text starts (the mark of its root node).
-class DocumentMarks final : public YAML::EventHandler {
- public:
-  std::vector<YAML::Mark> roots;
-  void OnDocumentStart(const YAML::Mark&) override { first_ = true; }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
-  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                const std::string&) override {
-    node(m);
-  }
-  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    node(m);
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    node(m);
-  }
-  void OnMapEnd() override {}
-
- private:
-  void node(const YAML::Mark& m) {
-    if (first_) roots.push_back(m);
-    first_ = false;
-  }
-  bool first_ = false;
-};
-
-// The documents of `text`, counted without YAML::LoadAll: yaml-cpp 0.7 (Debian
-// 12) loops there for ever, allocating, on a token no node can start with,
-// such as a stray ',' at the top level (jbeder/yaml-cpp#1040, fixed upstream
-// by #1319 in 0.9): each call returns the same empty document again. Found by
-// the fuzzer (tests/fuzz/); a document that starts where the last one did
-// is that token, reported as a syntax error instead.
-std::vector<YAML::Mark> document_roots(const std::string& text, const std::string& label) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  DocumentMarks marks;
-  try {
-    while (parser.HandleNextDocument(marks)) {
-      const auto& r = marks.roots;
-      if (r.size() >= 2 && r[r.size() - 1].pos == r[r.size() - 2].pos) {
-        const YAML::Mark m = r.back();
-        const char c = m.pos >= 0 && std::size_t(m.pos) < text.size() ? text[m.pos] : '?';
-        throw CaseError(file_loc(label, m), "",
-                        fmt::format("YAML syntax error: unexpected '{}'", c));
-      }
-    }
-  } catch (const YAML::Exception& e) {
-    throw CaseError(file_loc(label, e.mark), "", "YAML syntax error: " + e.msg);
-  }
-  return marks.roots;
-}
-
-YAML::Node parse_document(const std::string& text, const std::string& label) {
-  if (const auto bad = invalid_utf8_at(text))
-    throw CaseError(loc_of_offset(label, text, *bad), "", utf8_problem(text, *bad));
-  const std::vector<YAML::Mark> roots = document_roots(text, label);
-  if (roots.size() > 1)
-    throw CaseError(file_loc(label, roots[1]), "",
-                    fmt::format("the file holds {} YAML documents; a case is one", roots.size()));
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(text);  // the one document (no LoadAll: see document_roots)
-  } catch (const YAML::Exception& e) {
-    throw CaseError(file_loc(label, e.mark), "", "YAML syntax error: " + e.msg);
-  }
-  // An empty file is an empty map, so that it reports its first missing key.
-  if (roots.empty() || doc.IsNull()) return YAML::Node(YAML::NodeType::Map);
-  return doc;
-}
 
 struct Override {
   std::string dotted;             // "boundary.x-"
@@ -207,16 +77,9 @@ Override parse_override(const std::string& arg) {
   if (eq == std::string::npos || bad_path)
     throw CaseError(
         schema::command_line_loc(), "",
-        fmt::format("malformed override '{}': expected KEY=VALUE, e.g. heat.steps=10", arg));
-  if (const auto bad = invalid_utf8_at(arg))
-    throw CaseError(schema::command_line_loc(), ov.dotted,
-                    fmt::format("not UTF-8 text (byte 0x{:02x})", static_cast<unsigned char>(arg[*bad])));
-  try {
-    ov.value = YAML::Load(arg.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    throw CaseError(schema::command_line_loc(), ov.dotted,
-                    "cannot read the value as YAML: " + e.msg);
-  }
+        fmt::format("malformed override '{}': expected KEY=VALUE, e.g. heat.steps=10",
+                    shown(arg)));
+  ov.value = case_text::parse_value(arg.substr(eq + 1), ov.dotted);
   return ov;
 }
 
@@ -233,7 +96,7 @@ void set_path(YAML::Node root, const Override& ov) {
     if (!next.IsMap())
       throw CaseError(schema::command_line_loc(), prefix,
                       fmt::format("cannot set '{}': expected a map, got {}", ov.dotted,
-                                  next.IsSequence() ? "a list" : "'" + next.Scalar() + "'"));
+                                  next.IsSequence() ? "a list" : "'" + shown(next.Scalar()) + "'"));
     cur.reset(next);
   }
   cur.remove(ov.path.back());  // re-insert, so a file node never aliases the new value
@@ -251,10 +114,29 @@ void apply_overrides(YAML::Node root, const std::vector<std::string>& overrides,
 
 // ---- top-level keys -------------------------------------------------------------
 
+// The name becomes out/<name>, <name>.pvd, vtk/<name>_<step>.vti ...: one
+// plain, portable file name part, short enough for those to fit in 255 bytes.
+constexpr std::size_t kMaxNameLength = 100;  // docs/cases.md#top-level-keys
+
+bool name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.';
+}
+
+bool valid_name(const std::string& s) {
+  return !s.empty() && s.size() <= kMaxNameLength && s[0] != '.' &&
+         std::all_of(s.begin(), s.end(), name_char);
+}
+
+// The file's name without .yaml, its other characters made '_'.
 std::string default_name(const std::string& label) {
   const fs::path p(label);
   const std::string ext = p.extension().string();
   std::string name = (ext == ".yaml" || ext == ".yml") ? p.stem().string() : p.filename().string();
+  for (char& c : name)
+    if (!name_char(c)) c = '_';
+  if (!name.empty() && name[0] == '.') name[0] = '_';
+  name.resize(std::min(name.size(), kMaxNameLength));
   return name.empty() ? "case" : name;
 }
 
@@ -262,10 +144,10 @@ std::string read_name(const Map& top, const std::string& label) {
   if (!top.has("name")) return default_name(label);
   const Value v = top.get("name");
   const std::string s = v.text();
-  // The name becomes out/<name> and <name>.pvd: keep it one plain path part.
-  if (s.empty() || s == "." || s == ".." || s.find_first_of("/\\ \t\r\n") != std::string::npos)
-    v.fail("expected a name without '/' or spaces (it names the output files), got " +
-           v.describe());
+  if (!valid_name(s))
+    v.fail(fmt::format("expected a name of letters A-Z a-z, digits, '_', '-' and '.' (not first), "
+                       "at most {} characters (it names the output files), got {}",
+                       kMaxNameLength, v.describe()));
   return s;
 }
 
@@ -309,13 +191,25 @@ std::string read_device(const Map& top) {
       std::all_of(s.begin() + 5, s.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (s != "auto" && s != "cpu" && s != "cuda" && !cuda_n)
     v.fail("expected auto, cpu, cuda or cuda:N, got " + v.describe());
+  int index = 0;
+  if (cuda_n && std::from_chars(s.data() + 5, s.data() + s.size(), index).ec != std::errc())
+    v.fail(fmt::format("GPU number {} is out of range (cuda:0 is the first GPU)",
+                       shown(s.substr(5), 40)));
   return s;
 }
+
+constexpr std::size_t kMaxParameters = 1000;  // docs/cases.md#parameters
 
 Params read_parameters(const Map& top) {
   Params params;
   if (!top.has("parameters")) return params;
-  for (const auto& [k, v] : top.get("parameters").items()) {
+  const Value all = top.get("parameters");
+  // Every expression's parser defines every parameter: keep them a list a
+  // person writes, not a table.
+  if (all.node().IsMap() && all.node().size() > kMaxParameters)
+    all.fail(fmt::format("{} parameters; a case may have at most {}", all.node().size(),
+                         kMaxParameters));
+  for (const auto& [k, v] : all.items()) {
     const std::string name = k.node().Scalar();
     if (const std::string why = schema::parameter_name_problem(name); !why.empty()) k.fail(why);
     params.emplace_back(name, v.number());
@@ -406,20 +300,14 @@ Case load_case_text(const std::string& text, const std::string& label,
 }
 
 Case load_case(const std::string& path, const std::vector<std::string>& overrides) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw CaseError({path, 0, 0}, "", "cannot read case file: it is a folder");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw CaseError({path, 0, 0}, "",
-                    std::string("cannot read case file: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    throw CaseError({path, 0, 0}, "",
-                    std::string("cannot read case file: ") + std::strerror(errno));
+  std::string text;
+  try {
+    text = io::read_input_file(path, case_text::kMaxBytes);
+  } catch (const IoError& e) {
+    throw CaseError({path, 0, 0}, "", std::string("cannot read case file: ") + e.what());
+  }
   const fs::path dir = fs::path(path).parent_path();
-  return load_case_text(text.str(), path, overrides, dir.empty() ? "." : dir.string());
+  return load_case_text(text, path, overrides, dir.empty() ? "." : dir.string());
 }
 
 int time_block_asked(const Case& c) {

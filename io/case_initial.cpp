@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "io/expression.hpp"
+#include "io/input_file.hpp"
 #include "io/output.hpp"
 
 namespace gf::case_sections {
@@ -19,8 +20,8 @@ namespace fs = std::filesystem;
 
 // Why the file cannot be read, or "" when it can.
 std::string unreadable(const fs::path& p) {
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) return "it is a folder";
+  // First without opening it: a pipe would block the open.
+  if (std::string why = io::input_file_problem(p); !why.empty()) return why;
   std::ifstream in(p, std::ios::binary);
   if (!in) return std::strerror(errno);
   return "";

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "io/expression.hpp"
+#include "io/input_file.hpp"
 #include "io/output.hpp"
 
 namespace gf::raymarch_case {
@@ -154,9 +155,9 @@ void read_volume_file(const Value& v, const fs::path& base_dir, const Grid& g, R
   fs::path p(rel);
   if (p.is_relative()) p = base_dir / p;
   p = fs::absolute(p).lexically_normal();
-  std::error_code ec;
-  if (fs::is_directory(p, ec))
-    path.fail(fmt::format("cannot read '{}': it is a folder", p.string()));
+  // First without opening it: a pipe would block the open.
+  if (const std::string why = io::input_file_problem(p); !why.empty())
+    path.fail(fmt::format("cannot read '{}': {}", p.string(), why));
   if (!std::ifstream(p, std::ios::binary))
     path.fail(fmt::format("cannot read '{}': {}", p.string(), std::strerror(errno)));
   vol.kind = RayVolumeSpec::Kind::File;
@@ -240,7 +241,7 @@ void read_camera(const Value& v, const Grid& g, RaySpec& s) {
     s.fov_deg = f.number();
     if (!(s.fov_deg > 0 && s.fov_deg < 180))
       f.fail(fmt::format("expected a vertical field of view in degrees, 0 < fov_deg < 180, got {}",
-                         f.node().Scalar()));
+                         shown(f.node().Scalar())));
   }
   for (const char* side : {"width", "height"}) {
     if (!m.has(side)) continue;
@@ -274,7 +275,7 @@ void read_transfer(const Value& v, RaySpec& s) {
     const Value d = m.get("density");
     s.density = d.number();
     if (s.density < 0 || s.density > 1e9)
-      d.fail(fmt::format("expected a number from 0 to 1e9, got {}", d.node().Scalar()));
+      d.fail(fmt::format("expected a number from 0 to 1e9, got {}", shown(d.node().Scalar())));
   }
 }
 
@@ -288,7 +289,7 @@ void read_common(const Map& m, const Case& c, RaySpec& s) {
     s.step = st.positive();
     // Steps per ray grow as 1/step: below 0.01 cell widths a ray costs more than it shows.
     if (s.step < 0.01)
-      st.fail(fmt::format("expected at least 0.01 (cell widths), got {}", st.node().Scalar()));
+      st.fail(fmt::format("expected at least 0.01 (cell widths), got {}", shown(st.node().Scalar())));
   }
   if (m.has("transfer")) read_transfer(m.get("transfer"), s);
   if (m.has("background")) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <unordered_set>
 
 namespace gf::schema {
 
@@ -97,7 +98,7 @@ std::string Value::describe() const {
   if (!present() || node_.IsNull()) return "nothing";
   if (node_.IsMap()) return "a map";
   if (node_.IsSequence()) return "a list";
-  return "'" + node_.Scalar() + "'";
+  return "'" + shown(node_.Scalar()) + "'";
 }
 
 double Value::number() const {
@@ -118,7 +119,7 @@ double Value::number() const {
 
 double Value::positive() const {
   const double v = number();
-  if (!(v > 0)) fail(fmt::format("expected a number > 0, got {}", node_.Scalar()));
+  if (!(v > 0)) fail(fmt::format("expected a number > 0, got {}", shown(node_.Scalar())));
   return v;
 }
 
@@ -132,7 +133,12 @@ std::int64_t Value::integer(std::int64_t min) const {
 
 std::string Value::text() const {
   if (!node_.IsScalar()) fail("expected a text value, got " + describe());
-  return node_.Scalar();
+  // A quoted YAML string may write them as escapes ("a\0b", "dir\n"); texts
+  // name files and folders, where they cut or split the name.
+  const std::string& s = node_.Scalar();
+  if (std::any_of(s.begin(), s.end(), [](char c) { return (unsigned char)c < 0x20 || c == 0x7f; }))
+    fail("expected text without control characters, got " + describe());
+  return s;
 }
 
 std::string Value::choice(Keys allowed) const {
@@ -164,16 +170,16 @@ std::vector<Value> Value::list() const {
 std::vector<std::pair<Value, Value>> Value::items() const {
   if (!node_.IsMap()) fail("expected a map of keys, got " + describe());
   std::vector<std::pair<Value, Value>> out;
+  std::unordered_set<std::string> seen;  // a hash, not a scan of `out`: maps may be long
+  const std::string prefix = key_.empty() ? "" : key_ + ".";
   for (const auto& kv : node_) {
-    const std::string prefix = key_.empty() ? "" : key_ + ".";
     if (!kv.first.IsScalar())
       Value(*src_, kv.first, key_)
           .fail("expected a key name, got " + Value(*src_, kv.first, "").describe());
-    const std::string name = kv.first.Scalar();
-    Value k(*src_, kv.first, prefix + name);
-    for (const auto& seen : out)
-      if (seen.first.node().Scalar() == name) k.fail(fmt::format("duplicate key '{}'", name));
-    Value v(*src_, kv.second, prefix + name);
+    const std::string& name = kv.first.Scalar();
+    Value k(*src_, kv.first, prefix + shown(name, 40));
+    if (!seen.insert(name).second) k.fail(fmt::format("duplicate key '{}'", shown(name, 40)));
+    Value v(*src_, kv.second, prefix + shown(name, 40));
     if (kv.second.IsNull()) v.locate_at(kv.first);
     out.emplace_back(std::move(k), std::move(v));
   }

@@ -5,6 +5,7 @@
 // scalar attribute per named solver value. /fields/<name>: grid-sized
 // datasets, slowest axis first, in the run's precision.
 #include "io/checkpoint.hpp"
+#include "io/case_text.hpp"
 
 #include <fmt/format.h>
 #include <hdf5.h>
@@ -148,7 +149,7 @@ void write_file(const fs::path& tmp, const Checkpoint& ck) {
 // Flow-style text of a YAML node: "[64, 64, 64]", "{type: periodic}", "0.5".
 std::string show(const YAML::Node& n) {
   if (!n) return "(absent)";
-  if (n.IsScalar()) return n.Scalar();
+  if (n.IsScalar()) return shown(n.Scalar());
   std::string s;
   if (n.IsSequence()) {
     for (const auto& item : n) s += (s.empty() ? "" : ", ") + show(item);
@@ -235,8 +236,12 @@ std::string checkpoint_mismatch(const Checkpoint& ck, const Case& c) {
   if (origin) return differs("grid.origin", list(ck.origin, ck.ndim), list(g.origin, g.ndim));
   YAML::Node a, b;
   try {
-    a = YAML::Load(ck.case_yaml);
+    // The file's text is checked as a case file's is: an alias loop or aliases
+    // of aliases there would make yaml_difference recurse for ever.
+    a = case_text::parse_document(ck.case_yaml, "case");
     b = YAML::Load(c.resolved_yaml);
+  } catch (const CaseError& e) {
+    return fmt::format("the case in the checkpoint cannot be read: {}", e.what());
   } catch (const YAML::Exception& e) {
     return fmt::format("the case in the checkpoint cannot be read: {}", e.what());
   }

@@ -45,7 +45,7 @@ bool has_assignment(std::string_view text) {
 // common fault in a case file: a parameter that was not declared).
 std::string reason(const mu::Parser::exception_type& err) {
   if (err.GetCode() == mu::ecUNASSIGNABLE_TOKEN && is_identifier(err.GetToken()))
-    return fmt::format("unknown name '{}'", err.GetToken());
+    return fmt::format("unknown name '{}'", shown(err.GetToken(), 40));
   std::string msg = err.GetMsg();
   while (!msg.empty() && (msg.back() == '.' || msg.back() == ' ')) msg.pop_back();
   if (!msg.empty()) msg[0] = char(std::tolower(static_cast<unsigned char>(msg[0])));
@@ -53,7 +53,7 @@ std::string reason(const mu::Parser::exception_type& err) {
 }
 
 [[noreturn]] void parse_error(const Expr& expr, const std::string& why) {
-  throw CaseError(expr.loc, expr.key, fmt::format("cannot parse \"{}\": {}", expr.text, why));
+  throw CaseError(expr.loc, expr.key, fmt::format("cannot parse \"{}\": {}", shown(expr.text), why));
 }
 
 }  // namespace

@@ -151,6 +151,10 @@ inline H5Handle open_for_reading(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw IoError(fmt::format("cannot open HDF5 file '{}': no such file", path));
+  // A device or a pipe: H5Fopen would block on a pipe, or read a device.
+  if (fs::exists(path, ec) && !fs::is_directory(path, ec) && !fs::is_regular_file(path, ec))
+    throw IoError(fmt::format("cannot open HDF5 file '{}': it is not a regular file (a device, a "
+                              "pipe or a socket)", path));
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) {
     std::string reason = h5_reason();

@@ -22,6 +22,7 @@
 
 #include "core/mpi.hpp"
 #include "grid/view.hpp"
+#include "io/input_file.hpp"
 
 namespace gf::io::series {
 
@@ -144,12 +145,12 @@ std::string extent_str(const Grid& p) {
 std::optional<std::vector<PvdEntry>> read_pvd(const fs::path& pvd) {
   std::error_code ec;
   if (!fs::exists(pvd, ec)) return std::nullopt;
-  std::FILE* f = std::fopen(pvd.c_str(), "rb");
-  if (!f) throw IoError(fmt::format("cannot read '{}': {}", pvd.string(), std::strerror(errno)));
   std::string text;
-  char buf[65536];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-  std::fclose(f);
+  try {
+    text = read_input_file(pvd);  // not a device or a pipe that a link may name
+  } catch (const IoError& e) {
+    throw IoError(fmt::format("cannot read '{}': {}", pvd.string(), e.what()));
+  }
   const auto not_ours = [&] {
     return IoError(fmt::format("cannot continue '{}': not a series gridforge wrote", pvd.string()));
   };

@@ -42,6 +42,12 @@ gf_expect_error(override_bad_value 2 "heat.alpha: "
   run cases/heat1d_rod.yaml heat.alpha=-1)
 gf_expect_error(missing_case_file 2 "no_such_case.yaml"
   run tests/data/bad_cases/no_such_case.yaml)
+# Issue 23: a device is refused before it is read (it never ends), as a case
+# file and as a checkpoint.
+gf_expect_error(case_file_is_a_device 2 "^/dev/zero: cannot read case file: it is not a regular file \\(a device, a pipe or a socket\\)$"
+  run /dev/zero --dry-run)
+gf_expect_error(restart_from_a_device 2 "^error: --restart: cannot open HDF5 file '/dev/urandom': it is not a regular file \\(a device, a pipe or a socket\\)$"
+  run cases/heat1d_rod.yaml --restart /dev/urandom)
 # Memory: checked before anything is allocated or written (--dry-run too).
 gf_expect_error(host_memory 3 "^error: needs 715 GiB on the host for 3 float32 fields of 4000\\^3 points; [0-9.]+ [GMT]iB free; use a smaller grid$"
   run cases/heat3d_hotspot.yaml --device cpu grid.dims=[4000,4000,4000])
@@ -49,6 +55,8 @@ gf_expect_error(host_memory_dry_run 3 "^error: needs 1.4 TiB on the host for 3 f
   run cases/heat3d_hotspot.yaml --device cpu --dry-run grid.dims=[4000,4000,4000] precision=float64)
 gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda, cuda:N"
   run cases/heat1d_rod.yaml --device gpu)
+gf_expect_error(device_number_too_large 2 "^error: --device cuda:99999999999999999999: GPU number 99999999999999999999 is out of range \\(cuda:0 is the first GPU\\)$"
+  run cases/heat1d_rod.yaml --dry-run --device cuda:99999999999999999999)
 gf_expect_error(bad_command_line 2 "case is required" MULTILINE run)
 # laplace and implicit heat
 gf_expect_error(fft_without_periodic_axes 2 "^command line: laplace.method: fft needs every axis periodic \\(the FFT solve is periodic\\); boundary x- is dirichlet"

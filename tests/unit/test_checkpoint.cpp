@@ -239,3 +239,24 @@ TEST_CASE("a resumed series drops the steps from the checkpoint on and appends",
     CHECK_FALSE(fs::exists(d.path / ".fields.h5.partial"));
   }
 }
+
+// Issue 23: what a restart reads is refused when it is not a plain file (a
+// device never ends, a pipe never opens), and the case text a checkpoint
+// holds is checked as a case file's is.
+TEST_CASE("a restart reads no device, pipe or looping case text", "[checkpoint]") {
+  Dir d("devices");
+  CHECK_THROWS_WITH(gf::io::read_checkpoint("/dev/zero"),
+                    "cannot open HDF5 file '/dev/zero': it is not a regular file (a device, a "
+                    "pipe or a socket)");
+  fs::create_symlink("/dev/zero", d.path / "log.csv");
+  gf::io::CsvLog log(d.path / "log.csv", {"step", "x"});
+  CHECK_THROWS_WITH(log.resume(30, false),
+                    "cannot read '" + (d.path / "log.csv").string() +
+                        "': it is not a regular file (a device, a pipe or a socket)");
+  const gf::Case c = gf::test::load(kCase);
+  Checkpoint ck = checkpoint_of(c);
+  ck.case_yaml = "heat: &h {alpha: [*h]}\n";
+  CHECK(gf::io::checkpoint_mismatch(ck, c) ==
+        "the case in the checkpoint cannot be read: case:1:19: alias *h is inside the node it "
+        "names (a loop)");
+}
