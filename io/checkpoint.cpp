@@ -7,6 +7,7 @@
 #include "io/checkpoint.hpp"
 #include "io/case_text.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <hdf5.h>
 #include <yaml-cpp/yaml.h>
@@ -247,6 +248,12 @@ std::string checkpoint_mismatch(const Checkpoint& ck, const Case& c) {
   }
   if (std::string d = yaml_difference(a, b, ""); !d.empty()) return d;
   const WorkloadInfo& w = workload_info(c.workload);
+  if (w.state_fields)
+    for (const std::string& name : w.state_fields(c)) {
+      bool has = false;
+      for (const auto& [n, v] : ck.fields) has = has || n == name;
+      if (!has) return fmt::format("the checkpoint has no field '{}' (/fields/{})", name, name);
+    }
   const std::int64_t last = w.time_steps ? w.steps(c) : ck.step;
   if (ck.step < last)
     for (const auto& [name, v] : ck.integers)
@@ -330,8 +337,16 @@ Checkpoint read_checkpoint(const fs::path& path) {
       ck.spacing[a] = spacing[a];
       ck.origin[a] = origin[a];
     }
+    if (ck.ndim < 1 || ck.ndim > 3) throw H5Failure(fmt::format("dims has {} axes", ck.ndim));
+    for (int a = 0; a < ck.ndim; ++a)
+      if (ck.dims[a] < 1 || !std::isfinite(ck.spacing[a]) || !(ck.spacing[a] > 0) ||
+          !std::isfinite(ck.origin[a]))
+        throw H5Failure(fmt::format("axis {}: dims {}, spacing {}, origin {}", a, ck.dims[a],
+                                    ck.spacing[a], ck.origin[a]));
     ck.step = attr_scalar<std::int64_t>(f, "step", H5T_NATIVE_INT64);
     ck.time = attr_scalar<double>(f, "time", H5T_NATIVE_DOUBLE);
+    if (ck.step < 0) throw H5Failure(fmt::format("step {} is negative", ck.step));
+    if (!std::isfinite(ck.time)) throw H5Failure(fmt::format("time {} is not finite", ck.time));
     {
       H5Handle ds = open_dataset(f, path.string(), "/case");
       ck.case_yaml = read_string(ds.get(), false, "dataset '/case'");
@@ -375,6 +390,19 @@ Checkpoint read_checkpoint(const fs::path& path) {
       std::vector<unsigned char> v(static_cast<std::size_t>(count) * bytes_of(ck.precision));
       h5_ok(H5Dread(ds.get(), h5_native(ck.precision), H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
             "cannot read dataset '/fields/" + name + "'");
+      // A run checkpoints only a state that passed its NaN/Inf check.
+      const auto first_bad = [&]<class T>(const T* x) -> std::int64_t {
+        for (std::int64_t q = 0; q < count; ++q)
+          if (!std::isfinite(x[q])) return q;
+        return -1;
+      };
+      const std::int64_t bad =
+          ck.precision == Precision::Float32
+              ? first_bad(reinterpret_cast<const float*>(v.data()))
+              : first_bad(reinterpret_cast<const double*>(v.data()));
+      if (bad >= 0)
+        throw H5Failure(fmt::format("dataset '/fields/{}' holds a NaN or Inf (value {} of {})",
+                                    name, bad, count));
       ck.fields.emplace_back(name, std::move(v));
     }
   } catch (const H5Failure& e) {

@@ -599,6 +599,33 @@ std::vector<std::int64_t> h5_dataset_shape(const std::string& path, const std::s
   H5Quiet quiet;
   H5Handle file = open_for_reading(path);
   H5Handle ds = open_dataset(file.get(), path, dataset);
+  H5Handle type(H5Dget_type(ds.get()), H5Tclose);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER) {
+    const char* kind = cls == H5T_ENUM       ? "booleans or another enumeration"
+                       : cls == H5T_COMPOUND ? "compound values (complex numbers, records)"
+                       : cls == H5T_STRING   ? "text"
+                                             : "values that are not numbers";
+    throw IoError(fmt::format("dataset '{}' in '{}' holds {}; a field needs integers or floats",
+                              dataset, path, kind));
+  }
+  // Raw data kept in external files (H5Pset_external): each must be there,
+  // or the read fails when the run has already started.
+  H5Handle dcpl(H5Dget_create_plist(ds.get()), H5Pclose);
+  const int externals = H5Pget_external_count(dcpl.get());
+  for (int e = 0; e < externals; ++e) {
+    char name[4096] = {};
+    off_t offset = 0;
+    hsize_t size = 0;
+    if (H5Pget_external(dcpl.get(), unsigned(e), sizeof name, name, &offset, &size) < 0) continue;
+    fs::path ext(name);
+    if (ext.is_relative()) ext = fs::path(path).parent_path() / ext;
+    std::error_code ec;
+    if (!fs::is_regular_file(ext, ec))
+      throw IoError(fmt::format("dataset '{}' in '{}' keeps its values in the external file "
+                                "'{}', which is missing",
+                                dataset, path, ext.string()));
+  }
   return shape_of(ds.get());
 }
 

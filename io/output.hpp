@@ -93,8 +93,11 @@ class CsvLog {
   std::string body_;
 };
 
-// Shape of an HDF5 dataset, slowest axis first. Throws IoError naming the
-// file and dataset when either is missing.
+// Shape of an HDF5 dataset, slowest axis first, checked to be readable as
+// numbers: integers or floats (not booleans, enums, compounds such as complex
+// numbers, or strings), with any external raw-data file it names present.
+// Throws IoError naming the file and dataset otherwise, and when either is
+// missing.
 std::vector<std::int64_t> h5_dataset_shape(const std::string& path, const std::string& dataset);
 // Reads a whole dataset converted to double. Throws IoError.
 std::vector<double> h5_read_dataset(const std::string& path, const std::string& dataset);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "io/case.hpp"
 
@@ -26,6 +27,9 @@ struct WorkloadInfo {
   // Keys of its section a restart may change (how far it runs, how it
   // blocks its steps): a checkpoint continues the case with other values.
   std::span<const std::string_view> restart_may_change;
+  // The fields its checkpoint holds (the solver's save()): a checkpoint
+  // without one of them cannot continue the case.
+  std::vector<std::string> (*state_fields)(const Case&);
 };
 
 // The entry of workload w; every entry, in the order of Workload.

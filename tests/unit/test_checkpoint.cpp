@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -78,6 +79,7 @@ Checkpoint checkpoint_of(const gf::Case& c) {
   ck.case_yaml = c.resolved_yaml;
   ck.step = 5;
   ck.time = 0.1 * 5;
+  ck.fields = {{"u", raw(std::vector<double>(std::size_t(c.grid.size()), 0.0), c.precision)}};
   return ck;
 }
 
@@ -259,4 +261,39 @@ TEST_CASE("a restart reads no device, pipe or looping case text", "[checkpoint]"
   CHECK(gf::io::checkpoint_mismatch(ck, c) ==
         "the case in the checkpoint cannot be read: case:1:19: alias *h is inside the node it "
         "names (a loop)");
+}
+
+TEST_CASE("a checkpoint without the fields its case needs, with a negative step or NaN is refused",
+          "[checkpoint]") {
+  Dir d("faults");
+  gf::Case c = gf::test::load(kCase);
+  const std::vector<double> u(12, 0.5);
+  const fs::path path = d.path / "checkpoint.h5";
+  auto read_error = [&](const Checkpoint& ck) {
+    gf::io::write_checkpoint(path, ck);
+    try {
+      gf::io::read_checkpoint(path);
+    } catch (const gf::IoError& e) {
+      CHECK_THAT(e.what(), Catch::Contains(path.string()));
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // No /fields/u: what restore() would fail on is found with the other mismatches
+  // (--restart then exits 2 before anything is written).
+  Checkpoint none = checkpoint_of(c);
+  none.fields = {{"v", raw(u, c.precision)}};
+  CHECK(gf::io::checkpoint_mismatch(none, c) == "the checkpoint has no field 'u' (/fields/u)");
+  Checkpoint negative = checkpoint_of(c);
+  negative.fields = {{"u", raw(u, c.precision)}};
+  negative.step = -5;
+  CHECK_THAT(read_error(negative), Catch::Contains("step -5 is negative"));
+  Checkpoint nan = checkpoint_of(c);
+  std::vector<double> bad = u;
+  bad[7] = std::numeric_limits<double>::infinity();
+  nan.fields = {{"u", raw(bad, c.precision)}};
+  CHECK_THAT(read_error(nan), Catch::Contains("dataset '/fields/u' holds a NaN or Inf (value 7 of 12)"));
+  Checkpoint good = checkpoint_of(c);
+  good.fields = {{"u", raw(u, c.precision)}};
+  CHECK(read_error(good) == "(no error)");
 }

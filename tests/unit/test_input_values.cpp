@@ -3,6 +3,7 @@
 // lengths whose spacing squared over- or underflows, values that do not fit
 // the run's precision, NaN/Inf in an initial dataset.
 #include <catch2/catch.hpp>
+#include <hdf5.h>
 
 #include <cmath>
 #include <filesystem>
@@ -95,5 +96,55 @@ TEST_CASE("NaN, Inf or a float32 overflow in an initial dataset is a case error"
                  Catch::Contains("the value at point (5, 0): 1e+300 does not fit in float32"));
   CHECK_THAT(state_error<double>(plate("float64"), {file}, dir),
              Catch::Contains("the value at point (2, 3): nan is not a finite number"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an initial dataset that is not numbers, or whose raw data file is missing, is a case error",
+          "[case]") {
+  const fs::path dir = fs::temp_directory_path() / "gf_input_types";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "types.h5").string();
+  {
+    const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hsize_t dims[2] = {7, 9};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    auto make = [&](const char* name, hid_t type, hid_t dcpl = H5P_DEFAULT) {
+      const hid_t d = H5Dcreate2(f, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      H5Dclose(d);
+    };
+    const hid_t boolean = H5Tenum_create(H5T_NATIVE_INT8);  // as h5py stores bool
+    std::int8_t no = 0, yes = 1;
+    H5Tenum_insert(boolean, "FALSE", &no);
+    H5Tenum_insert(boolean, "TRUE", &yes);
+    make("bool", boolean);
+    const hid_t complex = H5Tcreate(H5T_COMPOUND, 16);
+    H5Tinsert(complex, "r", 0, H5T_NATIVE_DOUBLE);
+    H5Tinsert(complex, "i", 8, H5T_NATIVE_DOUBLE);
+    make("complex", complex);
+    const hid_t text = H5Tcopy(H5T_C_S1);
+    H5Tset_size(text, 3);
+    make("text", text);
+    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_external(dcpl, (dir / "gone.raw").c_str(), 0, 7 * 9 * 8);
+    make("external", H5T_NATIVE_DOUBLE, dcpl);
+    make("fine", H5T_NATIVE_DOUBLE);
+    for (hid_t t : {boolean, complex, text}) H5Tclose(t);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Fclose(f);
+  }
+  auto error_for = [&](const std::string& dataset) {
+    return test::error_of(plate("float64"),
+                          {"initial={file: {path: " + path + ", dataset: " + dataset + "}}"});
+  };
+  CHECK_THAT(error_for("bool"), Catch::Contains("initial.file.dataset: dataset 'bool'") &&
+                                    Catch::Contains("holds booleans or another enumeration"));
+  CHECK_THAT(error_for("complex"), Catch::Contains("holds compound values"));
+  CHECK_THAT(error_for("text"), Catch::Contains("holds text"));
+  CHECK_THAT(error_for("external"),
+             Catch::Contains("keeps its values in the external file") &&
+                 Catch::Contains("gone.raw', which is missing"));
+  CHECK(error_for("fine") == "(no error)");
   fs::remove_all(dir);
 }
