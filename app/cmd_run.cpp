@@ -29,6 +29,7 @@
 #include "io/output.hpp"
 #include "kernels/device.hpp"
 #include "solvers/stepper.hpp"
+#include "solvers/prepare.hpp"
 #include "solvers/registry.hpp"
 #include "solvers/run.hpp"
 
@@ -44,6 +45,8 @@ struct MemoryCheck {
   int fields = 0;
   std::string where;
   bool on_gpu = false;
+  std::string other;  // MemoryNeed's: what else takes much of it
+  std::size_t other_bytes = 0;
 };
 
 // The device's fields (and reduction scratch) on the device; on the host, a
@@ -58,10 +61,13 @@ std::vector<MemoryCheck> check_memory(const Case& c, const DeviceChoice& d) {
   if (d.gpu < 0) {
     host.needed += need.bytes;
     host.fields += need.fields;
+    host.other = need.other;
+    host.other_bytes = need.other_bytes;
     return {host};
   }
   const GpuInfo& g = cuda_status().gpus.at(d.gpu);
-  return {{need.bytes, g.memory_free, need.fields, fmt::format("{} (GPU {})", g.name, d.gpu), true},
+  return {{need.bytes, g.memory_free, need.fields, fmt::format("{} (GPU {})", g.name, d.gpu), true,
+           need.other, need.other_bytes},
           host};
 }
 
@@ -74,6 +80,8 @@ std::string memory_line(const Case& c, const MemoryCheck& m) {
   } else if (c.decomp && c.render.enabled && mpi::rank() == 0) {
     extra = ", one of them the whole " + c.decomp->global.shape_str() + " grid for the frames";
   }
+  if (!m.other.empty() && m.other_bytes > 0)
+    extra += fmt::format(", and {} for {}", human_bytes(double(m.other_bytes)), m.other);
   return fmt::format("needs {} on {} for {} {} field{} of {} points{}; {} free",
                      human_bytes(double(m.needed)), m.where, m.fields, to_string(c.precision),
                      m.fields == 1 ? "" : "s", shape, extra, human_bytes(double(m.available)));
@@ -343,11 +351,11 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
 }  // namespace
 
 int cmd_run(const RunArgs& a) {
-  Case whole = load_case_with(a.case_path, a.overrides, a.time_block);
+  Case whole = load_case_with(a.case_path, a.overrides, a.time_block, false);
   if (a.out) whole.output.dir = *a.out;
   // Over several MPI ranks each rank runs its block of the grid (grid/decomp.hpp).
   const int nranks = mpi::size();
-  const Case c = local_case(whole, decompose(whole, nranks, mpi::rank()));
+  Case c = local_case(whole, decompose(whole, nranks, mpi::rank()));
   DeviceChoice d = choose_device(a.device.value_or(c.device));
   // A GPU per rank: the rank's place on its node modulo the node's GPUs,
   // unless a GPU was named (cuda:N).
@@ -357,6 +365,15 @@ int cmd_run(const RunArgs& a) {
     d.gpu = mpi::local_rank() % std::max(count, 1);
     d.why += fmt::format("; rank {} on GPU {} (local rank mod {} GPUs)", mpi::rank(), d.gpu, count);
   }
+  // Memory before the case is prepared, which may evaluate an expression over
+  // the whole grid on the host (laplace's right-hand side, for its balance):
+  // a run that cannot fit is refused at once.
+  if (c.precision == Precision::Float32)
+    require_memory(c, check_memory<float>(c, d));
+  else
+    require_memory(c, check_memory<double>(c, d));
+  whole = prepare_case(std::move(whole));
+  c = local_case(whole, decompose(whole, nranks, mpi::rank()));
   return c.precision == Precision::Float32 ? run_typed<float>(c, a, d) : run_typed<double>(c, a, d);
 }
 

@@ -174,14 +174,12 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
   std::cout << fmt::format("{:<6} {:>8} {:>12} {:>12} {:>12}  {}\n", "field", "step", "time",
                            "max_abs", "rel_l2", "result");
   // The output steps, and the in-situ frames' steps when the case renders.
-  const std::vector<std::int64_t> outs = output_steps(cpu.total_steps(), c.output.every);
-  std::vector<std::int64_t> steps = outs;
-  for (std::int64_t s = 0; c.render.enabled && s <= cpu.total_steps(); s += c.render.every)
-    steps.push_back(s);
-  std::sort(steps.begin(), steps.end());
-  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  const std::int64_t total = cpu.total_steps();
+  const Schedule outs = output_schedule(total, c.output.every);
+  const Every frames_at{c.render.enabled ? c.render.every : 0};
   nlohmann::json frame_rows = nlohmann::json::array();
-  for (std::int64_t s : steps) {
+  for (std::int64_t s = 0; s <= total; s = next_stop(s, total + 1, outs, frames_at)) {
+    if (!outs.due(s) && !frames_at.due(s)) continue;
     cpu.advance(s - cpu.step());
     gpu.advance(s - gpu.step());
     if (interrupt_requested()) throw InterruptedError("validate interrupted; nothing written");
@@ -189,7 +187,7 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
       frame_rows.push_back(validate_frame<T>(c, s, *cpu_be, cpu.field(), *gpu_be, gpu.field()));
       all_pass = all_pass && frame_rows.back()["pass"].get<bool>();
     }
-    if (!std::binary_search(outs.begin(), outs.end(), s)) continue;
+    if (!outs.due(s)) continue;
     hc.resize(cpu.field().size());
     hg.resize(gpu.field().size());
     cpu_be->download(cpu.field(), hc.data());

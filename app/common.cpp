@@ -78,23 +78,27 @@ std::string now_iso8601() {
 }
 
 Case load_case_with(const std::string& path, std::vector<std::string> overrides,
-                    const std::optional<std::string>& time_block) {
-  if (!time_block) return prepare_case(load_case(path, overrides));
-  const Case c = load_case(path, overrides);
-  if (!workload_entry(c.workload).time_block)
-    throw UsageError("--time-block: temporal blocking is for heat, stencil and laplace cases; " +
-                     path + " is a " + to_string(c.workload) + " case");
-  overrides.push_back(std::string(to_string(c.workload)) + ".time_block=" + *time_block);
-  return prepare_case(load_case(path, overrides));
+                    const std::optional<std::string>& time_block, bool prepare) {
+  if (time_block) {
+    const Case c = load_case(path, overrides);
+    if (!workload_entry(c.workload).time_block)
+      throw UsageError("--time-block: temporal blocking is for heat, stencil and laplace cases; " +
+                       path + " is a " + to_string(c.workload) + " case");
+    overrides.push_back(std::string(to_string(c.workload)) + ".time_block=" + *time_block);
+  }
+  Case c = load_case(path, overrides);
+  return prepare ? prepare_case(std::move(c)) : c;
 }
 
 std::string human_bytes(double b) {
-  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   int u = 0;
-  while (b >= 1024 && u < 4) {
+  while (b >= 1024 && u < 5) {
     b /= 1024;
     ++u;
   }
+  // Three digits, never an exponent: 1.5 GiB, 12.3 GiB, 715 GiB, 1010 MiB.
+  if (b >= 1000) return fmt::format("{:.0f} {}", b, unit[u]);
   return fmt::format("{:.3g} {}", b, unit[u]);
 }
 

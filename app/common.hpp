@@ -35,8 +35,10 @@ std::string human_bytes(double bytes);
 
 // The case with its overrides and, when given, --time-block as the override
 // heat.time_block=VALUE or stencil.time_block=VALUE (a UsageError for a case
-// of another workload), prepared for the solvers (solvers/prepare.hpp).
+// of another workload), prepared for the solvers (solvers/prepare.hpp)
+// unless `prepare` is false (run checks memory first: the preparation may
+// evaluate expressions over the whole grid).
 Case load_case_with(const std::string& path, std::vector<std::string> overrides,
-                    const std::optional<std::string>& time_block);
+                    const std::optional<std::string>& time_block, bool prepare = true);
 
 }  // namespace gf::app

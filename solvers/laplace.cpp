@@ -275,15 +275,22 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
   std::size_t bytes = 2 * field;
   if (m == LaplaceMethod::Jacobi) fields += 1, bytes += field;
   // cg: r, p, q and the GPU's CSR matrix (row pointers, 7 columns and values a row)
+  MemoryNeed need;
   if (m == LaplaceMethod::Cg) {
     fields += 3;
-    bytes += 3 * field + (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
+    need.other = "the operator's sparse (CSR) matrix";
+    need.other_bytes = (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
+    bytes += 3 * field + need.other_bytes;
   }
   if (m == LaplaceMethod::Fft) {  // two half spectra, and about as much again for the FFT library
     const std::size_t half = n / std::size_t(c.grid.n[0]) * std::size_t(c.grid.n[0] / 2 + 1);
-    bytes += 3 * half * 2 * sizeof(T);
+    need.other = "the spectra and the FFT library's work space";
+    need.other_bytes = 3 * half * 2 * sizeof(T);
+    bytes += need.other_bytes;
   }
-  return {fields, bytes + (1u << 20)};  // + reduction scratch
+  need.fields = fields;
+  need.bytes = bytes + (1u << 20);  // + reduction scratch
+  return need;
 }
 
 template LaplaceArgs<float> laplace_args<float>(const Case&, bool);

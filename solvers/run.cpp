@@ -152,7 +152,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   run.restarted = opts.restart != nullptr;
   const std::int64_t total = stepper->total_steps();
   plan.log_columns = {"step", "time", "wall_s", "min", "max", "mean"};
-  plan.output = Schedule::at_steps(output_steps(total, c.output.every));
+  plan.output = output_schedule(total, c.output.every);
   // log.csv gets a row about every 1 % of the run (every whole number of
   // temporally blocked passes, so that short runs take them too); NaN/Inf
   // are looked for every output.check_every steps as well (a reduction on

@@ -129,12 +129,9 @@ std::vector<T> initial_state(const Case& c) {
 }
 
 
-std::vector<std::int64_t> output_steps(std::int64_t total, std::int64_t every) {
-  std::vector<std::int64_t> s;
-  if (every > 0)
-    for (std::int64_t k = 0; k < total; k += every) s.push_back(k);
-  s.push_back(total);
-  return s;
+Schedule output_schedule(std::int64_t total, std::int64_t every) {
+  // Every's steps past the last are never reached: the run stops there.
+  return Schedule{Every{every}, AtSteps{{total}}};
 }
 
 template <class T>

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/ops/boundary.hpp"
+#include "solvers/schedule.hpp"
 
 namespace gf {
 
@@ -58,6 +60,10 @@ std::unique_ptr<Stepper<T>> make_stepper(const Case& c, Backend<T>& backend);
 struct MemoryNeed {
   int fields = 0;
   std::size_t bytes = 0;
+  // What else than the fields takes a large share of `bytes`, and how much
+  // (CG's sparse matrix, the FFT's spectra); 0: nothing worth naming.
+  std::string other;
+  std::size_t other_bytes = 0;
 };
 template <class T>
 MemoryNeed stepper_memory_needed(const Case& c);
@@ -92,7 +98,8 @@ int fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps, con
                        const std::function<void(int)>& pass);
 
 // The steps at which a run writes its fields: 0, every, 2·every, ... and the
-// last step (only the last when every is 0).
-std::vector<std::int64_t> output_steps(std::int64_t total_steps, std::int64_t every);
+// last step (only the last when every is 0), as a schedule (a run of 10⁹
+// steps with an output at each holds no list of them).
+Schedule output_schedule(std::int64_t total_steps, std::int64_t every);
 
 }  // namespace gf

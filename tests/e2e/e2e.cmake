@@ -53,6 +53,14 @@ gf_expect_error(host_memory 3 "^error: needs 715 GiB on the host for 3 float32 f
   run cases/heat3d_hotspot.yaml --device cpu grid.dims=[4000,4000,4000])
 gf_expect_error(host_memory_dry_run 3 "^error: needs 1.4 TiB on the host for 3 float64 fields of 4000\\^3 points; [0-9.]+ [GMT]iB free; use a smaller grid, float32$"
   run cases/heat3d_hotspot.yaml --device cpu --dry-run grid.dims=[4000,4000,4000] precision=float64)
+# Memory is checked before the case is prepared: the periodic Poisson case's
+# balance check samples f over the whole grid (minutes at 1400^3), and CG's
+# message names its matrix (issue 23, item 20).
+gf_expect_error(memory_before_prepare 3 "^error: needs [0-9.]+ GiB on the host for 3 float64 fields of 1400\\^3 points, and [0-9.]+ GiB for the spectra and the FFT library's work space; [0-9.]+ [GMT]iB free; use a smaller grid, float32$"
+  run cases/poisson3d_periodic.yaml --device cpu grid.dims=[1400,1400,1400])
+set_tests_properties("e2e: error memory_before_prepare" PROPERTIES TIMEOUT 20)
+gf_expect_error(memory_names_the_matrix 3 "^error: needs [0-9.]+ GiB on the host for 6 float64 fields of 1300\\^3 points, and [0-9.]+ GiB for the operator's sparse \\(CSR\\) matrix; "
+  run cases/laplace3d_box.yaml --device cpu grid.dims=[1300,1300,1300])
 gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda, cuda:N"
   run cases/heat1d_rod.yaml --device gpu)
 gf_expect_error(device_number_too_large 2 "^error: --device cuda:99999999999999999999: GPU number 99999999999999999999 is out of range \\(cuda:0 is the first GPU\\)$"

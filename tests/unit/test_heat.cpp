@@ -196,10 +196,19 @@ TEST_CASE("t_end: the last step is shortened so the run ends exactly at t_end", 
   CHECK(t == 0.00123);
 }
 
-TEST_CASE("output_steps: 0, every, ..., and the last step", "[heat]") {
-  CHECK(output_steps(10, 4) == std::vector<std::int64_t>{0, 4, 8, 10});
-  CHECK(output_steps(8, 4) == std::vector<std::int64_t>{0, 4, 8});
-  CHECK(output_steps(10, 0) == std::vector<std::int64_t>{10});
+TEST_CASE("output_schedule: 0, every, ..., and the last step", "[heat]") {
+  const auto steps = [](std::int64_t total, std::int64_t every) {
+    const Schedule s = output_schedule(total, every);
+    std::vector<std::int64_t> out;
+    for (std::int64_t k = 0; k <= total; k = next_stop(k, total + 1, s))
+      if (s.due(k)) out.push_back(k);
+    return out;
+  };
+  CHECK(steps(10, 4) == std::vector<std::int64_t>{0, 4, 8, 10});
+  CHECK(steps(8, 4) == std::vector<std::int64_t>{0, 4, 8});
+  CHECK(steps(10, 0) == std::vector<std::int64_t>{10});
+  // A billion outputs are a rule, not a list.
+  CHECK(output_schedule(1000000000, 1).at.steps.size() == 1);
 }
 
 TEST_CASE("CPU temporally blocked heat equals one step at a time, bit for bit", "[heat]") {
