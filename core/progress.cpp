@@ -1,5 +1,6 @@
 #include "core/progress.hpp"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,26 +24,32 @@ Progress::Progress(std::string label, std::int64_t total, bool enabled, std::str
     : label_(std::move(label)), unit_(std::move(unit)), total_(total), enabled_(enabled), tty_(isatty(STDERR_FILENO)),
       t0_(std::chrono::steady_clock::now()), last_draw_(t0_) {}
 
-void Progress::update(std::int64_t done, const std::string& extra) {
+void Progress::update(std::int64_t done, const std::string& extra, double fraction) {
   if (!enabled_ || total_ <= 0) return;
   const auto now = std::chrono::steady_clock::now();
   const double el = std::chrono::duration<double>(now - t0_).count();
   if (first_ < 0) first_ = done;
   const double rate = el > 0 ? double(done - first_) / el : 0;
-  const double pct = 100.0 * double(done) / double(total_);
-  const double eta = rate > 0 ? double(total_ - done) / rate : -1;
-  const std::string line = fmt::format("{} {:5.1f}%  {}/{}  {:.4g} {}/s  ETA {}{}{}", label_,
-                                       pct, done, total_, rate, unit_, eta_str(eta),
+  const bool by_fraction = fraction >= 0;
+  const double f = by_fraction ? std::min(fraction, 1.0) : double(done) / double(total_);
+  if (first_fraction_ < 0) first_fraction_ = f;
+  const double df = f - first_fraction_;
+  const double eta = f >= 1 ? 0 : df > 0 && el > 0 ? el * (1 - f) / df : -1;
+  const std::string count = by_fraction ? fmt::format("{} {}", done, unit_)
+                                        : fmt::format("{}/{}", done, total_);
+  const std::string line = fmt::format("{} {:5.1f}%  {}  {:.4g} {}/s  ETA {}{}{}", label_,
+                                       100.0 * f, count, rate, unit_, eta_str(eta),
                                        extra.empty() ? "" : "  ", extra);
+  const bool last = by_fraction ? f >= 1 : done >= total_;
   if (tty_) {
     // Redraw at most ~10 times a second.
-    if (done < total_ && std::chrono::duration<double>(now - last_draw_).count() < 0.1) return;
+    if (!last && std::chrono::duration<double>(now - last_draw_).count() < 0.1) return;
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
     std::fflush(stderr);
     drawn_ = true;
     last_draw_ = now;
   } else {
-    const int decile = int(10 * done / total_);
+    const int decile = int(10 * f);
     if (decile == last_decile_) return;
     last_decile_ = decile;
     spdlog::info("{}", line);

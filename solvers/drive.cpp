@@ -233,7 +233,7 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
                                  workload_entry(c.workload).unit, last),
           opts.out_dir.string()));
     }
-    progress.update(n, ob.note);
+    progress.update(n, ob.note, ob.fraction);
     const bool frame = frames && frame_at.due(n) && !interrupted;
     if (end) {
       if (checkpoints) checkpoint();

@@ -31,6 +31,7 @@ struct Observation {
   // Non-empty: the state is not finite, and this says where ("field u has 3
   // NaN/Inf values at step 40 (t = 0.1)"); the run stops with a SolverError.
   std::string diverged;
+  double fraction = -1;  // how far it is, when the count does not say (Progress::update)
 };
 
 // What the loop drives. count() starts at 0 (or the checkpoint's count) and

@@ -82,9 +82,13 @@ class SolveRun final : public Driven<T> {
   double time() const override { return double(s_.iterations()); }
   const Field<T>& field() const override { return s_.field(); }
   Observation observe() override {
-    return {{double(s_.iterations()), s_.residual()},
-            fmt::format("residual {:.3g}", s_.residual()),
-            {}};
+    // The relative residual falls from 1 toward the tolerance about
+    // geometrically: the progress is its fall on a log scale, or the share
+    // of max_iters spent, whichever is further.
+    const double r = s_.residual(), tol = c_.laplace.tolerance;
+    double f = r <= tol || s_.finished() ? 1.0 : r >= 1 ? 0.0 : std::log(r) / std::log(tol);
+    f = std::max(f, double(s_.iterations()) / double(std::max<std::int64_t>(1, c_.laplace.max_iters)));
+    return {{double(s_.iterations()), r}, fmt::format("residual {:.3g}", r), {}, f};
   }
   double upload_ms() const override { return s_.upload_ms(); }
   std::size_t bytes_per_count() const override { return s_.bytes_per_iteration(); }

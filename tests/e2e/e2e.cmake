@@ -99,6 +99,10 @@ add_test(NAME "e2e: a second SIGINT exits at once"
   COMMAND bash ${GF_E2E}/interrupt_twice.sh $<TARGET_FILE:gridforge>
           ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_interrupt_twice)
 
+add_test(NAME "e2e: progress follows a solve's residual"
+  COMMAND bash ${GF_E2E}/progress.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
+          ${CMAKE_BINARY_DIR}/e2e_progress)
+
 add_test(NAME "e2e: a closed stderr pipe, SIGINT on output steps and in a render"
   COMMAND bash ${GF_E2E}/signals.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
           ${CMAKE_BINARY_DIR}/e2e_signals)
