@@ -21,6 +21,15 @@ import os
 import re
 import sys
 
+# `make deps` unpacks python3-paraview into .deps/ of the repository (the
+# package cannot be installed beside Debian's pvbatch): put it on the path
+# when it is there, so that the command above works as written.
+_PV_DEPS = os.path.normpath(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), os.pardir, ".deps", "python3-paraview", "usr",
+    "lib", "python3", "dist-packages"))
+if os.path.isdir(os.path.join(_PV_DEPS, "paraview")) and _PV_DEPS not in sys.path:
+    sys.path.insert(0, _PV_DEPS)
+
 try:
     from paraview import servermanager
     from paraview import simple

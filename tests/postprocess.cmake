@@ -97,6 +97,16 @@ elseif(GF_PVBATCH AND GF_XVFB_RUN)
     set_tests_properties(paraview_check PROPERTIES
       TIMEOUT 300
       ENVIRONMENT "PYTHONPATH=${GF_PARAVIEW_PYTHONPATH};OMP_NUM_THREADS=2")
+    # The README's command as a user types it, with no PYTHONPATH: the script
+    # finds `make deps`' unpacked modules itself (issue 25, item 12).
+    if(GF_PARAVIEW_PYTHONPATH STREQUAL "${CMAKE_SOURCE_DIR}/.deps/python3-paraview/usr/lib/python3/dist-packages")
+      add_test(NAME paraview_check_as_documented
+        COMMAND ${CMAKE_COMMAND} -E env --unset=PYTHONPATH
+                ${GF_XVFB_RUN} -a ${GF_PVBATCH} postprocess/paraview_check.py --help
+        WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+      set_tests_properties(paraview_check_as_documented PROPERTIES
+        TIMEOUT 120 PASS_REGULAR_EXPRESSION "usage: paraview_check.py")
+    endif()
     if(GRIDFORGE_MPI AND GF_MPIEXEC)
       add_test(NAME paraview_check_mpi
         COMMAND ${CMAKE_COMMAND}
