@@ -55,7 +55,12 @@ struct Grid {
     if (ndim == 3 && n[0] == n[1] && n[1] == n[2]) return std::to_string(n[0]) + "^3";
     if (ndim == 2 && n[0] == n[1]) return std::to_string(n[0]) + "^2";
     std::string s = std::to_string(n[0]);
-    for (int a = 1; a < ndim; ++a) s += "x" + std::to_string(n[a]);
+    for (int a = 1; a < ndim; ++a) {
+      // appended in two steps: "x" + std::to_string(...) draws a false
+      // -Wrestrict warning from GCC 12's inlined std::string (GCC PR 105329)
+      s += 'x';
+      s += std::to_string(n[a]);
+    }
     return s;
   }
 };
