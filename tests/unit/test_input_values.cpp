@@ -14,6 +14,7 @@
 #include "case_test_util.hpp"
 #include "io/case.hpp"
 #include "io/output.hpp"
+#include "solvers/raymarch.hpp"
 #include "solvers/stepper.hpp"
 
 using namespace gf;
@@ -146,5 +147,42 @@ TEST_CASE("an initial dataset that is not numbers, or whose raw data file is mis
              Catch::Contains("keeps its values in the external file") &&
                  Catch::Contains("gone.raw', which is missing"));
   CHECK(error_for("fine") == "(no error)");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("NaN or a float32 overflow in a raymarch volume file is a case error", "[case]") {
+  const fs::path dir = fs::temp_directory_path() / "gf_input_volume";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Grid g;
+  g.ndim = 3;
+  g.n = {5, 4, 3};
+  std::vector<double> v(60, 0.25);
+  v[1 + 5 * (2 + 4 * 1)] = std::numeric_limits<double>::quiet_NaN();  // point (1, 2, 1)
+  {
+    io::FieldSeriesWriter w({dir, "src", g, Precision::Float64, false, true, "test"});
+    w.write(0, 0.0, {{"u", v.data(), Precision::Float64}});
+    w.finish();
+  }
+  const std::string text =
+      "workload: raymarch\nprecision: {prec}\ngrid: {dims: [5, 4, 3]}\nraymarch:\n"
+      "  volume: {file: {path: " + (dir / "fields.h5").string() +
+      ", dataset: /steps/000000/u}}\n  mode: mip\n"
+      "  camera: {position: [0.5, -1.5, 0.6], width: 16, height: 12}\n";
+  auto volume_error = [&](const std::string& prec, auto tag) {
+    using T = decltype(tag);
+    std::string t = text;
+    t.replace(t.find("{prec}"), 6, prec);
+    try {
+      raymarch_volume<T>(test::load(t));
+    } catch (const CaseError& e) {
+      CHECK(e.exit_code() == 2);
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK_THAT(volume_error("float64", double{}),
+             Catch::Contains("raymarch.volume.file: dataset '/steps/000000/u'") &&
+                 Catch::Contains("the value at point (1, 2, 1): nan is not a finite number"));
   fs::remove_all(dir);
 }
