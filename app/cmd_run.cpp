@@ -352,7 +352,6 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
 
 int cmd_run(const RunArgs& a) {
   Case whole = load_case_with(a.case_path, a.overrides, a.time_block, false);
-  if (a.out) whole.output.dir = *a.out;
   // Over several MPI ranks each rank runs its block of the grid (grid/decomp.hpp).
   const int nranks = mpi::size();
   Case c = local_case(whole, decompose(whole, nranks, mpi::rank()));
@@ -373,6 +372,9 @@ int cmd_run(const RunArgs& a) {
   else
     require_memory(c, check_memory<double>(c, d));
   whole = prepare_case(std::move(whole));
+  // --out after the preparation, which may write the resolved case again:
+  // the case a run records (run.json, checkpoint.h5) is the file's, as before.
+  if (a.out) whole.output.dir = *a.out;
   c = local_case(whole, decompose(whole, nranks, mpi::rank()));
   return c.precision == Precision::Float32 ? run_typed<float>(c, a, d) : run_typed<double>(c, a, d);
 }
