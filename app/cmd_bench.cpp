@@ -80,11 +80,12 @@ std::vector<std::string> resolve_devices(const std::optional<std::string>& asked
     return {"cpu"};
   }
   std::vector<std::string> out;
-  for (const std::string& d : split_list("--devices", *asked)) {
+  for (const std::string& d : split_list("--device", *asked)) {
     if (d != "cpu" && d.rfind("cuda", 0) != 0)
-      throw UsageError("--devices: '" + d + "' is not one of cpu, cuda, cuda:N");
+      throw UsageError("--device: '" + d + "' is not one of cpu, cuda, cuda:N" +
+                       device_name_hint(d));
     if (std::find(out.begin(), out.end(), d) != out.end())
-      throw UsageError("--devices: '" + d + "' is named twice");
+      throw UsageError("--device: '" + d + "' is named twice");
     out.push_back(d);
   }
   return out;
@@ -96,11 +97,12 @@ DeviceChoice choose_bench_device(const std::string& d) {
   } catch (const DeviceError&) {
     const CudaStatus& st = cuda_status();
     if (!st.why_unusable.empty())
-      throw DeviceError("--devices " + d + ": no usable GPU: " + st.why_unusable +
-                        "; use --devices cpu");
+      throw DeviceError("--device " + d + ": no usable GPU: " + st.why_unusable +
+                        "; use --device cpu");
     throw;
   } catch (const UsageError&) {
-    throw UsageError("--devices: '" + d + "' is not one of cpu, cuda, cuda:N");
+    throw UsageError("--device: '" + d + "' is not one of cpu, cuda, cuda:N" +
+                     device_name_hint(d));
   }
 }
 
@@ -320,14 +322,17 @@ int cmd_bench(const BenchArgs& a) {
   if (interrupt_requested()) throw InterruptedError("bench interrupted; nothing written");
   fill_speedups(rows);
 
-  std::cout << bench_table(rows) << std::flush;
+  set_json_stdout(a.json);
+  table_out() << bench_table(rows) << std::flush;
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw IoError("cannot create output folder '" + out.string() + "': " + ec.message());
-  io::write_json_atomic(out / "bench.json", bench_json(p, a, bws, rows));
+  const nlohmann::json j = bench_json(p, a, bws, rows);
+  io::write_json_atomic(out / "bench.json", j);
   io::write_text_atomic(out / "bench.csv", bench_csv(rows));
   spdlog::info("bench: {} rows; {} and {}", rows.size(), (out / "bench.json").string(),
                (out / "bench.csv").string());
+  if (a.json) print_json_summary(j);
   return kExitOk;
 }
 

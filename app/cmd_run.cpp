@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <yaml-cpp/yaml.h>
 #include <spdlog/spdlog.h>
 
 #include "app/commands.hpp"
@@ -95,6 +96,42 @@ void require_memory(const Case& c, const std::vector<MemoryCheck>& checks) {
                                   c.precision == Precision::Float64 ? ", float32" : "",
                                   m.on_gpu ? ", or --device cpu" : ""));
   }
+}
+
+// The resolved case (YAML text) as JSON: quoted scalars stay strings, plain
+// ones become numbers, booleans or null when they read as such.
+nlohmann::json yaml_to_json(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Sequence: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const YAML::Node& e : n) a.push_back(yaml_to_json(e));
+      return a;
+    }
+    case YAML::NodeType::Map: {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+      return o;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string v = n.Scalar();
+      if (n.Tag() == "!") return v;  // quoted
+      long long i;
+      double d;
+      bool b;
+      if (YAML::convert<long long>::decode(n, i)) return i;
+      if (YAML::convert<double>::decode(n, d) && std::isfinite(d)) return d;
+      if (YAML::convert<bool>::decode(n, b)) return b;
+      return v;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+nlohmann::json memory_json(const Case& c, const MemoryCheck& m) {
+  return {{"where", m.where},          {"needed_bytes", m.needed},
+          {"available_bytes", m.available}, {"fits", m.needed <= m.available},
+          {"text", memory_line(c, m)}};
 }
 
 nlohmann::json run_info(const Case& c, const RunArgs& a, const std::string& device,
@@ -236,9 +273,24 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
       require_memory(c, mem);
       return kExitOk;
     }
+    if (a.json) {  // the same, as one JSON object
+      require_memory(c, mem);
+      nlohmann::json j = {{"status", "dry-run"},
+                          {"case", yaml_to_json(YAML::Load(c.resolved_yaml))},
+                          {"device", {{"name", d.gpu < 0 ? std::string("cpu") : mem[0].where},
+                                      {"why", d.why}}},
+                          {"memory", nlohmann::json::array()}};
+      for (const MemoryCheck& m : mem) j["memory"].push_back(memory_json(c, m));
+      if (restart) j["restart"] = {{"checkpoint", *a.restart}, {"step", restart->step}};
+      if (entry.setup_line) j["setup"] = entry.setup_line(c);
+      print_json_summary(j);
+      return kExitOk;
+    }
     std::cout << c.resolved_yaml << (c.resolved_yaml.ends_with('\n') ? "" : "\n");
     std::cout << fmt::format("# device: {} ({})\n", d.gpu < 0 ? "cpu" : mem[0].where, d.why);
-    for (const MemoryCheck& m : mem) std::cout << "# memory: " << memory_line(c, m) << "\n";
+    // A check that does not fit is said once, by require_memory's error.
+    for (const MemoryCheck& m : mem)
+      if (m.needed <= m.available) std::cout << "# memory: " << memory_line(c, m) << "\n";
     if (restart)
       std::cout << fmt::format("# restart: from {} at {} {}\n", *a.restart, entry.unit,
                                restart->step);
@@ -337,13 +389,8 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
                double(timing["effective_GBps"]), double(timing["phases_s"]["total"]),
                out.string());
   if (a.json && mpi::rank() == 0) {
-    nlohmann::json summary = {{"status", "completed"}, {"output_dir", out.string()},
-                              {"timing", timing}};
-    errno = 0;
-    std::cout << summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
-    if (!std::cout)  // e.g. > /dev/full: the summary asked for is lost, exit 1
-      throw IoError(fmt::format("cannot write the --json summary to standard output: {}",
-                                errno ? std::strerror(errno) : "write failed"));
+    print_json_summary({{"status", "completed"}, {"exit_code", kExitOk},
+                        {"output_dir", out.string()}, {"timing", timing}});
   }
   return kExitOk;
 }

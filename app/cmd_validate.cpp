@@ -26,6 +26,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+bool json_summary = false;  // --json
+
 struct Diff {
   double max_abs = 0, rel_l2 = 0;
 };
@@ -62,6 +64,14 @@ void write_validation(const Case& c, const nlohmann::json& j) {
   fs::create_directories(out, ec);
   if (ec) throw IoError("cannot create output folder '" + out.string() + "': " + ec.message());
   io::write_json_atomic(out / "validation.json", j);
+  if (json_summary) {  // validation.json, with the outcome and where it is
+    nlohmann::json s = j;
+    const bool pass = j["pass"].get<bool>();
+    s["status"] = pass ? "pass" : "mismatch";
+    s["exit_code"] = pass ? kExitOk : kExitMismatch;
+    s["validation_json"] = (out / "validation.json").string();
+    print_json_summary(s);
+  }
   if (!j["pass"].get<bool>())
     throw MismatchError("validate: the GPU result differs from the CPU reference (" +
                         (out / "validation.json").string() + ")");
@@ -121,10 +131,10 @@ int validate_laplace(const Case& c, const ValidateArgs& a, const DeviceChoice& d
   const Diff df = compare(hg, hc);
   const bool same_end = cpu.status() == gpu.status();
   const bool pass = (df.rel_l2 <= rtol || df.max_abs <= atol) && same_end;
-  std::cout << fmt::format("{:<6} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}  {}\n",
+  table_out() << fmt::format("{:<6} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}  {}\n",
                            "field", "compared", "cpu iters", "gpu iters", "cpu resid",
                            "gpu resid", "max_abs", "rel_l2", "result");
-  std::cout << fmt::format(
+  table_out() << fmt::format(
       "{:<6} {:>10} {:>10} {:>10} {:>12.3e} {:>12.3e} {:>12.3e} {:>12.3e}  {}\n", "u", common,
       cpu.iterations(), gpu.iterations(), cpu.residual(), gpu.residual(), df.max_abs, df.rel_l2,
       pass ? "pass" : (same_end ? "FAIL" : "FAIL (the runs ended differently)"));
@@ -171,7 +181,7 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
   std::vector<T> hc, hg;
   nlohmann::json rows = nlohmann::json::array();
   bool all_pass = true;
-  std::cout << fmt::format("{:<6} {:>8} {:>12} {:>12} {:>12}  {}\n", "field", "step", "time",
+  table_out() << fmt::format("{:<6} {:>8} {:>12} {:>12} {:>12}  {}\n", "field", "step", "time",
                            "max_abs", "rel_l2", "result");
   // The output steps, and the in-situ frames' steps when the case renders.
   const std::int64_t total = cpu.total_steps();
@@ -195,7 +205,7 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
     const Diff df = compare(hg, hc);
     const bool pass = df.rel_l2 <= rtol || df.max_abs <= atol;
     all_pass = all_pass && pass;
-    std::cout << fmt::format("{:<6} {:>8} {:>12.6g} {:>12.3e} {:>12.3e}  {}\n", "u", s, cpu.time(),
+    table_out() << fmt::format("{:<6} {:>8} {:>12.6g} {:>12.3e} {:>12.3e}  {}\n", "u", s, cpu.time(),
                              df.max_abs, df.rel_l2, pass ? "pass" : "FAIL");
     rows.push_back({{"field", "u"}, {"step", s}, {"time", cpu.time()}, {"max_abs", df.max_abs},
                     {"rel_l2", df.rel_l2}, {"pass", pass}});
@@ -211,7 +221,15 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
 }  // namespace
 
 int cmd_validate(const ValidateArgs& a) {
+  json_summary = a.json;
+  set_json_stdout(a.json);
   Case c = load_case_with(a.case_path, a.overrides, a.time_block);
+  if (a.out) c.output.dir = *a.out;
+  // The GPU side: --device, else the case's device when it names a GPU.
+  if (a.device && (*a.device == "cpu" || *a.device == "auto"))
+    throw UsageError("--device " + *a.device +
+                     ": validate runs the CPU side always; --device names the GPU side, cuda "
+                     "or cuda:N");
   if (a.steps) {
     if (*a.steps < 0) throw UsageError("--steps: must be >= 0");
     const WorkloadInfo& w = workload_info(c.workload);
@@ -223,7 +241,7 @@ int cmd_validate(const ValidateArgs& a) {
   if (!cuda_status().why_unusable.empty())
     throw DeviceError("validate compares the CPU with the GPU and needs a usable GPU: " +
                       cuda_status().why_unusable);
-  std::string want = c.device;
+  std::string want = a.device.value_or(c.device);
   if (want == "auto" || want == "cpu") want = "cuda";
   const DeviceChoice d = choose_device(want);
   return c.precision == Precision::Float32 ? validate_typed<float>(c, a, d)

@@ -25,7 +25,9 @@ struct ValidateArgs {
   std::optional<double> rtol, atol;
   std::optional<long long> steps;
   std::optional<std::string> time_block;  // heat.time_block or stencil.time_block
-  bool quiet = false;
+  std::optional<std::string> device;  // the GPU side: cuda | cuda:N
+  std::optional<std::string> out;     // folder of validation.json
+  bool quiet = false, json = false;
 };
 int cmd_validate(const ValidateArgs& a);
 
@@ -40,7 +42,7 @@ struct BenchArgs {
   std::optional<std::string> stencil;  // stencil preset; default star5 (2D) / star7 (3D)
   std::string time_block = "1";      // heat: comma list of explicit steps per pass
   std::string out = "out/bench";
-  bool quiet = false;
+  bool quiet = false, json = false;
   std::string command_line;
 };
 int cmd_bench(const BenchArgs& a);

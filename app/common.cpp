@@ -1,12 +1,16 @@
 #include "app/common.hpp"
 
 #include <charconv>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <iostream>
 
 #include <fmt/core.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "io/case_schema.hpp"
 #include "kernels/device.hpp"
 #include "solvers/registry.hpp"
 #include "solvers/prepare.hpp"
@@ -18,6 +22,14 @@ void setup_logging(bool quiet) {
   logger->set_pattern("%^%v%$");
   logger->set_level(quiet ? spdlog::level::err : spdlog::level::info);
   spdlog::set_default_logger(logger);
+}
+
+std::string device_name_hint(const std::string& request) {
+  if (request.rfind("gpu", 0) == 0 || request.rfind("GPU", 0) == 0 || request == "nvidia")
+    return "; use cuda or cuda:N";
+  const std::string_view names[] = {"auto", "cpu", "cuda"};
+  const std::string_view near = schema::nearest(request, names);
+  return near.empty() ? "" : fmt::format("; did you mean '{}'?", near);
 }
 
 DeviceChoice choose_device(const std::string& request) {
@@ -33,7 +45,8 @@ DeviceChoice choose_device(const std::string& request) {
     if (!rest.empty()) {
       if (rest[0] != ':' || rest.size() < 2 ||
           rest.find_first_not_of("0123456789", 1) != std::string::npos)
-        throw UsageError("--device: '" + shown(request) + "' is not one of auto, cpu, cuda, cuda:N");
+        throw UsageError("--device: '" + shown(request) +
+                         "' is not one of auto, cpu, cuda, cuda:N" + device_name_hint(request));
       if (std::from_chars(rest.data() + 1, rest.data() + rest.size(), index).ec != std::errc())
         throw UsageError(fmt::format("--device {}: GPU number {} is out of range (cuda:0 is the "
                                      "first GPU)",
@@ -48,7 +61,8 @@ DeviceChoice choose_device(const std::string& request) {
                                     request, st.gpus.size(), st.gpus.size() - 1));
     return {index, "--device " + request};
   }
-  throw UsageError("--device: '" + shown(request) + "' is not one of auto, cpu, cuda, cuda:N");
+  throw UsageError("--device: '" + shown(request) + "' is not one of auto, cpu, cuda, cuda:N" +
+                   device_name_hint(request));
 }
 
 template <class T>
@@ -58,6 +72,20 @@ std::unique_ptr<Backend<T>> make_backend(const DeviceChoice& d) {
 }
 template std::unique_ptr<Backend<float>> make_backend<float>(const DeviceChoice&);
 template std::unique_ptr<Backend<double>> make_backend<double>(const DeviceChoice&);
+
+namespace {
+bool json_stdout = false;
+}
+void set_json_stdout(bool json) { json_stdout = json; }
+std::ostream& table_out() { return json_stdout ? std::cerr : std::cout; }
+
+void print_json_summary(const nlohmann::json& j) {
+  errno = 0;
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+  if (!std::cout)  // e.g. > /dev/full: the summary asked for is lost, exit 1
+    throw IoError(fmt::format("cannot write the --json summary to standard output: {}",
+                              errno ? std::strerror(errno) : "write failed"));
+}
 
 std::string joined_command_line(int argc, char** argv) {
   std::string s;

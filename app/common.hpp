@@ -1,9 +1,12 @@
 // Shared by the subcommands: logging set-up, device choice, precision dispatch.
 #pragma once
 #include <memory>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
@@ -21,6 +24,15 @@ struct DeviceChoice {
 // auto | cpu | cuda | cuda:N. Throws DeviceError when a GPU is asked for and
 // none is usable, UsageError for a malformed name.
 DeviceChoice choose_device(const std::string& request);
+// What to say after "'X' is not a device name": "; use cuda or cuda:N" for
+// gpu, gpu:N; "; did you mean 'cuda'?" for a typo; else "".
+std::string device_name_hint(const std::string& request);
+
+// Where tables go: stdout, or stderr when stdout carries --json.
+std::ostream& table_out();
+void set_json_stdout(bool json);
+// One --json summary on stdout; an IoError (exit 1) when stdout refuses it.
+void print_json_summary(const nlohmann::json& j);
 
 template <class T>
 std::unique_ptr<Backend<T>> make_backend(const DeviceChoice& d);

@@ -1,4 +1,5 @@
 #include "app/validate_images.hpp"
+#include "app/common.hpp"
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -26,10 +27,10 @@ nlohmann::json row_of(const char* field, std::int64_t step, const io::ImageDiff&
 }  // namespace
 
 void print_frame_rows(const nlohmann::json& rows) {
-  std::cout << fmt::format("{:<6} {:>8} {:>10} {:>12} {:>10}  {}\n", "image", "step", "psnr_dB",
+  table_out() << fmt::format("{:<6} {:>8} {:>10} {:>12} {:>10}  {}\n", "image", "step", "psnr_dB",
                            "off>2/255", "max_abs", "result");
   for (const auto& r : rows)
-    std::cout << fmt::format("{:<6} {:>8} {:>10} {:>12.3e} {:>10.4f}  {}\n",
+    table_out() << fmt::format("{:<6} {:>8} {:>10} {:>12.3e} {:>10.4f}  {}\n",
                              r["field"].get<std::string>(), r["step"].get<std::int64_t>(),
                              r["psnr_db"].is_null()
                                  ? std::string("inf")

@@ -65,7 +65,15 @@ gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda
   run cases/heat1d_rod.yaml --device gpu)
 gf_expect_error(device_number_too_large 2 "^error: --device cuda:99999999999999999999: GPU number 99999999999999999999 is out of range \\(cuda:0 is the first GPU\\)$"
   run cases/heat1d_rod.yaml --dry-run --device cuda:99999999999999999999)
-gf_expect_error(bad_command_line 2 "case is required" MULTILINE run)
+gf_expect_error(bad_command_line 2 "^error: run needs a case file: gridforge run CASE.yaml \\[KEY=VALUE \\.\\.\\.\\], e\\.g\\. gridforge run cases/heat1d_rod\\.yaml --device cpu \\(gridforge run --help for the options\\)$"
+  run)
+# Issue 25, item 5: typos of commands, options and device names get a suggestion.
+gf_expect_error(unknown_command 2 "^error: unknown command 'rnu'; did you mean 'run'\\?$"
+  rnu cases/heat1d_rod.yaml)
+gf_expect_error(unknown_option 2 "^error: gridforge run: unknown option '--devcie'; did you mean '--device'\\?$"
+  run cases/heat1d_rod.yaml --devcie cpu)
+gf_expect_error(device_gpu 2 "^error: --device: 'gpu' is not one of auto, cpu, cuda, cuda:N; use cuda or cuda:N$"
+  run cases/heat1d_rod.yaml --device gpu)
 # laplace and implicit heat
 gf_expect_error(fft_without_periodic_axes 2 "^command line: laplace.method: fft needs every axis periodic \\(the FFT solve is periodic\\); boundary x- is dirichlet"
   run cases/laplace2d_plate.yaml laplace.method=fft)
@@ -200,8 +208,22 @@ gf_expect_error(bench_bad_precision 2 "^error: --precision: 'float16' is not flo
   bench --precision float16 --devices cpu)
 gf_expect_error(bench_stencil_wrong_dims 2 "^error: --stencil star7: star7 is a 3D stencil; the grid is 2D$"
   bench --workload stencil --dims 2 --stencil star7 --devices cpu)
-gf_expect_error(bench_cuda_without_gpu 3 "^error: --devices cuda: no usable GPU: .*; use --devices cpu$"
+gf_expect_error(bench_cuda_without_gpu 3 "^error: --device cuda: no usable GPU: .*; use --device cpu$"
+  NO_GPU bench --device cpu,cuda)
+gf_expect_error(bench_devices_alias_without_gpu 3 "^error: --device cuda: no usable GPU: .*; use --device cpu$"
   NO_GPU bench --devices cpu,cuda)
+
+# Issue 25 (first_hour.sh says what each mode checks): typos and help, --device
+# on every command, --json on run, validate and bench, a dry run that does not
+# fit said once.
+if(GF_PYTHON)
+  foreach(mode typos device json memory)
+    add_test(NAME "e2e: first hour ${mode}"
+      COMMAND bash ${GF_E2E}/first_hour.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
+              ${CMAKE_BINARY_DIR}/e2e_first_hour/${mode} ${GF_PYTHON} ${mode})
+    set_tests_properties("e2e: first hour ${mode}" PROPERTIES ENVIRONMENT "OMP_NUM_THREADS=2")
+  endforeach()
+endif()
 
 # Checkpoint and restart (restart.py says what each mode checks): bit for bit
 # against uninterrupted runs, the logs and series continued, refusals.
