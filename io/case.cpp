@@ -234,6 +234,9 @@ std::string and_list(schema::Keys words) {
 
 Workload read_workload(const Map& top) {
   const Value v = top.require("workload");
+  if (v.node().IsScalar() && v.node().Scalar() == "poisson")
+    v.fail("expected one of " + schema::join(schema::kWorkloads) +
+           ", got 'poisson'; Poisson's equation is workload: laplace with laplace.rhs: f");
   const std::string w = v.choice(schema::kWorkloads);
   const auto& ok = schema::kAvailableWorkloads;
   if (std::find(std::begin(ok), std::end(ok), w) == std::end(ok))
