@@ -103,12 +103,85 @@ void set_path(YAML::Node root, const Override& ov) {
   cur[ov.path.back()] = ov.value;
 }
 
+std::string joined(const std::vector<std::string>& path, std::size_t n) {
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s += (i ? "." : "") + path[i];
+  return s;
+}
+
+// The map at path[0..n), or an undefined node when the tree has none there.
+YAML::Node map_at(YAML::Node root, const std::vector<std::string>& path, std::size_t n) {
+  YAML::Node cur = root;
+  for (std::size_t i = 0; i < n; ++i) {
+    const YAML::Node next = static_cast<const YAML::Node&>(cur)[path[i]];
+    if (!next.IsDefined() || !next.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    cur.reset(next);
+  }
+  return cur.IsMap() ? cur : YAML::Node(YAML::NodeType::Undefined);
+}
+
+// KEY=null (or ~, or nothing) deletes the key: the case then reads as if the
+// file had never had it. A key that is not there is checked by name, so that
+// a typo is not silently ignored.
+void remove_path(YAML::Node root, const Override& ov) {
+  const std::size_t last = ov.path.size() - 1;
+  YAML::Node parent = map_at(root, ov.path, last);
+  const std::string& key = ov.path.back();
+  if (parent.IsDefined() && static_cast<const YAML::Node&>(parent)[key].IsDefined()) {
+    parent.remove(key);
+    return;
+  }
+  const schema::Keys known = schema::known_keys(joined(ov.path, last));
+  if (known.empty() || std::find(known.begin(), known.end(), key) != known.end()) return;
+  const std::string_view near = schema::nearest(key, known);
+  throw CaseError(schema::command_line_loc(), ov.dotted,
+                  near.empty() ? "unknown key; expected one of " + schema::join(known)
+                               : fmt::format("unknown key; did you mean '{}'?", near));
+}
+
+// Whether `dotted` lies at, under or above a path an earlier override set.
+bool set_before(const std::string& dotted, const std::vector<std::string>& given) {
+  return std::any_of(given.begin(), given.end(), [&](const std::string& g) {
+    return g == dotted || dotted.starts_with(g + ".") || g.starts_with(dotted + ".");
+  });
+}
+
+// An override of one key of a "give only one of" group (heat.steps, grid.spacing,
+// initial.file.path ...) replaces the partner the file gives: the command line
+// wins over the file. Partners set by an earlier override stay, and conflict.
+void drop_file_partners(YAML::Node root, const Override& ov,
+                        const std::vector<std::string>& given) {
+  for (std::size_t i = 0; i < ov.path.size(); ++i) {
+    const std::string section = joined(ov.path, i);
+    for (const schema::OneOfGroup& g : schema::kOneOfGroups) {
+      if (g.section != section ||
+          std::find(g.keys.begin(), g.keys.end(), ov.path[i]) == g.keys.end())
+        continue;
+      YAML::Node parent = map_at(root, ov.path, i);
+      if (!parent.IsDefined()) continue;
+      for (std::string_view partner : g.keys) {
+        const std::string k(partner);
+        if (k == ov.path[i] || !static_cast<const YAML::Node&>(parent)[k].IsDefined()) continue;
+        if (set_before(section.empty() ? k : section + "." + k, given)) continue;
+        parent.remove(k);
+      }
+    }
+  }
+}
+
 void apply_overrides(YAML::Node root, const std::vector<std::string>& overrides, Sources& src) {
+  std::vector<std::string> given;  // the dotted paths set so far
   for (const std::string& arg : overrides) {
     Override ov = parse_override(arg);
     if (!root.IsMap()) return;  // the top-level check reports it
+    if (ov.value.IsNull()) {
+      remove_path(root, ov);
+      continue;
+    }
+    drop_file_partners(root, ov, given);
     src.add_command_line(ov.value);
     set_path(root, ov);
+    given.push_back(ov.dotted);
   }
 }
 
@@ -161,6 +234,9 @@ std::string and_list(schema::Keys words) {
 
 Workload read_workload(const Map& top) {
   const Value v = top.require("workload");
+  if (v.node().IsScalar() && v.node().Scalar() == "poisson")
+    v.fail("expected one of " + schema::join(schema::kWorkloads) +
+           ", got 'poisson'; Poisson's equation is workload: laplace with laplace.rhs: f");
   const std::string w = v.choice(schema::kWorkloads);
   const auto& ok = schema::kAvailableWorkloads;
   if (std::find(std::begin(ok), std::end(ok), w) == std::end(ok))

@@ -103,8 +103,12 @@ GridLengths read_grid(const Map& top, Grid& g) {
   }
   if (points > 0x1p48)
     dims.fail(fmt::format("{:.3g} points is more than gridforge can hold", points));
-  if (m.has("extent") && m.has("spacing"))
-    m.key_node("spacing").fail("give extent or spacing, not both");
+  if (m.has("extent") && m.has("spacing")) {
+    const std::vector<std::string> keys = m.keys();
+    const auto later = std::find_if(keys.rbegin(), keys.rend(),
+                                    [](const auto& k) { return k == "extent" || k == "spacing"; });
+    fail_only_one(m, *later, "'extent' and 'spacing'");
+  }
   GridLengths in;
   in.by_spacing = m.has("spacing");
   const Value lengths = m.get(in.by_spacing ? "spacing" : "extent");

@@ -79,7 +79,7 @@ void read_initial(const Map& top, const Params& params, const fs::path& base_dir
   const Map m = top.get("initial").map(schema::kInitialKeys);
   const std::vector<std::string> kinds = m.keys();
   if (kinds.empty()) m.self().fail("missing required key 'value', 'expr' or 'file'");
-  if (kinds.size() > 1) m.key_node(kinds[1]).fail("give only one of 'value', 'expr' and 'file'");
+  if (kinds.size() > 1) fail_only_one(m, kinds[1], "'value', 'expr' and 'file'");
   const Value v = m.get(kinds[0]);
   init.loc = v.loc();
   if (kinds[0] == "value") {

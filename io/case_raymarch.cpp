@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "io/case_sections.hpp"
 #include "io/expression.hpp"
 #include "io/input_file.hpp"
 #include "io/output.hpp"
@@ -185,7 +186,7 @@ void read_volume(const Value& v, const Case& c, const fs::path& base_dir, RayVol
   const Map m = v.map(kVolumeKeys);
   const std::vector<std::string> kinds = m.keys();
   if (kinds.empty()) m.self().fail("missing required key 'expr', 'sdf' or 'file'");
-  if (kinds.size() > 1) m.key_node(kinds[1]).fail("give only one of 'expr', 'sdf' and 'file'");
+  if (kinds.size() > 1) case_sections::fail_only_one(m, kinds[1], "'expr', 'sdf' and 'file'");
   const Value body = m.get(kinds[0]);
   if (kinds[0] == "expr") {
     const Expr e = body.expr();

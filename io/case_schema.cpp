@@ -58,6 +58,21 @@ std::string join(Keys words) {
   return s;
 }
 
+Keys known_keys(std::string_view section) {
+  struct Entry {
+    std::string_view section;
+    Keys keys;
+  };
+  static const Entry table[] = {
+      {"", kTopKeys},           {"grid", kGridKeys},       {"initial", kInitialKeys},
+      {"initial.file", kInitialFileKeys}, {"boundary", kBoundaryKeys}, {"heat", kHeatKeys},
+      {"heat.solver", kSolverKeys}, {"wave", kWaveKeys},   {"output", kOutputKeys},
+      {"stencil", kStencilKeys}, {"laplace", kLaplaceKeys}, {"raymarch.volume", kVolumeKindKeys}};
+  for (const Entry& e : table)
+    if (e.section == section) return e.keys;
+  return {};
+}
+
 // ---- Sources --------------------------------------------------------------
 
 void Sources::add_command_line(const YAML::Node& node) {

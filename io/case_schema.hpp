@@ -42,6 +42,26 @@ inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tol
                                                     "check_every", "omega", "remove_mean",
                                                     "time_block"};
 
+// The "give only one of" groups: a section (dotted path) and its keys, of
+// which a case gives at most one. An override of one key of a group replaces
+// the file's partner (io/case.cpp); the readers report two given together.
+struct OneOfGroup {
+  std::string_view section;
+  Keys keys;
+};
+inline constexpr std::string_view kDurationKeys[] = {"steps", "t_end"};
+inline constexpr std::string_view kStencilSourceKeys[] = {"preset", "points"};
+inline constexpr std::string_view kGridLengthKeys[] = {"extent", "spacing"};
+inline constexpr std::string_view kVolumeKindKeys[] = {"expr", "sdf", "file"};
+inline constexpr OneOfGroup kOneOfGroups[] = {
+    {"heat", kDurationKeys},        {"wave", kDurationKeys},
+    {"stencil", kStencilSourceKeys}, {"initial", kInitialKeys},
+    {"grid", kGridLengthKeys},      {"raymarch.volume", kVolumeKindKeys}};
+
+// The known keys of the section at a dotted path ("" is the top level), or
+// an empty span for a section this table does not list.
+Keys known_keys(std::string_view section);
+
 // Allowed values of the keys that take a name.
 // Each workload has a section of the same name, which no other workload takes.
 inline constexpr std::string_view kWorkloads[] = {"heat", "laplace", "stencil", "raymarch", "wave"};

@@ -47,6 +47,20 @@ inline bool equal_spacing(const Grid& g) {
   return true;
 }
 
+// "give only one of 'a' and 'b'" at `key`, the later of two keys of a group
+// that the map holds, with the way out: a key in the file is removed on the
+// command line by KEY=null (an override of one key of a group replaces the
+// file's partner, so two there were both written in the file, or both on the
+// command line).
+[[noreturn]] inline void fail_only_one(const Map& m, const std::string& key,
+                                       const std::string& group) {
+  const Value k = m.key_node(key);
+  if (k.loc().line == 0 && k.loc().file == schema::command_line_loc().file)
+    k.fail(fmt::format("give only one of {}; the command line sets more than one of them", group));
+  k.fail(fmt::format("give only one of {}; on the command line, {}=null removes the file's {}",
+                     group, m.path(key), key));
+}
+
 // Which of the keys `a` and `b` the map holds, when it holds exactly one.
 inline std::string exactly_one_of(const Map& m, const std::string& a, const std::string& b) {
   if (!m.has(a) && !m.has(b)) m.self().fail(fmt::format("missing required key '{}' or '{}'", a, b));
@@ -55,7 +69,7 @@ inline std::string exactly_one_of(const Map& m, const std::string& a, const std:
     const std::vector<std::string> keys = m.keys();
     const auto later =
         std::find_if(keys.rbegin(), keys.rend(), [&](const auto& k) { return k == a || k == b; });
-    m.key_node(*later).fail(fmt::format("give only one of '{}' and '{}'", a, b));
+    fail_only_one(m, *later, fmt::format("'{}' and '{}'", a, b));
   }
   return m.has(a) ? a : b;
 }

@@ -84,7 +84,9 @@ Expression::Expression(const Expr& expr, const Params& params) : impl_(std::make
     const auto& used = p.GetUsedVar();
     impl_->constant = !used.contains("x") && !used.contains("y") && !used.contains("z");
   } catch (const mu::Parser::exception_type& err) {
-    parse_error(expr, reason(err));
+    std::string why = reason(err);
+    if (expr.text.find("**") != std::string::npos) why += "; muparser writes powers with ^ (x^2), not **";
+    parse_error(expr, why);
   }
 }
 

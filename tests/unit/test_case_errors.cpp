@@ -113,7 +113,8 @@ TEST_CASE("extent, spacing and origin have one positive entry per axis", "[case]
   CHECK(error_of(with(kDims + "\n  origin: [0, zero]", kHeat)) ==
         "case.yaml:4:15: grid.origin[1]: expected a number, got 'zero'");
   CHECK(error_of(with(kDims + "\n  extent: [1, 1]\n  spacing: [0.1, 0.1]", kHeat)) ==
-        "case.yaml:5:3: grid.spacing: give extent or spacing, not both");
+        "case.yaml:5:3: grid.spacing: give only one of 'extent' and 'spacing'; on the command "
+        "line, grid.spacing=null removes the file's spacing");
 }
 
 TEST_CASE("missing required keys are reported at the parent map", "[case]") {
@@ -226,9 +227,11 @@ TEST_CASE("out-of-range values", "[case]") {
 
 TEST_CASE("steps and t_end exclude each other", "[case]") {
   CHECK(error_of(with(kDims, kHeat + "\n  t_end: 0.5")) ==
-        "case.yaml:7:3: heat.t_end: give only one of 'steps' and 't_end'");
+        "case.yaml:7:3: heat.t_end: give only one of 'steps' and 't_end'; on the command line, "
+        "heat.t_end=null removes the file's t_end");
   CHECK(error_of(with(kDims, "  t_end: 0.5\n  alpha: 1.0\n  steps: 10")) ==
-        "case.yaml:7:3: heat.steps: give only one of 'steps' and 't_end'");
+        "case.yaml:7:3: heat.steps: give only one of 'steps' and 't_end'; on the command line, "
+        "heat.steps=null removes the file's steps");
 }
 
 TEST_CASE("an explicit dt above the stability limit is refused", "[case]") {
@@ -281,7 +284,8 @@ TEST_CASE("expressions are checked at load time", "[case][expr]") {
 
 TEST_CASE("initial takes exactly one of value, expr, file", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "initial: {value: 1, expr: x}\n")) ==
-        "case.yaml:7:21: initial.expr: give only one of 'value', 'expr' and 'file'");
+        "case.yaml:7:21: initial.expr: give only one of 'value', 'expr' and 'file'; on the "
+        "command line, initial.expr=null removes the file's expr");
   CHECK(error_of(with(kDims, kHeat, "initial: {}\n")) ==
         "case.yaml:7:10: initial: missing required key 'value', 'expr' or 'file'");
   CHECK(error_of(with(kDims, kHeat, "initial: {value: one}\n")) ==
@@ -390,14 +394,18 @@ TEST_CASE("faults in overrides are located on the command line", "[case]") {
   CHECK(error_of(base, {"hea.steps=1"}) == "command line: hea: unknown key; did you mean 'heat'?");
   CHECK(error_of(base, {"heat.steps=abc"}) ==
         "command line: heat.steps: expected an integer, got 'abc'");
+  // KEY= deletes the key (tests/unit/test_overrides.cpp).
   CHECK(error_of(base, {"heat.steps="}) ==
-        "command line: heat.steps: expected an integer, got nothing");
+        "case.yaml:5:3: heat: missing required key 'steps' or 't_end'");
   CHECK(error_of(base, {"boundary.x-={type: neumann, gradient: abc}"}) ==
         "command line: boundary.x-.gradient: expected a number, got 'abc'");
   CHECK(error_of(base, {"boundary.x-={type: neumann, gradeint: 1}"}) ==
         "command line: boundary.x-.gradeint: unknown key; did you mean 'gradient'?");
-  CHECK(error_of(base, {"heat.t_end=0.5"}) ==
-        "command line: heat.t_end: give only one of 'steps' and 't_end'");
+  // An override of t_end replaces the file's steps; two overrides conflict.
+  CHECK(error_of(base, {"heat.t_end=0.5"}) == "(no error)");
+  CHECK(error_of(base, {"heat.steps=1", "heat.t_end=0.5"}) ==
+        "command line: heat.t_end: give only one of 'steps' and 't_end'; the command line sets "
+        "more than one of them");
   CHECK(error_of(base, {"heat.dt=10"}) ==
         "command line: heat.dt: 10 exceeds the explicit stability limit 0.0025 (h²/(2·2·α)); use "
         "dt: auto "

@@ -214,16 +214,21 @@ TEST_CASE("the resolved YAML of a stencil case loads back into the same case",
 
 TEST_CASE("preset or points: exactly one, and steps is required", "[stencil-case]") {
   CHECK(error_of(with(kGrid3, "  preset: star7\n  points: [[0, 0, 0, 1]]\n  steps: 10")) ==
-        "case.yaml:7:3: stencil.points: give only one of 'preset' and 'points'");
+        "case.yaml:7:3: stencil.points: give only one of 'preset' and 'points'; on the command "
+        "line, stencil.points=null removes the file's points");
   CHECK(error_of(with(kGrid3, "  steps: 10")) ==
         "case.yaml:6:3: stencil: missing required key 'preset' or 'points'");
   CHECK(error_of(with(kGrid3, "  preset: star7")) ==
         "case.yaml:6:3: stencil: missing required key 'steps'");
   CHECK(error_of("workload: stencil\ngrid: {dims: [9, 9, 9]}\n") ==
         "case.yaml:1:1: missing required key 'stencil'");
-  // The override comes later than the file's key, so it is the one named.
-  CHECK(error_of(with(kGrid3, "  points: [[0, 0, 0, 1]]\n  steps: 10"), {"stencil.preset=box27"}) ==
-        "command line: stencil.preset: give only one of 'preset' and 'points'");
+  // An override replaces the file's partner; two overrides conflict.
+  CHECK(load(with(kGrid3, "  points: [[0, 0, 0, 1]]\n  steps: 10"), {"stencil.preset=box27", "stencil.coeff=1e-4"})
+            .stencil.preset == "box27");
+  CHECK(error_of(with(kGrid3, "  points: [[0, 0, 0, 1]]\n  steps: 10"),
+                 {"stencil.points=[[0, 0, 0, 1]]", "stencil.preset=box27"}) ==
+        "command line: stencil.preset: give only one of 'preset' and 'points'; the command line "
+        "sets more than one of them");
 }
 
 TEST_CASE("stencil keys are checked like every other key", "[stencil-case]") {
