@@ -235,6 +235,18 @@ std::string emit_resolved(const Case& c);
 // temporally blocked passes run (ops/time_block.hpp).
 bool star_order(const std::vector<StencilPoint>& pts, const Grid& g);
 
+// Von Neumann analysis of one stencil step on a periodic grid of ndim axes
+// (io/case_stencil.cpp): the largest |G(θ)| over the sampled wave numbers θ
+// (units of π), and for form: update the largest stable coeff (≤ 0: none).
+struct StencilStability {
+  double growth = 0;
+  std::array<double, 3> theta{};
+  double coeff_max = 0;
+};
+StencilStability stencil_stability(const StencilSpec& s, int ndim);
+// "stable: ..." or "warning: not stable: ...": the stencil's line in --dry-run and the run log.
+std::string stencil_setup_line(const StencilSpec& s, int ndim);
+
 // The workload's time_block as the case gives it (0: auto; 0 for raymarch).
 int time_block_asked(const Case& c);
 

@@ -4,6 +4,8 @@
 #include "io/case_sections.hpp"
 
 #include <climits>
+#include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
@@ -137,6 +139,26 @@ void check_fits(const Map& top, const Grid& g, int radius) {
                       2 * radius + 1));
 }
 
+// A preset with form: update is explicit diffusion with coeff in the role of
+// α·dt: a coeff the case gives above its limit is refused at load, as heat
+// refuses an explicit dt above its own (docs/cases.md#stencil). The default
+// coeff (1), user points and form: replace are not refused (a generic
+// iteration may apply the weights as they are, or grow on purpose for a few
+// steps); the setup line warns when they grow (stencil_setup_line).
+void check_stable(const Map& m, const StencilSpec& s) {
+  if (s.preset.empty() || s.form != StencilSpec::Form::Update || !m.has("coeff")) return;
+  double sum = 0;
+  for (const StencilPoint& p : s.points) sum += std::abs(p.w);
+  const double limit = 2.0 / sum;  // the symbol is -Σ|w| at θ = π on every axis
+  if (!(s.coeff > limit * (1 + 1e-12))) return;
+  const auto [shown_coeff, shown_limit] = distinct_digits(s.coeff, limit);
+  const std::string msg = fmt::format(
+      "{} exceeds the explicit stability limit {} of {} on this grid (2/Σ|w|, Σ|w| = {:.4g}; "
+      "coeff·Σ|w| = {:.3g} > 2); use a coeff ≤ {} or a coarser grid",
+      shown_coeff, shown_limit, s.preset, sum, s.coeff * sum, shown_limit);
+  m.get("coeff").fail(msg);
+}
+
 }  // namespace
 
 void read_stencil(const Map& top, const Grid& g, StencilSpec& s) {
@@ -151,6 +173,7 @@ void read_stencil(const Map& top, const Grid& g, StencilSpec& s) {
                                                                       : StencilSpec::Form::Update;
   if (m.has("coeff")) s.coeff = m.get("coeff").number();
   s.steps = m.require("steps").integer(0);
+  check_stable(m, s);
   if (m.has("time_block")) {
     s.time_block = read_time_block(m.get("time_block"));
     if (s.time_block > 1 && !star_order(s.points, g))
@@ -183,6 +206,71 @@ void emit_stencil(YAML::Emitter& out, const StencilSpec& s) {
 }  // namespace gf::case_sections
 
 namespace gf {
+
+namespace {
+std::string theta_str(const std::array<double, 3>& th, int ndim) {
+  std::string s = "θ = (";
+  for (int a = 0; a < ndim; ++a)
+    s += (a ? ", " : "") + (th[a] == 0 ? std::string("0") : th[a] == 1 ? std::string("π")
+                                                       : fmt::format("{:.3g}π", th[a]));
+  return s + ")";
+}
+
+}  // namespace
+
+// Von Neumann analysis of one step on a periodic grid: the symbol
+// S(θ) = Σₖ wₖ·e^{iθ·oₖ}, sampled on M wave numbers per axis the points reach,
+// θ ∈ (-π, π] (θ = 0 and θ = π included: a preset's symbol is largest in size at
+// θ = π on every axis). A sample can miss the worst θ of user points, so the
+// analysis can call an unstable case stable but never the other way round.
+//  update (uⁿ⁺¹ = uⁿ + coeff·Σ wₖ uⁿ(x+oₖ)): |1 + c·S|² ≤ 1 ⟺ c ≤ −2·Re S/|S|²;
+//  replace (uⁿ⁺¹ = Σ wₖ uⁿ(x+oₖ)): |S| ≤ 1.
+StencilStability stencil_stability(const StencilSpec& s, int ndim) {
+  const int m = ndim == 1 ? 512 : ndim == 2 ? 64 : 24;
+  double wsum = 0;
+  for (const StencilPoint& p : s.points) wsum += std::abs(p.w);
+  std::array<int, 3> ms{1, 1, 1};
+  for (int a = 0; a < ndim; ++a)
+    for (const StencilPoint& p : s.points)
+      if (p.d[a] != 0) ms[a] = m;
+  const bool update = s.form == StencilSpec::Form::Update;
+  StencilStability v;
+  v.coeff_max = update ? std::numeric_limits<double>::infinity() : 0;
+  for (int n = 0; n < ms[0] * ms[1] * ms[2]; ++n) {
+    const std::array<int, 3> j{n % ms[0], (n / ms[0]) % ms[1], n / (ms[0] * ms[1])};
+    std::array<double, 3> th{};
+    for (int a = 0; a < 3; ++a)
+      if (ms[a] > 1) th[a] = -1.0 + 2.0 * (j[a] + 1) / m;  // (-1, 1], in units of π
+    double re = 0, im = 0;
+    for (const StencilPoint& p : s.points) {
+      const double phase = M_PI * (th[0] * p.d[0] + th[1] * p.d[1] + th[2] * p.d[2]);
+      re += p.w * std::cos(phase);
+      im += p.w * std::sin(phase);
+    }
+    const double abs2 = re * re + im * im;
+    const double g = update ? std::hypot(1 + s.coeff * re, s.coeff * im) : std::sqrt(abs2);
+    if (g > v.growth) v.growth = g, v.theta = th;
+    if (update && abs2 > 1e-24 * wsum * wsum) v.coeff_max = std::min(v.coeff_max, -2 * re / abs2);
+  }
+  return v;
+}
+
+std::string stencil_setup_line(const StencilSpec& s, int ndim) {
+  const StencilStability v = stencil_stability(s, ndim);
+  const bool update = s.form == StencilSpec::Form::Update;
+  const std::string limit =
+      !update ? "" : v.coeff_max > 0 ? fmt::format("; explicit limit coeff ≤ {:.3g}", v.coeff_max)
+                                     : "; no coeff > 0 is stable";
+  if (v.growth <= 1 + 1e-9)
+    return fmt::format("stable: one step grows no mode (von Neumann, max |G| = {:.4g}{})",
+                       v.growth, limit);
+  return fmt::format(
+      "warning: not stable: one step multiplies a mode by up to {:.4g} (von Neumann, at {}{}); "
+      "over {} step{} that is up to {:.4g}×",
+      v.growth, theta_str(v.theta, ndim), limit, s.steps, s.steps == 1 ? "" : "s",
+      std::pow(v.growth, double(std::min<std::int64_t>(s.steps, 100000))));
+}
+
 
 // True when the points have star5's offsets in its order on the 2D grid g,
 // or star7's on the 3D grid g (whatever the weights): the stencils the

@@ -20,6 +20,7 @@ std::unique_ptr<Stepper<T>> stepper_of(const Case& c, Backend<T>& be) {
 }
 
 int one_layer(const Case&) { return 1; }
+std::string stencil_setup(const Case& c) { return stencil_setup_line(c.stencil, c.grid.ndim); }
 int stencil_radius(const Case& c) { return std::max(c.stencil.radius, 1); }
 double heat_cg_tolerance(const Case& c) { return c.heat.implicit() ? c.heat.solver_tolerance : 0; }
 double laplace_tolerance(const Case& c) {
@@ -58,7 +59,7 @@ const WorkloadEntry kEntries[] = {
     {Workload::Laplace, RunKind::Solve, "iteration", true, one_layer, laplace_setup_line,
      laplace_tolerance, LaplaceSolver<float>::memory_needed, LaplaceSolver<double>::memory_needed,
      laplace_bench_method, true, laplace_bench, nullptr, nullptr},
-    {Workload::Stencil, RunKind::Steps, "step", true, stencil_radius, nullptr, nullptr,
+    {Workload::Stencil, RunKind::Steps, "step", true, stencil_radius, stencil_setup, nullptr,
      StencilSolver<float>::memory_needed, StencilSolver<double>::memory_needed,
      stencil_bench_method, true, stencil_bench, stepper_of<StencilSolver, float>, stepper_of<StencilSolver, double>},
     {Workload::Raymarch, RunKind::Render, "frame", false, one_layer, nullptr, nullptr,

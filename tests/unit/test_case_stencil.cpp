@@ -335,3 +335,48 @@ TEST_CASE("the stencil cases in cases/ load", "[stencil-case]") {
     CHECK(c->stencil.coeff * abs_sum < 0.5);
   }
 }
+
+TEST_CASE("a preset's coeff above the explicit stability limit is refused at load",
+          "[stencil-case]") {
+  // issue 25: star5 with coeff 1e-3 on 64² has coeff·Σ|w| ≈ 32 > 2.
+  const std::string t = "workload: stencil\ngrid: {dims: [64, 64]}\nstencil: {preset: star5, coeff: 1e-3, steps: 1}\n";
+  CHECK(error_of(t) ==
+        "case.yaml:3:33: stencil.coeff: 0.001 exceeds the explicit stability limit 6.3e-05 of star5 "
+        "on this grid (2/Σ|w|, Σ|w| = 3.175e+04; coeff·Σ|w| = 31.8 > 2); use a coeff ≤ 6.3e-05 "
+        "or a coarser grid");
+  CHECK(error_of(t, {"stencil.coeff=6e-5"}) == "(no error)");
+  CHECK(error_of(t, {"stencil.form=replace"}) == "(no error)");  // not diffusion: unchecked
+}
+
+TEST_CASE("the stencil's setup line says whether a step grows a mode (von Neumann)",
+          "[stencil-case]") {
+  const std::string grid2 = "workload: stencil\ngrid: {dims: [64, 64]}\n";
+  auto line = [&](const std::string& stencil) {
+    const gf::Case c = gf::load_case_text(grid2 + "stencil: " + stencil + "\n", "case.yaml");
+    return gf::stencil_setup_line(c.stencil, c.grid.ndim);
+  };
+  // star5 at its limit 2/Σ|w| (Σ|w| = 8·63²): |G| = 1 at θ = (π, π), the limit found again
+  const std::string at_limit = line("{preset: star5, coeff: 6.29e-5, steps: 10}");
+  CHECK(at_limit.rfind("stable: one step grows no mode", 0) == 0);
+  CHECK(at_limit.find("explicit limit coeff ≤ 6.3e-05") != std::string::npos);
+  // the default coeff 1 is not refused, but said to grow
+  CHECK(line("{preset: star5, steps: 3}").rfind("warning: not stable: one step multiplies a mode "
+                                                 "by up to 3.175e+04 (von Neumann, at θ = (π, π)", 0) == 0);
+  // user points: a 1D Laplacian along x with weights as used (limit 0.5)
+  CHECK(line("{points: [[0, 0, 0, -2], [1, 0, 0, 1], [-1, 0, 0, 1]], coeff: 0.5, steps: 1}")
+            .rfind("stable:", 0) == 0);
+  CHECK(line("{points: [[0, 0, 0, -2], [1, 0, 0, 1], [-1, 0, 0, 1]], coeff: 0.6, steps: 100}") ==
+        "warning: not stable: one step multiplies a mode by up to 1.4 (von Neumann, at θ = (π, 0); "
+        "explicit limit coeff ≤ 0.5); over 100 steps that is up to 4.1e+14×");
+  // a centred first difference grows at every coeff > 0
+  CHECK(line("{points: [[1, 0, 0, 0.5], [-1, 0, 0, -0.5]], coeff: 0.1, steps: 1}")
+            .find("no coeff > 0 is stable") != std::string::npos);
+  // form: replace: an average is stable, weights summing to more than 1 are not
+  CHECK(line("{points: [[1, 0, 0, 0.5], [-1, 0, 0, 0.5]], form: replace, steps: 1}")
+            .rfind("stable:", 0) == 0);
+  CHECK(line("{points: [[1, 0, 0, 0.6], [-1, 0, 0, 0.6]], form: replace, steps: 1}")
+            .rfind("warning: not stable: one step multiplies a mode by up to 1.2 (von Neumann, at θ = (0, 0)", 0) == 0);
+  // the 3D custom case in cases/ is an average: stable
+  const gf::Case custom = gf::load_case(GF_SOURCE_DIR "/cases/stencil3d_custom.yaml");
+  CHECK(gf::stencil_setup_line(custom.stencil, 3).rfind("stable:", 0) == 0);
+}
