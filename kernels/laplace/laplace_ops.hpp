@@ -65,11 +65,11 @@ GF_HD T bc_weight(const LaplaceArgs<T>& a, const std::int64_t* n, const std::int
 // Σ_a (m_a + p_a)/h_a², from the neighbours at −1 (m) and +1 (p) on each axis.
 template <int D, class T>
 GF_HD T neighbour_sum(const T* m, const T* p, const T* ih2) {
-  // products rounded on their own (mul_rn): nvcc would otherwise fuse them
+  // the fusions written out (fma_rn): nvcc would otherwise fuse the products
   // into the sum differently in the sweep and in the blocked passes
   T s = mul_rn(ih2[0], m[0] + p[0]);
-  if constexpr (D > 1) s += mul_rn(ih2[1], m[1] + p[1]);
-  if constexpr (D > 2) s += mul_rn(ih2[2], m[2] + p[2]);
+  if constexpr (D > 1) s = fma_rn(ih2[1], m[1] + p[1], s);
+  if constexpr (D > 2) s = fma_rn(ih2[2], m[2] + p[2], s);
   return s;
 }
 
