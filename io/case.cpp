@@ -16,29 +16,15 @@
 #include <optional>
 
 #include "io/case_raymarch.hpp"
-#include "io/case_wave.hpp"
 #include "io/case_schema.hpp"
 #include "io/case_sections.hpp"
 #include "io/case_text.hpp"
 #include "io/input_file.hpp"
+#include "io/workload.hpp"
 
 namespace gf {
 
-const char* to_string(Workload w) {
-  switch (w) {
-    case Workload::Heat:
-      return "heat";
-    case Workload::Laplace:
-      return "laplace";
-    case Workload::Stencil:
-      return "stencil";
-    case Workload::Raymarch:
-      return "raymarch";
-    case Workload::Wave:
-      return "wave";
-  }
-  return "?";
-}
+const char* to_string(Workload w) { return workload_info(w).name.data(); }
 
 namespace {
 
@@ -242,11 +228,9 @@ Workload read_workload(const Map& top) {
   if (std::find(std::begin(ok), std::end(ok), w) == std::end(ok))
     v.fail(fmt::format("workload '{}' is not available in this version of gridforge ({} only)", w,
                        and_list(ok)));
-  return w == "stencil"    ? Workload::Stencil
-         : w == "laplace"  ? Workload::Laplace
-         : w == "raymarch" ? Workload::Raymarch
-         : w == "wave"     ? Workload::Wave
-                           : Workload::Heat;
+  const WorkloadInfo* info = workload_named(w);
+  if (!info) throw std::logic_error("schema::kWorkloads names a workload without an entry");
+  return info->workload;
 }
 
 // Each workload's section (named after it) belongs to that workload alone.
@@ -312,19 +296,10 @@ Case read_case(const YAML::Node& root, const Sources& src, const fs::path& base_
   case_sections::read_grid_ranks(top, c);
   c.boundary = case_sections::read_boundary(top, c.parameters, c.grid, c.workload);
   case_sections::set_spacing(c.grid, c.grid_lengths);
-  if (c.workload == Workload::Raymarch)
-    raymarch_case::read_raymarch(top, c, base_dir, c.raymarch);
-  else
-    case_sections::read_initial(top, c.parameters, base_dir, c.grid, c.initial);
-  if (c.workload == Workload::Stencil)
-    case_sections::read_stencil(top, c.grid, c.stencil);
-  else if (c.workload == Workload::Laplace)
-    case_sections::read_laplace(top, c, c.laplace);
-  else if (c.workload == Workload::Heat)
-    case_sections::read_heat(top, c.parameters, c.grid, c.precision, c.heat);
-  else if (c.workload == Workload::Wave)
-    wave_case::read(top, c, c.wave);
-  if (c.workload != Workload::Raymarch) raymarch_case::read_render(top, c, c.render);
+  const WorkloadInfo& info = workload_info(c.workload);
+  if (info.has_field) case_sections::read_initial(top, c.parameters, base_dir, c.grid, c.initial);
+  info.read(top, c, base_dir);
+  if (info.has_field) raymarch_case::read_render(top, c, c.render);
   case_sections::read_output(top, c.name, c.output);
   c.resolved_yaml = emit_resolved(c);
   return c;
@@ -346,20 +321,12 @@ std::string emit_resolved(const Case& c) {
     out << YAML::EndMap;
   }
   case_sections::emit_grid(out, c.grid, c.grid_lengths, c.ranks);
-  if (c.workload != Workload::Raymarch) {
+  const WorkloadInfo& info = workload_info(c.workload);
+  if (info.has_field) {
     case_sections::emit_initial(out, c.initial);
     case_sections::emit_boundary(out, c);
   }
-  if (c.workload == Workload::Stencil)
-    case_sections::emit_stencil(out, c.stencil);
-  else if (c.workload == Workload::Laplace)
-    case_sections::emit_laplace(out, c.laplace);
-  else if (c.workload == Workload::Raymarch)
-    raymarch_case::emit(out, "raymarch", c.raymarch, false);
-  else if (c.workload == Workload::Wave)
-    wave_case::emit(out, c.wave);
-  else
-    case_sections::emit_heat(out, c.heat);
+  info.emit(out, c);
   if (c.render.enabled) raymarch_case::emit(out, "render", c.render, true);
   case_sections::emit_output(out, c.output);
   out << YAML::EndMap;
@@ -387,12 +354,8 @@ Case load_case(const std::string& path, const std::vector<std::string>& override
 }
 
 int time_block_asked(const Case& c) {
-  switch (c.workload) {
-    case Workload::Heat: return c.heat.time_block;
-    case Workload::Stencil: return c.stencil.time_block;
-    case Workload::Laplace: return c.laplace.time_block;
-    default: return 0;
-  }
+  const WorkloadInfo& info = workload_info(c.workload);
+  return info.time_block ? info.time_block(c) : 0;
 }
 
 }  // namespace gf

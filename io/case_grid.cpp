@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "io/expression.hpp"
+#include "io/workload.hpp"
 
 namespace gf::case_sections {
 
@@ -48,7 +49,7 @@ FaceBc read_bc(const Value& v, const Params& params, Workload w) {
             : type == "neumann"   ? BcType::Neumann
             : type == "absorbing" ? BcType::Absorbing
                                   : BcType::Periodic;
-  if (bc.type == BcType::Absorbing && w != Workload::Wave)
+  if (bc.type == BcType::Absorbing && !workload_info(w).absorbing_faces)
     m.get("type").fail(fmt::format("absorbing faces are for the wave workload, not {}; use "
                                    "dirichlet, neumann or periodic",
                                    to_string(w)));

@@ -3,11 +3,45 @@
 #include <stdexcept>
 #include <string>
 
+#include "io/case_raymarch.hpp"
+#include "io/case_sections.hpp"
+#include "io/case_wave.hpp"
+
 namespace gf {
 namespace {
 
 const char* steps_key(const Case&) { return "steps"; }
 std::vector<std::string> just_u(const Case&) { return {"u"}; }
+
+namespace fs = std::filesystem;
+using schema::Map;
+
+void read_heat(const Map& top, Case& c, const fs::path&) {
+  case_sections::read_heat(top, c.parameters, c.grid, c.precision, c.heat);
+}
+void emit_heat(YAML::Emitter& out, const Case& c) { case_sections::emit_heat(out, c.heat); }
+void read_laplace(const Map& top, Case& c, const fs::path&) {
+  case_sections::read_laplace(top, c, c.laplace);
+}
+void emit_laplace(YAML::Emitter& out, const Case& c) { case_sections::emit_laplace(out, c.laplace); }
+void read_stencil(const Map& top, Case& c, const fs::path&) {
+  case_sections::read_stencil(top, c.grid, c.stencil);
+}
+void emit_stencil(YAML::Emitter& out, const Case& c) { case_sections::emit_stencil(out, c.stencil); }
+void read_raymarch(const Map& top, Case& c, const fs::path& base_dir) {
+  raymarch_case::read_raymarch(top, c, base_dir, c.raymarch);
+}
+void emit_raymarch(YAML::Emitter& out, const Case& c) {
+  raymarch_case::emit(out, "raymarch", c.raymarch, false);
+}
+void read_wave(const Map& top, Case& c, const fs::path&) { wave_case::read(top, c, c.wave); }
+void emit_wave(YAML::Emitter& out, const Case& c) { wave_case::emit(out, c.wave); }
+
+bool heat_blockable(const Case& c) { return !c.heat.implicit() && c.grid.ndim >= 2; }
+bool stencil_blockable(const Case& c) { return star_order(c.stencil.points, c.grid); }
+bool laplace_blockable(const Case& c) {
+  return c.laplace.method == LaplaceMethod::Jacobi && c.grid.ndim >= 2;
+}
 
 constexpr std::string_view kHeatRestart[] = {"steps", "t_end", "time_block"};
 constexpr std::string_view kLaplaceRestart[] = {"max_iters", "tolerance", "check_every"};
@@ -21,29 +55,42 @@ const WorkloadInfo kInfo[] = {
        c.heat.use_t_end = false;
        c.heat.last_dt = c.heat.dt;
      },
-     [](const Case& c) { return c.heat.use_t_end ? "t_end" : "steps"; }, kHeatRestart, just_u},
+     [](const Case& c) { return c.heat.use_t_end ? "t_end" : "steps"; }, kHeatRestart, just_u,
+     true, read_heat, emit_heat, [](const Case& c) { return c.heat.time_block; }, heat_blockable},
     {Workload::Laplace, "laplace", false, [](const Case& c) { return c.laplace.max_iters; },
      [](Case& c, std::int64_t n) { c.laplace.max_iters = n; },
      [](const Case&) { return "max_iters"; }, kLaplaceRestart,
      [](const Case& c) {
        if (c.laplace.method == LaplaceMethod::Cg) return std::vector<std::string>{"u", "cg_r", "cg_p"};
        return std::vector<std::string>{"u"};
-     }},
+     },
+     true, read_laplace, emit_laplace, [](const Case& c) { return c.laplace.time_block; },
+     laplace_blockable},
     {Workload::Stencil, "stencil", true, [](const Case& c) { return c.stencil.steps; },
-     [](Case& c, std::int64_t n) { c.stencil.steps = n; }, steps_key, kStencilRestart, just_u},
-    {Workload::Raymarch, "raymarch", false, nullptr, nullptr, nullptr, {}, nullptr},
+     [](Case& c, std::int64_t n) { c.stencil.steps = n; }, steps_key, kStencilRestart, just_u,
+     true, read_stencil, emit_stencil, [](const Case& c) { return c.stencil.time_block; },
+     stencil_blockable},
+    {Workload::Raymarch, "raymarch", false, nullptr, nullptr, nullptr, {}, nullptr, false,
+     read_raymarch, emit_raymarch, nullptr, nullptr},
     {Workload::Wave, "wave", true, [](const Case& c) { return c.wave.steps; },
      [](Case& c, std::int64_t n) {
        c.wave.steps = n;
        c.wave.use_t_end = false;
      },
      [](const Case& c) { return c.wave.use_t_end ? "t_end" : "steps"; }, kWaveRestart,
-     [](const Case&) { return std::vector<std::string>{"u", "u_prev"}; }},
+     [](const Case&) { return std::vector<std::string>{"u", "u_prev"}; }, true, read_wave,
+     emit_wave, nullptr, nullptr, true},
 };
 
 }  // namespace
 
 std::span<const WorkloadInfo> workloads() { return kInfo; }
+
+const WorkloadInfo* workload_named(std::string_view name) {
+  for (const WorkloadInfo& i : kInfo)
+    if (i.name == name) return &i;
+  return nullptr;
+}
 
 const WorkloadInfo& workload_info(Workload w) {
   for (const WorkloadInfo& i : kInfo)

@@ -4,13 +4,22 @@
 // solver-level part (its stepper, memory, halo) is solvers/registry.hpp.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "io/case.hpp"
 
+namespace YAML {
+class Emitter;
+}
+
 namespace gf {
+
+namespace schema {
+class Map;
+}
 
 struct WorkloadInfo {
   Workload workload;
@@ -30,10 +39,26 @@ struct WorkloadInfo {
   // The fields its checkpoint holds (the solver's save()): a checkpoint
   // without one of them cannot continue the case.
   std::vector<std::string> (*state_fields)(const Case&);
+  // A field on the grid (initial:, boundary:, render:): all but raymarch,
+  // which samples a volume of its own.
+  bool has_field;
+  // Reads its section into c (grid, boundary, parameters and, with a
+  // field, initial are read already), and emits it in the resolved case.
+  void (*read)(const schema::Map& top, Case& c, const std::filesystem::path& base_dir);
+  void (*emit)(YAML::Emitter& out, const Case& c);
+  // <name>.time_block as the case gives it (0: auto); null: it has none.
+  int (*time_block)(const Case&);
+  // Whether this case can take several steps a pass over memory
+  // (temporally blocked passes); null: never.
+  bool (*blockable)(const Case&);
+  // Its faces may be `absorbing` (boundary type); the other workloads refuse it.
+  bool absorbing_faces = false;
 };
 
 // The entry of workload w; every entry, in the order of Workload.
 const WorkloadInfo& workload_info(Workload w);
 std::span<const WorkloadInfo> workloads();
+// The entry whose name is `name`; null when none is.
+const WorkloadInfo* workload_named(std::string_view name);
 
 }  // namespace gf

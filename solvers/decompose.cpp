@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "core/error.hpp"
+#include "io/workload.hpp"
 #include "solvers/registry.hpp"
 
 namespace gf {
@@ -27,17 +28,10 @@ std::string halo_why(const Decomp& d) {
 }  // namespace
 
 int time_block_depth(const Case& c) {
-  const bool has_passes =
-      (c.workload == Workload::Heat && !c.heat.implicit() && c.grid.ndim >= 2) ||
-      (c.workload == Workload::Stencil && star_order(c.stencil.points, c.grid)) ||
-      (c.workload == Workload::Laplace && c.laplace.method == LaplaceMethod::Jacobi &&
-       c.grid.ndim >= 2);
-  if (!has_passes) return 1;
+  const WorkloadInfo& info = workload_info(c.workload);
+  if (!info.blockable || !info.blockable(c)) return 1;
   if (time_block_asked(c) > 0) return time_block_asked(c);
-  const std::int64_t steps = c.workload == Workload::Laplace ? c.laplace.max_iters
-                             : c.workload == Workload::Heat  ? c.heat.steps
-                                                             : c.stencil.steps;
-  return steps >= kAutoTimeBlockMinSteps ? kAutoTimeBlockDeepest : 1;
+  return info.steps(c) >= kAutoTimeBlockMinSteps ? kAutoTimeBlockDeepest : 1;
 }
 
 int halo_width(const Case& c) {
@@ -59,15 +53,7 @@ Decomp decompose(const Case& c, int nranks, int rank) {
   const Grid& g = c.grid;
   const SourceLoc file{c.file};
   if (nranks == 1) return d;
-  if (c.workload == Workload::Laplace && c.laplace.method == LaplaceMethod::Fft)
-    throw CaseError(file, "laplace.method",
-                    fmt::format("fft runs on one rank only (no distributed FFT); {} ranks were "
-                                "started: run it without mpirun, or use jacobi, sor or cg",
-                                nranks));
-  if (c.workload == Workload::Laplace && c.laplace.singular)
-    throw CaseError(file, "boundary",
-                    fmt::format("a laplace case without a Dirichlet face runs on one rank only "
-                                "for now; {} ranks were started", nranks));
+  if (const auto check = workload_entry(c.workload).check_ranks) check(c, nranks);
   if (!c.ranks.empty()) {
     std::int64_t prod = 1;
     for (int a = 0; a < g.ndim; ++a) {

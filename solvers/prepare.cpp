@@ -1,12 +1,12 @@
 #include "solvers/prepare.hpp"
 
-#include "solvers/laplace_setup.hpp"
+#include "solvers/registry.hpp"
 
 namespace gf {
 
 Case prepare_case(Case c) {
-  if (c.workload == Workload::Laplace) {
-    resolve_laplace(c);
+  if (const auto prepare = workload_entry(c.workload).prepare) {
+    prepare(c);
     c.resolved_yaml = emit_resolved(c);
   }
   return c;

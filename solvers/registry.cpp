@@ -7,6 +7,7 @@
 
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
+#include "solvers/laplace_setup.hpp"
 #include "solvers/raymarch.hpp"
 #include "solvers/stencil.hpp"
 #include "solvers/wave.hpp"
@@ -25,6 +26,19 @@ int stencil_radius(const Case& c) { return std::max(c.stencil.radius, 1); }
 double heat_cg_tolerance(const Case& c) { return c.heat.implicit() ? c.heat.solver_tolerance : 0; }
 double laplace_tolerance(const Case& c) {
   return c.laplace.method == LaplaceMethod::Fft ? 0 : c.laplace.tolerance;
+}
+
+void laplace_check_ranks(const Case& c, int nranks) {
+  const SourceLoc file{c.file};
+  if (c.laplace.method == LaplaceMethod::Fft)
+    throw CaseError(file, "laplace.method",
+                    fmt::format("fft runs on one rank only (no distributed FFT); {} ranks were "
+                                "started: run it without mpirun, or use jacobi, sor or cg",
+                                nranks));
+  if (c.laplace.singular)
+    throw CaseError(file, "boundary",
+                    fmt::format("a laplace case without a Dirichlet face runs on one rank only "
+                                "for now; {} ranks were started", nranks));
 }
 
 const char* heat_bench_method(int) { return "explicit"; }
@@ -58,7 +72,8 @@ const WorkloadEntry kEntries[] = {
      heat_bench, stepper_of<HeatSolver, float>, stepper_of<HeatSolver, double>},
     {Workload::Laplace, RunKind::Solve, "iteration", true, one_layer, laplace_setup_line,
      laplace_tolerance, LaplaceSolver<float>::memory_needed, LaplaceSolver<double>::memory_needed,
-     laplace_bench_method, true, laplace_bench, nullptr, nullptr},
+     laplace_bench_method, true, laplace_bench, nullptr, nullptr, resolve_laplace,
+     laplace_check_ranks},
     {Workload::Stencil, RunKind::Steps, "step", true, stencil_radius, stencil_setup, nullptr,
      StencilSolver<float>::memory_needed, StencilSolver<double>::memory_needed,
      stencil_bench_method, true, stencil_bench, stepper_of<StencilSolver, float>, stepper_of<StencilSolver, double>},

@@ -44,6 +44,12 @@ struct WorkloadEntry {
   // RunKind::Steps: the stepper, initial state uploaded.
   std::unique_ptr<Stepper<float>> (*stepper_f32)(const Case&, Backend<float>&);
   std::unique_ptr<Stepper<double>> (*stepper_f64)(const Case&, Backend<double>&);
+  // What the case needs resolved before it runs (laplace: the SOR ω, the
+  // singular system), its resolved_yaml emitted again; null: nothing.
+  void (*prepare)(Case&) = nullptr;
+  // Refuses (CaseError) a split over nranks > 1 ranks that the workload
+  // cannot run; null: any split.
+  void (*check_ranks)(const Case&, int nranks) = nullptr;
 };
 
 const WorkloadEntry& workload_entry(Workload w);
