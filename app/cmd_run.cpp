@@ -371,12 +371,19 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   io::write_json_atomic(out / "run.json", info);
 
   const double compute = timing["phases_s"]["compute"];
-  if (entry.run == RunKind::Solve)
-    spdlog::info("done: {} {} in {} iterations, residual {:.3g} (tolerance {:.3g}); {:.3f} s "
+  if (entry.run == RunKind::Solve && c.laplace.method == LaplaceMethod::Fft)
+    spdlog::info("done: fft, a direct solve, residual {:.3g}; {:.3f} s compute, {:.3f} s total; "
+                 "output in {}",
+                 double(timing["residual"]), compute, double(timing["phases_s"]["total"]),
+                 out.string());
+  else if (entry.run == RunKind::Solve) {
+    const auto iterations = timing["iterations"].get<std::int64_t>();
+    spdlog::info("done: {} {} in {} iteration{}, residual {:.3g} (tolerance {:.3g}); {:.3f} s "
                  "compute, {:.3f} s total; output in {}",
-                 to_string(c.laplace.method), timing["reason"].get<std::string>(),
-                 timing["iterations"].get<std::int64_t>(), double(timing["residual"]),
-                 c.laplace.tolerance, compute, double(timing["phases_s"]["total"]), out.string());
+                 to_string(c.laplace.method), timing["reason"].get<std::string>(), iterations,
+                 iterations == 1 ? "" : "s", double(timing["residual"]), c.laplace.tolerance,
+                 compute, double(timing["phases_s"]["total"]), out.string());
+  }
   else if (entry.run == RunKind::Render)
     spdlog::info("done: {}×{} {} in {:.3f} ms ({:.3g} rays/s), {:.3f} s total; output in {}",
                  c.raymarch.width, c.raymarch.height, c.raymarch.mode,

@@ -28,27 +28,6 @@ namespace {
 
 bool json_summary = false;  // --json
 
-struct Diff {
-  double max_abs = 0, rel_l2 = 0;
-};
-
-// rel-L2 = ‖g − c‖₂ / max(‖c‖₂, floor); NaN anywhere makes both infinite.
-template <class T>
-Diff compare(const std::vector<T>& gpu, const std::vector<T>& cpu) {
-  double num = 0, den = 0, mx = 0;
-  bool nan = false;
-  for (std::size_t i = 0; i < cpu.size(); ++i) {
-    const double c = cpu[i], g = gpu[i], d = std::fabs(g - c);
-    if (std::isnan(d)) nan = true;
-    mx = std::max(mx, d);
-    num += d * d;
-    den += c * c;
-  }
-  if (nan) return {INFINITY, INFINITY};
-  const double floor = std::numeric_limits<T>::min();
-  return {mx, std::sqrt(num) / std::max(std::sqrt(den), floor)};
-}
-
 // SPEC §2: float64 1e-9, float32 1e-4; for iterative solvers at least 10× the
 // solver's tolerance (the CPU and the GPU each stop within it).
 double default_rtol(const Case& c) {
@@ -128,7 +107,7 @@ int validate_laplace(const Case& c, const ValidateArgs& a, const DeviceChoice& d
     }
     s->finish();
   }
-  const Diff df = compare(hg, hc);
+  const FieldDiff df = field_diff(hg, hc);
   const bool same_end = cpu.status() == gpu.status();
   const bool pass = (df.rel_l2 <= rtol || df.max_abs <= atol) && same_end;
   table_out() << fmt::format("{:<6} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}  {}\n",
@@ -202,7 +181,7 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
     hg.resize(gpu.field().size());
     cpu_be->download(cpu.field(), hc.data());
     gpu_be->download(gpu.field(), hg.data());
-    const Diff df = compare(hg, hc);
+    const FieldDiff df = field_diff(hg, hc);
     const bool pass = df.rel_l2 <= rtol || df.max_abs <= atol;
     all_pass = all_pass && pass;
     table_out() << fmt::format("{:<6} {:>8} {:>12.6g} {:>12.3e} {:>12.3e}  {}\n", "u", s, cpu.time(),

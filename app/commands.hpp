@@ -47,6 +47,13 @@ struct BenchArgs {
 };
 int cmd_bench(const BenchArgs& a);
 
+struct CompareArgs {
+  std::string a, b;  // fields.h5 files, or run folders holding one
+  std::optional<double> rtol, atol;
+  bool quiet = false, json = false;
+};
+int cmd_compare(const CompareArgs& a);
+
 int cmd_info(bool json);
 
 }  // namespace gf::app

@@ -1,5 +1,8 @@
 // Shared by the subcommands: logging set-up, device choice, precision dispatch.
 #pragma once
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <optional>
@@ -44,6 +47,28 @@ std::string joined_command_line(int argc, char** argv);
 std::string now_iso8601();
 
 std::string human_bytes(double bytes);
+
+// How far `got` is from `ref` (SPEC §2): the max abs difference and the
+// relative L2 error ‖got − ref‖₂ / max(‖ref‖₂, floor); a NaN anywhere makes
+// both infinite. validate and compare share it.
+struct FieldDiff {
+  double max_abs = 0, rel_l2 = 0;
+};
+template <class T>
+FieldDiff field_diff(const std::vector<T>& got, const std::vector<T>& ref,
+                     double floor = std::numeric_limits<T>::min()) {
+  double num = 0, den = 0, mx = 0;
+  bool nan = false;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double c = ref[i], g = got[i], d = std::fabs(g - c);
+    if (std::isnan(d)) nan = true;
+    mx = std::max(mx, d);
+    num += d * d;
+    den += c * c;
+  }
+  if (nan) return {INFINITY, INFINITY};
+  return {mx, std::sqrt(num) / std::max(std::sqrt(den), floor)};
+}
 
 // The case with its overrides and, when given, --time-block as the override
 // heat.time_block=VALUE or stencil.time_block=VALUE (a UsageError for a case

@@ -201,6 +201,16 @@ int main(int argc, char** argv) {
   b->add_flag("--json", bench.json, "print bench.json's content on stdout; the table goes to stderr");
   b->footer("Example: gridforge bench --workload heat --sizes 64,128 --device cpu,cuda");
 
+  CompareArgs cmp;
+  auto* cm = app.add_subcommand("compare", "compare two runs' fields.h5, every field at every step");
+  cm->add_option("a", cmp.a, "a fields.h5, or a run folder holding one");
+  cm->add_option("b", cmp.b, "the reference: a fields.h5, or a run folder holding one");
+  cm->add_option("--rtol", cmp.rtol, "relative L2 tolerance, against b (default 1e-9 float64, 1e-4 when either holds float32)");
+  cm->add_option("--atol", cmp.atol, "max-abs tolerance (default 0)");
+  cm->add_flag("--quiet", cmp.quiet, "print errors only");
+  cm->add_flag("--json", cmp.json, "print the rows, pass, status and exit_code as JSON on stdout; the table goes to stderr");
+  cm->footer("Example: gridforge compare out/run-cpu out/run-gpu --rtol 1e-6");
+
   bool info_json = false;
   auto* inf = app.add_subcommand("info", "version, build, GPUs, libraries");
   inf->add_flag("--json", info_json, "print as JSON");
@@ -221,10 +231,11 @@ int main(int argc, char** argv) {
   }
 
   const bool quiet =
-      (r->parsed() && run.quiet) || (v->parsed() && val.quiet) || (b->parsed() && bench.quiet);
+      (r->parsed() && run.quiet) || (v->parsed() && val.quiet) || (b->parsed() && bench.quiet) ||
+      (cm->parsed() && cmp.quiet);
   // --json: the summary on stdout, and a failure object there when it fails.
   const bool json = (r->parsed() && run.json) || (v->parsed() && val.json) ||
-                    (b->parsed() && bench.json);
+                    (b->parsed() && bench.json) || (cm->parsed() && cmp.json);
   setup_logging(quiet);
   // Under mpirun: MPI for `run`; ranks other than 0 log nothing.
   gf::mpi::init(&argc, &argv);
@@ -262,6 +273,12 @@ int main(int argc, char** argv) {
     if (b->parsed()) {
       bench.command_line = joined_command_line(argc, argv);
       return cmd_bench(bench);
+    }
+    if (cm->parsed()) {
+      if (cmp.a.empty() || cmp.b.empty())
+        throw gf::UsageError("compare needs two runs: gridforge compare A B (each a fields.h5 or "
+                             "a run folder), e.g. gridforge compare out/run-cpu out/run-gpu");
+      return cmd_compare(cmp);
     }
     if (inf->parsed()) return cmd_info(info_json);
   } catch (const gf::Error& e) {

@@ -165,15 +165,44 @@ inline H5Handle open_for_reading(const std::string& path) {
   return H5Handle(id, H5Fclose);
 }
 
+// "; '/steps' holds 000000, 000100, ... (11 names)": what the group that
+// should have held a missing name holds instead, for the error.
+inline std::string members_hint(hid_t file, const std::string& group) {
+  H5Handle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g) {
+    H5Eclear2(H5E_DEFAULT);
+    return "";
+  }
+  std::vector<std::string> names;
+  auto collect = [](hid_t, const char* n, const H5L_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->push_back(n);
+    return 0;
+  };
+  if (H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return "";
+  }
+  if (names.empty()) return fmt::format("; '{}' is empty", group);
+  std::string list;
+  const std::size_t shown = names.size() <= 12 ? names.size() : 10;
+  for (std::size_t i = 0; i < shown; ++i) list += (i ? ", " : "") + names[i];
+  if (shown < names.size())
+    list += fmt::format(", ..., {} ({} names)", names.back(), names.size());
+  return fmt::format("; '{}' holds {}", group, list);
+}
+
 // H5Dopen on "/a/b" with "/a" missing fails deep in the library; walking the
-// links first gives the plain "no dataset" message.
+// links first gives the plain "no dataset" message, with what the last group
+// that exists holds (the steps of a fields.h5, the fields of a step).
 inline H5Handle open_dataset(hid_t file, const std::string& path, const std::string& dataset) {
   const std::string name = dataset.starts_with('/') ? dataset : "/" + dataset;
   for (std::size_t p = name.find('/', 1);; p = name.find('/', p + 1)) {
     const std::string prefix = name.substr(0, p);
     if (prefix.size() > 1 && H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) {
       H5Eclear2(H5E_DEFAULT);
-      throw IoError(fmt::format("no dataset '{}' in '{}'", name, path));
+      const std::size_t up = prefix.rfind('/');
+      throw IoError(fmt::format("no dataset '{}' in '{}'{}", name, path,
+                                members_hint(file, up == 0 ? "/" : prefix.substr(0, up))));
     }
     if (p == std::string::npos) break;
   }

@@ -647,4 +647,54 @@ std::vector<double> h5_read_dataset(const std::string& path, const std::string& 
   return values;
 }
 
+StepsListing h5_list_steps(const std::string& path) {
+  H5Quiet quiet;
+  H5Handle file = open_for_reading(path);
+  auto collect = [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->push_back(name);
+    return 0;
+  };
+  StepsListing l;
+  try {
+    if (H5Aexists(file.get(), "dims") <= 0 || H5Lexists(file.get(), "/steps", H5P_DEFAULT) <= 0)
+      throw H5Failure("not a gridforge fields file (no 'dims' attribute and '/steps' group)");
+    H5Handle a = h5_own(H5Aopen(file.get(), "dims", H5P_DEFAULT), H5Aclose, "no attribute 'dims'");
+    H5Handle space = h5_own(H5Aget_space(a.get()), H5Sclose, "cannot read 'dims'");
+    const hssize_t nd = H5Sget_simple_extent_npoints(space.get());
+    if (nd < 1 || nd > 3) throw H5Failure("its 'dims' attribute is not 1 to 3 numbers");
+    l.dims.resize(std::size_t(nd));
+    h5_ok(H5Aread(a.get(), H5T_NATIVE_INT64, l.dims.data()), "cannot read 'dims'");
+    std::vector<std::string> names;
+    H5Handle g = h5_own(H5Gopen2(file.get(), "/steps", H5P_DEFAULT), H5Gclose, "no group '/steps'");
+    h5_ok(H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names),
+          "cannot list '/steps'");
+    for (const std::string& name : names) {
+      StepsListing::Step st;
+      st.group = "/steps/" + name;
+      H5Handle sg = h5_own(H5Gopen2(file.get(), st.group.c_str(), H5P_DEFAULT), H5Gclose,
+                           "cannot open " + st.group);
+      H5Handle sa = h5_own(H5Aopen(sg.get(), "step", H5P_DEFAULT), H5Aclose,
+                           "no attribute 'step' on " + st.group);
+      h5_ok(H5Aread(sa.get(), H5T_NATIVE_INT64, &st.step), "cannot read " + st.group);
+      H5Handle ta = h5_own(H5Aopen(sg.get(), "time", H5P_DEFAULT), H5Aclose,
+                           "no attribute 'time' on " + st.group);
+      h5_ok(H5Aread(ta.get(), H5T_NATIVE_DOUBLE, &st.time), "cannot read " + st.group);
+      std::vector<std::string> fields;
+      h5_ok(H5Literate(sg.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &fields),
+            "cannot list " + st.group);
+      for (const std::string& f : fields) {
+        H5Handle ds = h5_own(H5Dopen2(sg.get(), f.c_str(), H5P_DEFAULT), H5Dclose,
+                             "cannot open " + st.group + "/" + f);
+        H5Handle type = h5_own(H5Dget_type(ds.get()), H5Tclose, "cannot read " + st.group);
+        st.fields.push_back({f, H5Tget_size(type.get()) == 4 ? Precision::Float32
+                                                               : Precision::Float64});
+      }
+      l.steps.push_back(std::move(st));
+    }
+  } catch (const H5Failure& e) {
+    throw IoError(fmt::format("cannot read '{}': {}", path, e.what()));
+  }
+  return l;
+}
+
 }  // namespace gf::io

@@ -102,4 +102,24 @@ std::vector<std::int64_t> h5_dataset_shape(const std::string& path, const std::s
 // Reads a whole dataset converted to double. Throws IoError.
 std::vector<double> h5_read_dataset(const std::string& path, const std::string& dataset);
 
+// What a fields.h5 (or any file of its layout) holds: the grid's points per
+// axis (attribute 'dims', x first) and its steps in file order, each with its
+// fields and their precision. Throws IoError naming the file when it is not
+// of that layout.
+struct StepsListing {
+  struct Field {
+    std::string name;
+    Precision precision = Precision::Float64;
+  };
+  struct Step {
+    std::string group;  // "/steps/000100"
+    std::int64_t step = 0;
+    double time = 0;
+    std::vector<Field> fields;
+  };
+  std::vector<std::int64_t> dims;
+  std::vector<Step> steps;
+};
+StepsListing h5_list_steps(const std::string& path);
+
 }  // namespace gf::io

@@ -215,9 +215,9 @@ gf_expect_error(bench_devices_alias_without_gpu 3 "^error: --device cuda: no usa
 
 # Issue 25 (first_hour.sh says what each mode checks): typos and help, --device
 # on every command, --json on run, validate and bench, a dry run that does not
-# fit said once.
+# fit said once; gridforge compare and the missing-dataset hint.
 if(GF_PYTHON)
-  foreach(mode typos device json memory)
+  foreach(mode typos device json memory compare summary)
     add_test(NAME "e2e: first hour ${mode}"
       COMMAND bash ${GF_E2E}/first_hour.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
               ${CMAKE_BINARY_DIR}/e2e_first_hour/${mode} ${GF_PYTHON} ${mode})

@@ -4,6 +4,9 @@
 #   device  --device on every command (a comma list for bench; --devices too)
 #   json    --json on run (dry run, failures), validate and bench; --help examples
 #   memory  a dry run that does not fit says it once
+#   summary a solve's last line: fft is a direct solve, "1 iteration"
+#   compare gridforge compare of two runs (same, different, other steps,
+#           not a run); a missing dataset lists what the file holds
 # Usage: first_hour.sh GRIDFORGE SOURCE_DIR OUT PYTHON MODE
 set -u
 gf=$1 src=$2 out=$3 py=$4 mode=$5
@@ -105,6 +108,40 @@ memory)
   [ "$(json_get "$out/o" "sorted(j), j['exit_code'], j['error'].count('needs 715 GiB')")" = "(['error', 'exit_code', 'status'], 3, 1)" ] ||
     fail "--json printed: $o"
   [ "$(grep -c "needs 715 GiB" "$out/e")" = 1 ] || fail "--json: stderr: $e"
+  ;;
+compare)
+  for r in a b; do run run $case --device cpu --quiet --out "$out/$r"; [ "$rc" = 0 ] || fail "run $r: $e"; done
+  run run $case --device cpu --quiet --out "$out/c" "initial.expr=1.001*sin(pi*x)"; [ "$rc" = 0 ] || fail "run c: $e"
+  run run $case --device cpu --quiet --out "$out/d" output.every=300; [ "$rc" = 0 ] || fail "run d: $e"
+  run compare "$out/a" "$out/b" --rtol 0; [ "$rc" = 0 ] || fail "a b: exit $rc: $e"
+  [[ "$o" == *" pass"* && "$o" != *FAIL* ]] || fail "a b: $o"
+  run compare "$out/a/fields.h5" "$out/c"; [ "$rc" = 4 ] || fail "a c: exit $rc"
+  [[ "$o" == *FAIL* && "$e" == *"compare: MISMATCH"* ]] || fail "a c: $o $e"
+  run compare "$out/a" "$out/d"; [ "$rc" = 4 ] || fail "a d: exit $rc"
+  [[ "$e" == *"compare: steps only in '$out/a/fields.h5': "* ]] || fail "a d: $e"
+  run compare "$out/a" "$out/d" --json
+  [ "$(json_get "$out/o" "j['status'], j['exit_code'], len(j['problems']) > 0")" = "('mismatch', 4, True)" ] ||
+    fail "--json: $o"
+  run compare "$out/a" "$out/nothere"; expect 2 "error: compare: '$out/nothere': no such file"
+  run compare "$out/a" "$out/a/run.json"
+  expect 2 "error: compare: cannot open HDF5 file '$out/a/run.json': not an HDF5 file"
+  run compare "$out/a"
+  [ "$rc" = 2 ] && [[ "$e" == *"compare needs two runs"* ]] || fail "one argument: $rc $e"
+  # a dataset that is not there: the message lists the steps (and the fields of a step)
+  run run $case --device cpu --dry-run "initial={file: {path: $out/a/fields.h5, dataset: /steps/000007/u}}"
+  [ "$rc" = 2 ] && [[ "$e" == *"no dataset '/steps/000007/u' in '$out/a/fields.h5'; '/steps' holds 000000, "* ]] ||
+    fail "missing step: $rc $e"
+  run run $case --device cpu --dry-run "initial={file: {path: $out/a/fields.h5, dataset: /steps/000000/v}}"
+  [ "$rc" = 2 ] && [[ "$e" == *"; '/steps/000000' holds u" ]] || fail "missing field: $rc $e"
+  ;;
+summary)
+  run run cases/poisson3d_periodic.yaml --device cpu "grid.dims=[16,16,16]" --out "$out/fft"
+  done_line=$(grep "^done:" "$out/e")
+  [ "$rc" = 0 ] && [[ "$done_line" == "done: fft, a direct solve, residual "* && "$done_line" != *iteration* ]] ||
+    fail "fft: $rc $e"
+  run run cases/laplace2d_plate.yaml --device cpu laplace.max_iters=1 laplace.check_every=1 \
+    laplace.tolerance=0.9999 --out "$out/one"
+  [ "$rc" = 0 ] && [[ "$e" == *" in 1 iteration, residual "* ]] || fail "one iteration: $rc $e"
   ;;
 *) fail "unknown mode" ;;
 esac
