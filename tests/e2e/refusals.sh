@@ -25,7 +25,8 @@ case $mode in
 lock)
   out=$work/o
   "$gf" run "$case" "${small[@]}" --out "$out" heat.steps=3000 output.every=100 & pid=$!
-  for _ in $(seq 100); do [ -f "$out/log.csv" ] && break; sleep 0.05; done
+  # Up to 30 s: on a loaded machine the first run may take long to set up.
+  for _ in $(seq 600); do [ -f "$out/log.csv" ] && break; sleep 0.05; done
   [ -f "$out/log.csv" ] || fail "the first run did not start"
   err=$("$gf" run "$case" "${small[@]}" --out "$out" heat.steps=10 2>&1); rc=$?
   echo "second run: exit $rc: $err"
