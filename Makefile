@@ -52,7 +52,7 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	$(BUILD)/gridforge run $(CASE)
+	$(BUILD)/gridforge run $(CASE) --overwrite
 
 test: build $(ASAN_BUILD)/CMakeCache.txt
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

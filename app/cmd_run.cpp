@@ -1,5 +1,6 @@
 // gridforge run: load and check the case, pick the device, check memory,
 // then run and write the files of SPEC §4.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -28,6 +29,7 @@
 #include "io/checkpoint.hpp"
 #include "io/folder_lock.hpp"
 #include "io/output.hpp"
+#include "io/run_folder.hpp"
 #include "kernels/device.hpp"
 #include "solvers/stepper.hpp"
 #include "solvers/prepare.hpp"
@@ -144,20 +146,23 @@ nlohmann::json run_info(const Case& c, const RunArgs& a, const std::string& devi
           {"status", "running"}};
 }
 
-// --restart: the checkpoint, read and checked against the case before
-// anything is written. Exit 2 when it cannot be read or is another case's.
-io::Checkpoint load_restart(const Case& c, const std::string& path) {
+// --restart: the checkpoint, read whole. Exit 2 when it cannot be read.
+io::Checkpoint read_restart(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw UsageError(fmt::format("--restart: '{}' is a folder, not a checkpoint; give the file in "
                                  "it: --restart {}",
                                  path, (fs::path(path) / kCheckpointFile).string()));
-  io::Checkpoint ck;
   try {
-    ck = io::read_checkpoint(path);
+    return io::read_checkpoint(path);
   } catch (const IoError& e) {
     throw UsageError(fmt::format("--restart: {}", e.what()));
   }
+}
+
+// The checkpoint checked against the case before anything is written: exit 2
+// when it is another case's.
+io::Checkpoint load_restart(const Case& c, const std::string& path, io::Checkpoint ck) {
   if (const std::string d = io::checkpoint_mismatch(ck, c); !d.empty())
     throw UsageError(fmt::format("--restart: {}: {}{}", path, d,
                                  d.find(" in the checkpoint, ") != std::string::npos
@@ -166,6 +171,51 @@ io::Checkpoint load_restart(const Case& c, const std::string& path) {
   if (ck.version != GF_VERSION)
     spdlog::warn("{} was written by gridforge {}; this is {}", path, ck.version, GF_VERSION);
   return ck;
+}
+
+// A word of a command line as a shell reads it back.
+std::string shell_word(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                         "0123456789_./:=,+@%-") == std::string::npos)
+    return w;
+  std::string q = "'";
+  for (char ch : w) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+// A run owns its folder. What this run does with the gridforge files already
+// there (io/run_folder.hpp): nothing (a new or empty folder, or a restart
+// that continues the run recorded there), or, with --overwrite, replace them
+// (the names returned). A folder of another run is refused otherwise (exit
+// 2, before anything is written).
+std::vector<std::string> outputs_to_replace(const fs::path& out, const io::Checkpoint* ck,
+                                            const std::string& ck_path, bool overwrite) {
+  std::vector<std::string> names = io::run_outputs(out);
+  std::error_code ec;
+  if (ck)  // the checkpoint given, when it lies in the folder, is no other run's
+    std::erase_if(names, [&](const std::string& n) {
+      return fs::equivalent(out / n, ck_path, ec);
+    });
+  const std::vector<std::string> seen = io::run_evidence(out, names);
+  if (seen.empty()) return {};  // no run there (at most what a killed one left half-written)
+  if (ck) {
+    const std::optional<std::string> rec = io::recorded_case(out);
+    const std::string why =
+        rec ? io::case_difference(ck->case_yaml, *rec, "its run.json")
+            : std::string("no run.json says which run wrote them");
+    if (why.empty()) return {};  // the run the checkpoint continues
+    if (overwrite) return names;
+    throw UsageError(fmt::format(
+        "--restart: output folder '{}' holds the files of another run ({}; {}); continue in the "
+        "checkpoint's own folder (leave out --out), choose another --out, or add --overwrite to "
+        "replace them",
+        out.string(), io::list_outputs(seen), why));
+  }
+  if (overwrite) return names;
+  throw UsageError(fmt::format("output folder '{}' holds the files of another run ({}); add "
+                               "--overwrite to replace them with this run's, or choose another "
+                               "--out",
+                               out.string(), io::list_outputs(seen)));
 }
 
 // The output folder, made when missing; what was there before is recorded,
@@ -196,9 +246,50 @@ class OutputFolder {
     }
   }
 
+  // --overwrite: the files of the run there (`names`, from outputs_to_replace)
+  // go into .gridforge.old/ until the new run has started (started()); a run
+  // that fails before puts them back (undo). Rank 0 moves them; the others
+  // wait for it.
+  void set_aside(const std::vector<std::string>& names) {
+    std::string err;
+    if (mpi::rank() == 0 && !names.empty()) {
+      const fs::path old = out_ / io::kReplacedDir;
+      std::error_code ec;
+      fs::remove_all(old, ec);  // what a replacing run killed while setting up left
+      fs::create_directory(old, ec);
+      if (ec) err = fmt::format("cannot replace the files in '{}': {}", out_.string(), ec.message());
+      replaced_ = !ec;
+      for (std::string n : names) {
+        if (n.ends_with('/')) n.pop_back();
+        if (!err.empty() || n == io::kReplacedDir) continue;
+        fs::rename(out_ / n, old / n, ec);
+        if (ec)
+          err = fmt::format("cannot replace '{}': {}", (out_ / n).string(), ec.message());
+      }
+      before_.clear();
+      for (const auto& e : fs::directory_iterator(out_, ec)) before_.insert(e.path().filename());
+      spdlog::info("replacing the files of the run in {} (--overwrite)", out_.string());
+    }
+    if (mpi::size() > 1) err = mpi::broadcast(err);
+    if (!err.empty()) throw IoError(err);
+  }
+
+  // The new run has started: the files it replaces go for good.
+  void started() {
+    if (!replaced_) return;
+    replaced_ = false;
+    run_json_.reset();
+    if (mpi::rank() != 0) return;
+    std::error_code ec;
+    fs::remove_all(out_ / io::kReplacedDir, ec);
+  }
+
+  // Whether the files of the run replaced are still set aside.
+  bool replacing() const { return replaced_; }
+
   // Back to what was there: a folder made by this run goes; otherwise what
-  // the run added at its top level goes and run.json is put back (when it
-  // was written: wrote_files).
+  // the run added at its top level goes and run.json (or, with --overwrite,
+  // every file set aside) is put back (when it was written: wrote_files).
   void undo(bool wrote_files) const noexcept {
     if (mpi::rank() != 0) return;
     std::error_code ec;
@@ -206,10 +297,23 @@ class OutputFolder {
       fs::remove_all(created_, ec);
       return;
     }
-    if (!wrote_files) return;
+    if (!wrote_files && !replaced_) return;
     for (const auto& e : fs::directory_iterator(out_, ec))
-      if (!before_.contains(e.path().filename()) && e.path().filename() != io::kLockFile)
+      if (!before_.contains(e.path().filename()) && e.path().filename() != io::kLockFile &&
+          e.path().filename() != io::kReplacedDir)
         fs::remove_all(e.path(), ec);
+    if (replaced_) {
+      const fs::path old = out_ / io::kReplacedDir;
+      for (const auto& e : fs::directory_iterator(old, ec)) {
+        std::error_code moved;
+        fs::rename(e.path(), out_ / e.path().filename(), moved);
+        if (moved)
+          spdlog::warn("could not put back {}: {}", (out_ / e.path().filename()).string(),
+                       moved.message());
+      }
+      fs::remove(old, ec);  // only when all went back
+      return;
+    }
     try {
       if (run_json_)
         io::write_text_atomic(out_ / "run.json", *run_json_);
@@ -224,6 +328,7 @@ class OutputFolder {
   fs::path out_, created_;
   std::set<fs::path> before_;
   std::optional<std::string> run_json_;
+  bool replaced_ = false;
 };
 
 // The folder's lock, taken by rank 0 for every rank (they share the folder).
@@ -255,19 +360,54 @@ void write_failed_status(const fs::path& out, nlohmann::json& info, const std::s
 }
 
 template <class T>
-int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
+int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d,
+              std::optional<io::Checkpoint> checkpoint) {
   const WorkloadEntry& entry = workload_entry(c.workload);
   const std::vector<MemoryCheck> mem = check_memory<T>(c, d);
+  const fs::path out = c.output.dir;
+  const Grid& whole = c.decomp ? c.decomp->global : c.grid;
   std::optional<io::Checkpoint> restart;
   if (a.restart) {
     // Checked against the whole case; each rank then keeps its block of the
     // checkpoint's global fields (any number of ranks may have written it).
-    Case whole = c;
-    if (c.decomp) whole.grid = c.decomp->global;
-    restart = load_restart(whole, *a.restart);
+    Case whole_case = c;
+    if (c.decomp) whole_case.grid = c.decomp->global;
+    restart = load_restart(whole_case, *a.restart,
+                           checkpoint ? std::move(*checkpoint) : read_restart(*a.restart));
     if (c.decomp)
       for (auto& [name, bytes] : restart->fields) bytes = local_block(*c.decomp, bytes, sizeof(T));
   }
+  // The folder, checked before anything is made or written (exit 2): another
+  // run's files are replaced only when asked; a restart continues the series
+  // there only when all of them can be.
+  std::vector<std::string> replace;
+  std::string folder_note;
+  // A folder in use is said as such (exit 3), before its files are judged.
+  if (!a.dry_run) {
+    std::string busy;
+    if (mpi::rank() == 0) try {
+        io::FolderLock::check_free(out);
+      } catch (const BusyError& e) {
+        busy = e.what();
+      }
+    if (mpi::size() > 1) busy = mpi::broadcast(busy);
+    if (!busy.empty()) throw BusyError(busy);
+  }
+  // Rank 0 judges for every rank: the others would see the files it writes next.
+  if (mpi::rank() == 0) try {
+      replace = outputs_to_replace(out, restart ? &*restart : nullptr, a.restart.value_or(""),
+                                   a.overwrite);
+      if (restart && replace.empty()) {
+        io::SeriesSpec spec{out,          c.name,        whole,     c.precision,
+                            c.output.vtk, c.output.hdf5, GF_VERSION};
+        io::check_series_resume(spec, restart->step);
+      }
+    } catch (const UsageError& e) {
+      folder_note = e.what();
+    }
+  if (mpi::size() > 1) folder_note = mpi::broadcast(folder_note);
+  if (!folder_note.empty() && !a.dry_run) throw UsageError(folder_note);
+  // (the dry run says what the run would)
   if (a.dry_run) {
     if (mpi::rank() != 0) {  // rank 0 prints for all
       require_memory(c, mem);
@@ -282,6 +422,8 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
                           {"memory", nlohmann::json::array()}};
       for (const MemoryCheck& m : mem) j["memory"].push_back(memory_json(c, m));
       if (restart) j["restart"] = {{"checkpoint", *a.restart}, {"step", restart->step}};
+      j["output"] = {{"dir", out.string()}, {"replaces", !replace.empty()}};
+      if (!folder_note.empty()) j["output"]["refused"] = folder_note;
       if (entry.setup_line) j["setup"] = entry.setup_line(c);
       print_json_summary(j);
       return kExitOk;
@@ -294,6 +436,11 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     if (restart)
       std::cout << fmt::format("# restart: from {} at {} {}\n", *a.restart, entry.unit,
                                restart->step);
+    std::cout << fmt::format("# output: {}{}\n", out.string(),
+                             !folder_note.empty() ? "; the run would be refused: " + folder_note
+                             : !replace.empty()   ? "; the files of the run there are replaced "
+                                                    "(--overwrite)"
+                                                  : "");
     if (entry.setup_line) std::cout << "# " << entry.setup_line(c) << "\n";
     require_memory(c, mem);
     return kExitOk;
@@ -301,7 +448,6 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   require_memory(c, mem);
   std::unique_ptr<Backend<T>> backend = make_backend<T>(d);
   if (c.decomp) backend = make_distributed_backend<T>(std::move(backend), *c.decomp);
-  const Grid& whole = c.decomp ? c.decomp->global : c.grid;
   spdlog::info("gridforge {}: case {} ({}, {} {}), device {} [{}]", GF_VERSION, c.name,
                to_string(c.workload), whole.shape_str(), to_string(c.precision),
                backend->name(), d.why);
@@ -317,17 +463,12 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
   }
   if (entry.setup_line) spdlog::info("{}", entry.setup_line(c));
 
-  const fs::path out = c.output.dir;
-  const OutputFolder folder(out);
+  OutputFolder folder(out);
   // One run at a time in a folder: a second is refused before it changes anything.
-  const std::unique_ptr<io::FolderLock> lock = lock_folder(out);
+  std::unique_ptr<io::FolderLock> lock;
   try {
-    // A restart continues the series in the folder: checked whole before
-    // any of it changes (exit 2 for a series that cannot be continued).
-    if (restart) {
-      io::SeriesSpec spec{out, c.name, whole, c.precision, c.output.vtk, c.output.hdf5, GF_VERSION};
-      io::check_series_resume(spec, restart->step);
-    }
+    lock = lock_folder(out);
+    folder.set_aside(replace);
   } catch (...) {
     folder.undo(false);
     throw;
@@ -344,16 +485,28 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
                        {"checkpoint_version", restart->version}};
     spdlog::info("restart: from {} at {} {}", *a.restart, entry.unit, restart->step);
   }
-  io::write_json_atomic(out / "run.json", info);
+  try {
+    io::write_json_atomic(out / "run.json", info);
+  } catch (...) {
+    if (folder.replacing()) folder.undo(true);  // the old run comes back whole
+    throw;
+  }
   RunOptions opts{out, !a.quiet, GF_VERSION, restart ? &*restart : nullptr};
   if (const char* e = std::getenv("GRIDFORGE_SYNC_OUTPUT"))
     opts.sync_output = std::string(e) == "1";
+  // The exact command that continues this run: the checkpoint holds the
+  // resolved case, overrides included, and a restart's folder is the
+  // checkpoint's. A device named on the command line is named again.
+  opts.resume = "gridforge run --restart " + shell_word((out / kCheckpointFile).string());
+  if (a.device) opts.resume += " --device " + shell_word(*a.device);
+  opts.started = [&folder] { folder.started(); };
   nlohmann::json timing;
   try {
     timing = run_case<T>(c, *backend, opts);
   } catch (const Error& e) {
-    // Bad input found while setting up (SPEC: exit 2): the folder is left as it was.
-    if (e.exit_code() == kExitBadInput) {
+    // Bad input found while setting up (SPEC: exit 2), or a failure before
+    // a replacing run started: the folder is left as it was.
+    if (e.exit_code() == kExitBadInput || folder.replacing()) {
       folder.undo(true);
       throw;
     }
@@ -363,6 +516,10 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
     throw;
   } catch (const std::bad_alloc&) {
     // A host buffer (std::vector) that could not grow: main() says so, exit 3.
+    if (folder.replacing()) {
+      folder.undo(true);
+      throw;
+    }
     write_failed_status(out, info, "failed: out of host memory");
     throw;
   }
@@ -405,7 +562,12 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d) {
 }  // namespace
 
 int cmd_run(const RunArgs& a) {
-  Case whole = load_case_with(a.case_path, a.overrides, a.time_block, false);
+  // --restart alone: the case is the checkpoint's (the resolved case of the
+  // run that wrote it, its overrides included), with the overrides given.
+  std::optional<io::Checkpoint> checkpoint;
+  if (a.restart && a.case_path.empty()) checkpoint = read_restart(*a.restart);
+  Case whole = load_case_with(checkpoint ? *a.restart : a.case_path, a.overrides, a.time_block,
+                              false, checkpoint ? &checkpoint->case_yaml : nullptr);
   // Over several MPI ranks each rank runs its block of the grid (grid/decomp.hpp).
   const int nranks = mpi::size();
   Case c = local_case(whole, decompose(whole, nranks, mpi::rank()));
@@ -428,9 +590,20 @@ int cmd_run(const RunArgs& a) {
   whole = prepare_case(std::move(whole));
   // --out after the preparation, which may write the resolved case again:
   // the case a run records (run.json, checkpoint.h5) is the file's, as before.
-  if (a.out) whole.output.dir = *a.out;
+  // A restart continues the checkpoint's folder unless told otherwise.
+  const bool dir_override = std::any_of(a.overrides.begin(), a.overrides.end(), [](const auto& o) {
+    return o.starts_with("output.dir=");
+  });
+  if (a.out)
+    whole.output.dir = *a.out;
+  else if (a.restart && !dir_override)
+    whole.output.dir = fs::path(*a.restart).parent_path().empty()
+                           ? std::string(".")
+                           : fs::path(*a.restart).parent_path().string();
   c = local_case(whole, decompose(whole, nranks, mpi::rank()));
-  return c.precision == Precision::Float32 ? run_typed<float>(c, a, d) : run_typed<double>(c, a, d);
+  return c.precision == Precision::Float32
+             ? run_typed<float>(c, a, d, std::move(checkpoint))
+             : run_typed<double>(c, a, d, std::move(checkpoint));
 }
 
 }  // namespace gf::app

@@ -15,6 +15,7 @@ struct RunArgs {
   std::optional<std::string> restart;  // checkpoint.h5 to continue from
   std::optional<std::string> time_block;  // heat.time_block or stencil.time_block
   bool dry_run = false, quiet = false, json = false;
+  bool overwrite = false;  // replace the files of another run in the output folder
   std::string command_line;
 };
 int cmd_run(const RunArgs& a);

@@ -106,7 +106,11 @@ std::string now_iso8601() {
 }
 
 Case load_case_with(const std::string& path, std::vector<std::string> overrides,
-                    const std::optional<std::string>& time_block, bool prepare) {
+                    const std::optional<std::string>& time_block, bool prepare,
+                    const std::string* text) {
+  const auto load_case = [&](const std::string& p, const std::vector<std::string>& o) {
+    return text ? gf::load_case_text(*text, p, o) : gf::load_case(p, o);
+  };
   if (time_block) {
     const Case c = load_case(path, overrides);
     if (!workload_entry(c.workload).time_block)

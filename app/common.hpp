@@ -75,7 +75,9 @@ FieldDiff field_diff(const std::vector<T>& got, const std::vector<T>& ref,
 // of another workload), prepared for the solvers (solvers/prepare.hpp)
 // unless `prepare` is false (run checks memory first: the preparation may
 // evaluate expressions over the whole grid).
+// `text`, when given, is the case itself (a checkpoint's), `path` its label.
 Case load_case_with(const std::string& path, std::vector<std::string> overrides,
-                    const std::optional<std::string>& time_block, bool prepare = true);
+                    const std::optional<std::string>& time_block, bool prepare = true,
+                    const std::string* text = nullptr);
 
 }  // namespace gf::app

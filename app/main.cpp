@@ -153,12 +153,17 @@ int main(int argc, char** argv) {
 
   RunArgs run;
   auto* r = app.add_subcommand("run", "run a case");
-  r->add_option("case", run.case_path, "case file (YAML)");
+  r->add_option("case", run.case_path,
+                "case file (YAML); with --restart it may be left out: the checkpoint's case");
   r->add_option("overrides", run.overrides, "KEY=VALUE overrides of case keys (dotted paths)");
   r->add_option("--device", run.device, "auto | cpu | cuda | cuda:N (default: the case's, auto)");
   r->add_option("--out", run.out, "output folder (default: the case's output.dir)");
   r->add_option("--restart", run.restart,
-                 "continue from a checkpoint.h5 of this case (output.checkpoint_every)");
+                 "continue from a checkpoint.h5 (output.checkpoint_every), in its folder; the "
+                 "case file may be left out");
+  r->add_flag("--overwrite", run.overwrite,
+              "replace the files of another run in the output folder (a new run is refused "
+              "there otherwise)");
   r->add_option("--time-block", run.time_block,
                  "heat, stencil, laplace jacobi: steps (sweeps) per pass over memory, auto | 1 | 2 | ... (the case's heat., stencil. or laplace.time_block)");
   r->add_flag("--dry-run", run.dry_run, "check the case, print it resolved, write nothing");
@@ -166,7 +171,8 @@ int main(int argc, char** argv) {
   r->add_flag("--json", run.json,
               "print a JSON summary on stdout at the end (with --dry-run: the resolved case, "
               "device and memory; on failure: status, exit_code, error)");
-  r->footer("Example: gridforge run cases/heat1d_rod.yaml heat.steps=100 --device cpu --out out/rod");
+  r->footer("Example: gridforge run cases/heat1d_rod.yaml heat.steps=100 --device cpu --out out/rod\n"
+            "         gridforge run --restart out/rod/checkpoint.h5 heat.steps=200");
 
   ValidateArgs val;
   auto* v = app.add_subcommand("validate", "run a case on the CPU and the GPU and compare");
@@ -256,7 +262,13 @@ int main(int argc, char** argv) {
       throw gf::UsageError("only `gridforge run` runs over several MPI ranks; start the other "
                            "subcommands without mpirun");
     if (r->parsed()) {
-      if (run.case_path.empty())
+      // `run --restart CK KEY=VALUE`: the first override is no case file.
+      if (run.restart && run.case_path.find('=') != std::string::npos &&
+          !run.case_path.ends_with(".yaml") && !run.case_path.ends_with(".yml")) {
+        run.overrides.insert(run.overrides.begin(), run.case_path);
+        run.case_path.clear();
+      }
+      if (run.case_path.empty() && !run.restart)
         throw gf::UsageError("run needs a case file: gridforge run CASE.yaml [KEY=VALUE ...], "
                              "e.g. gridforge run cases/heat1d_rod.yaml --device cpu "
                              "(gridforge run --help for the options)");

@@ -179,18 +179,19 @@ bool may_differ(const std::string& key) {
 }
 
 // The first key (dotted) where a and b differ, formatted; "" when none.
-std::string yaml_difference(const YAML::Node& a, const YAML::Node& b, const std::string& key) {
+std::string yaml_difference(const YAML::Node& a, const YAML::Node& b, const std::string& key,
+                            const std::string& b_is = "the case") {
   if (!key.empty() && may_differ(key)) return "";
   const auto differs = [&] {
-    return fmt::format("{} {} in the checkpoint, {} in the case", key.empty() ? "case" : key,
-                       show(a), show(b));
+    return fmt::format("{} {} in the checkpoint, {} in {}", key.empty() ? "case" : key,
+                       show(a), show(b), b_is);
   };
   if (!a || !b || a.Type() != b.Type()) return (!a && !b) ? "" : differs();
   if (a.IsScalar()) return a.Scalar() == b.Scalar() ? "" : differs();
   if (a.IsSequence()) {
     if (a.size() != b.size()) return differs();
     for (std::size_t i = 0; i < a.size(); ++i)
-      if (!yaml_difference(a[i], b[i], key + "[" + std::to_string(i) + "]").empty())
+      if (!yaml_difference(a[i], b[i], key + "[" + std::to_string(i) + "]", b_is).empty())
         return differs();
     return "";
   }
@@ -201,7 +202,7 @@ std::string yaml_difference(const YAML::Node& a, const YAML::Node& b, const std:
       if (!a[kv.first.Scalar()]) names.push_back(kv.first.Scalar());
     for (const std::string& n : names) {
       const std::string sub = key.empty() ? n : key + "." + n;
-      std::string d = yaml_difference(a[n], b[n], sub);
+      std::string d = yaml_difference(a[n], b[n], sub, b_is);
       if (!d.empty()) return d;
     }
   }
@@ -266,6 +267,18 @@ std::string checkpoint_mismatch(const Checkpoint& ck, const Case& c) {
     return fmt::format("the checkpoint is at step {}, past the case's last step {} (raise {}.{})",
                        ck.step, last, w.name, w.end_key(c));
   return "";
+}
+
+std::string case_difference(const std::string& checkpoint_case, const std::string& other_case,
+                            const std::string& other_is) {
+  try {
+    return yaml_difference(case_text::parse_document(checkpoint_case, "case"),
+                           case_text::parse_document(other_case, "case"), "", other_is);
+  } catch (const CaseError& e) {
+    return fmt::format("a case that cannot be read: {}", e.what());
+  } catch (const YAML::Exception& e) {
+    return fmt::format("a case that cannot be read: {}", e.what());
+  }
 }
 
 double Checkpoint::real(const std::string& name) const {

@@ -48,6 +48,12 @@ struct Checkpoint {
 // laplace.tolerance, laplace.check_every), and a step past the case's last.
 std::string checkpoint_mismatch(const Checkpoint& ck, const Case& c);
 
+// The first key (dotted) where two resolved cases differ, of those a restart
+// may not change: "key X in the checkpoint, Y in <other_is>"; "" when the
+// checkpoint's case continues the other (a run folder's run.json).
+std::string case_difference(const std::string& checkpoint_case, const std::string& other_case,
+                            const std::string& other_is);
+
 // Writes path atomically (".<name>.tmp" in the same folder, then rename).
 // Throws IoError.
 void write_checkpoint(const std::filesystem::path& path, const Checkpoint& ck);

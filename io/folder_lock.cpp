@@ -60,6 +60,21 @@ FolderLock::FolderLock(const std::filesystem::path& dir) : path_(dir / kLockFile
   if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
 }
 
+void FolderLock::check_free(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / kLockFile;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // no lock file: no holder
+  if (::flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+    const std::string pid = holder_of(fd);
+    ::close(fd);
+    throw BusyError(fmt::format(
+        "output folder '{}' is in use by another gridforge run{}; wait for it to end or "
+        "choose another --out",
+        dir.string(), pid.empty() ? "" : " (pid " + pid + ")"));
+  }
+  ::close(fd);  // lets go of the lock if it was taken
+}
+
 FolderLock::~FolderLock() {
   if (fd_ < 0) return;
   ::unlink(path_.c_str());

@@ -15,6 +15,10 @@ class FolderLock {
   // (exit 3) naming the folder and the holder's pid when another process
   // holds it, IoError when the lock file cannot be made.
   explicit FolderLock(const std::filesystem::path& dir);
+  // Throws the same BusyError when another process holds the lock of `dir`
+  // now; creates and changes nothing (a check before the folder's files are
+  // looked at, so that a running run's folder reads as in use).
+  static void check_free(const std::filesystem::path& dir);
   ~FolderLock();  // removes the lock file, then lets go of it
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;

@@ -122,9 +122,8 @@ io::SeriesSpec series_spec(const Case& c, const RunOptions& opts) {
 
 // What an interrupted run's message adds when it wrote a checkpoint.
 std::string restart_hint(const Case& c, const RunOptions& opts) {
-  if (c.output.checkpoint_every <= 0) return "";
-  return fmt::format(", with {}: continue with --restart {}", kCheckpointFile,
-                     (opts.out_dir / kCheckpointFile).string());
+  if (c.output.checkpoint_every <= 0 || opts.resume.empty()) return "";
+  return fmt::format(", with {}; continue with: {}", kCheckpointFile, opts.resume);
 }
 
 // Whether the fields and frames are written by a background thread (while
@@ -157,6 +156,7 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
     log.resume(double(d.count()), false);
   }
   const std::int64_t start = d.count();
+  if (opts.started) opts.started();
   io::FieldSeriesWriter series(spec);
 
   std::vector<Chunk> chunks;
@@ -277,7 +277,8 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at {} is written in {}{}", d.stopped_at(),
                                        opts.out_dir.string(), restart_hint(c, opts)));
-  d.check_outcome(opts.out_dir);
+  d.check_outcome(opts.out_dir,
+                  c.output.checkpoint_every > 0 ? opts.resume : std::string());
   return timing;
 }
 

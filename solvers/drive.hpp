@@ -64,7 +64,12 @@ class Driven {
                           bool interrupted) const = 0;
   // After timing.json is written: throws when the run failed its own test
   // (laplace: max_iters reached, SolverError).
-  virtual void check_outcome(const std::filesystem::path& out_dir) const { (void)out_dir; }
+  // resume: the command that continues the run from its checkpoint ("" when none).
+  virtual void check_outcome(const std::filesystem::path& out_dir,
+                             const std::string& resume) const {
+    (void)out_dir;
+    (void)resume;
+  }
 };
 
 // The run's schedules, in counts (steps or iterations). Frames follow

@@ -360,6 +360,7 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
   const io::Image& img = renderer.render(volume, vmin, vmax, interrupt_requested);
   stopped();
   const double ms = renderer.last_render_ms();
+  if (opts.started) opts.started();
   const auto t_out = Clock::now();
   io::write_png(opts.out_dir / (c.name + ".png"), img);
   if (c.output.hdf5) io::write_image_h5(opts.out_dir / "image.h5", img);

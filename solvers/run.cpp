@@ -109,12 +109,17 @@ class SolveRun final : public Driven<T> {
     timing["reason"] = interrupted ? "interrupted" : to_string(s_.status());
     if (spec.singular) timing["mean_removed"] = s_.mean_removed();
   }
-  void check_outcome(const std::filesystem::path& out_dir) const override {
+  void check_outcome(const std::filesystem::path& out_dir,
+                     const std::string& resume) const override {
     if (s_.status() == LaplaceStatus::MaxIters)
-      throw SolverError(fmt::format("{} did not converge in {} iterations: residual {:.3g} > "
-                                    "tolerance {:.3g}; the last iterate is written in {}",
-                                    to_string(c_.laplace.method), s_.iterations(), s_.residual(),
-                                    c_.laplace.tolerance, out_dir.string()));
+      throw SolverError(fmt::format(
+          "{} did not converge in {} iterations: residual {:.3g} > tolerance {:.3g}; the last "
+          "iterate is written in {}{}",
+          to_string(c_.laplace.method), s_.iterations(), s_.residual(), c_.laplace.tolerance,
+          out_dir.string(),
+          resume.empty() ? std::string()
+                         : fmt::format("; continue with: {} laplace.max_iters={}", resume,
+                                       2 * c_.laplace.max_iters)));
   }
   bool restarted = false;
 

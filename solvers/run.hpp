@@ -2,6 +2,7 @@
 // backend. app/ picks the backend and the folder; this writes the files.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,14 @@ struct RunOptions {
   // Write the fields and frames in the time loop itself instead of on a
   // background thread (GRIDFORGE_SYNC_OUTPUT=1; tests compare the two).
   bool sync_output = false;
+  // The command that continues this run from its checkpoint.h5 ("gridforge
+  // run --restart DIR/checkpoint.h5 ..."), for the messages of a run that
+  // stops before its end (Ctrl-C, laplace at max_iters); "": none.
+  std::string resume;
+  // Called once the run is set up (allocation, expressions, the time-block
+  // choice done), before its first output: a replacing run lets go of the
+  // files it replaces there.
+  std::function<void()> started;
 };
 
 // checkpoint.h5 in the output folder.

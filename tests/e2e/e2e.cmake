@@ -225,6 +225,17 @@ if(GF_PYTHON)
   endforeach()
 endif()
 
+# Issue 25, items 2-4 (run_folder.sh says what each mode checks): a run owns
+# its folder (--overwrite), a restart needs only its checkpoint and says how
+# to resume, a restart into another run's folder is refused at once.
+if(GF_PYTHON)
+  foreach(mode overwrite setup_failure make_run restart_alone restart_folder)
+    add_test(NAME "e2e: run folder ${mode}"
+      COMMAND bash ${GF_E2E}/run_folder.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
+              ${CMAKE_BINARY_DIR}/e2e_run_folder/${mode} ${GF_PYTHON} ${mode})
+  endforeach()
+endif()
+
 # Checkpoint and restart (restart.py says what each mode checks): bit for bit
 # against uninterrupted runs, the logs and series continued, refusals.
 if(GF_PYTHON)

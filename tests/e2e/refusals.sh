@@ -25,7 +25,8 @@ case $mode in
 lock)
   out=$work/o
   "$gf" run "$case" "${small[@]}" --out "$out" heat.steps=3000 output.every=100 & pid=$!
-  for _ in $(seq 100); do [ -f "$out/log.csv" ] && break; sleep 0.05; done
+  # Up to 30 s: on a loaded machine the first run may take long to set up.
+  for _ in $(seq 600); do [ -f "$out/log.csv" ] && break; sleep 0.05; done
   [ -f "$out/log.csv" ] || fail "the first run did not start"
   err=$("$gf" run "$case" "${small[@]}" --out "$out" heat.steps=10 2>&1); rc=$?
   echo "second run: exit $rc: $err"
@@ -38,18 +39,18 @@ lock)
   "$py" "$here/check_whole.py" "$out" || fail "not whole"
   [ -z "$(find "$out" -name '.*')" ] || fail "left: $(find "$out" -name '.*')"
   # A killed run's lock file is stale: the next run goes ahead.
-  "$gf" run "$case" "${small[@]}" --out "$out" heat.steps=100000 & pid=$!
+  "$gf" run "$case" "${small[@]}" --out "$out" --overwrite heat.steps=100000 & pid=$!
   for _ in $(seq 100); do [ -f "$out/.gridforge.lock" ] && break; sleep 0.05; done
   kill -KILL $pid; wait $pid 2>/dev/null
   [ -f "$out/.gridforge.lock" ] || fail "no lock file while running"
-  "$gf" run "$case" "${small[@]}" --out "$out" heat.steps=10 || fail "a stale lock blocked the run"
+  "$gf" run "$case" "${small[@]}" --out "$out" --overwrite heat.steps=10 || fail "a stale lock blocked the run"
   ;;
 restart)
   out=$work/o
   "$gf" run "$case" "${small[@]}" --out "$out" heat.steps=100 output.every=100 output.checkpoint_every=100 ||
     fail "first run"
   cp "$out/checkpoint.h5" "$work/ck100.h5"
-  "$gf" run "$case" "${small[@]}" --out "$out" heat.steps=200 output.every=100 || fail "second run"
+  "$gf" run "$case" "${small[@]}" --out "$out" --overwrite heat.steps=200 output.every=100 || fail "second run"
   truncate -s 2000 "$out/fields.h5"
   before=$(state "$out")
   err=$("$gf" run "$case" "${small[@]}" --out "$out" heat.steps=200 output.every=100 \
@@ -60,7 +61,7 @@ restart)
   [ "$(state "$out")" = "$before" ] || fail "the folder changed: $(diff <(echo "$before") <(state "$out"))"
   [ -z "$(find "$out" -name '.*')" ] || fail "left: $(find "$out" -name '.*')"
   # A .pvd that is not a series gridforge wrote: the same.
-  "$gf" run "$case" "${small[@]}" --out "$out" heat.steps=200 output.every=100 || fail "third run"
+  "$gf" run "$case" "${small[@]}" --out "$out" --overwrite heat.steps=200 output.every=100 || fail "third run"
   echo "<VTKFile>" > "$out/heat3d-hotspot.pvd"
   before=$(state "$out")
   "$gf" run "$case" "${small[@]}" --out "$out" heat.steps=200 output.every=100 \
@@ -76,7 +77,8 @@ case_error)
              "heat.source=log(0*x)"; do
     IFS='|' read -ra ov <<< "$bad"
     for dest in "$work/new/deeper" "$out"; do
-      err=$("$gf" run "$case" "${small[@]}" --out "$dest" "${ov[@]}" 2>&1); rc=$?
+      # --overwrite: into the completed run's folder the run replaces it, until it fails.
+      err=$("$gf" run "$case" "${small[@]}" --out "$dest" --overwrite "${ov[@]}" 2>&1); rc=$?
       echo "$bad into $dest: exit $rc: $err"
       [ $rc = 2 ] || fail "$bad: exit $rc, expected 2"
       [[ $err =~ ^"command line: " ]] || fail "$bad: message"

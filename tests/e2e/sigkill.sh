@@ -21,7 +21,7 @@ for round in $(seq "$rounds"); do
     rm "$out/log.csv"
   fi
   "$gf" run "$case" --device cpu --out "$out" --quiet heat.steps=100000 output.every=2 \
-    output.formats=[vtk,hdf5] output.checkpoint_every=3 &
+    output.formats=[vtk,hdf5] output.checkpoint_every=3 --overwrite &
   pid=$!
   for _ in $(seq 300); do [ -f "$out/log.csv" ] && break; sleep 0.1; done
   # A different moment each round: 0 to 0.6 s into the outputs.
