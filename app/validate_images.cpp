@@ -1,5 +1,4 @@
 #include "app/validate_images.hpp"
-#include "app/common.hpp"
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -8,6 +7,7 @@
 #include <iostream>
 #include <vector>
 
+#include "app/common.hpp"
 #include "io/image.hpp"
 #include "solvers/frame_plot.hpp"
 #include "solvers/raymarch.hpp"

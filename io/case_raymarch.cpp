@@ -28,9 +28,9 @@ constexpr std::string_view kRaymarchKeys[] = {"volume", "mode",     "isovalue", 
                                               "step",   "transfer", "background"};
 // render: on a 3D grid takes the first seven; on a 1D or 2D grid the
 // first, transfer and the last three (the others are refused by name).
-constexpr std::string_view kRenderKeys[] = {"every",      "mode",  "isovalue", "camera",
-                                            "step",       "transfer", "background", "width",
-                                            "height",     "interpolation"};
+constexpr std::string_view kRenderKeys[] = {"every",  "mode",         "isovalue",   "camera",
+                                            "step",   "transfer",     "background", "width",
+                                            "height", "interpolation"};
 constexpr std::string_view kRender3dOnly[] = {"mode", "isovalue", "camera", "step", "background"};
 constexpr std::string_view kInterpolations[] = {"nearest", "bilinear"};
 constexpr std::string_view kVolumeKeys[] = {"expr", "sdf", "file"};
@@ -262,10 +262,10 @@ void read_camera(const Value& v, const Grid& g, RaySpec& s) {
 void read_transfer(const Value& v, RaySpec& s) {
   const Map m = v.map(kTransferKeys);
   if (s.ndim < 3 && m.has("density"))
-    m.key_node("density")
-        .fail(fmt::format("applies to 3D grids (the opacity of a ray-marched frame); a {}",
-                          s.ndim == 2 ? "2D frame is an opaque image of the field"
-                                      : "1D frame is a line plot of u against x"));
+    m.key_node("density").fail(
+        fmt::format("applies to 3D grids (the opacity of a ray-marched frame); a {}",
+                    s.ndim == 2 ? "2D frame is an opaque image of the field"
+                                : "1D frame is a line plot of u against x"));
   if (s.ndim == 1 && m.has("colormap"))
     m.key_node("colormap")
         .fail("applies to 2D and 3D grids; a 1D frame is a line plot of u against x, one colour");
@@ -350,11 +350,10 @@ void read_render(const Map& top, const Case& c, RaySpec& out) {
   if (out.ndim == 3) {
     for (const char* k : {"width", "height", "interpolation"})
       if (m.has(k))
-        m.key_node(k).fail(fmt::format(
-            "applies to 1D and 2D grids; a 3D frame is ray-marched{}",
-            std::string_view(k) == "interpolation"
-                ? ""
-                : fmt::format(", its size is camera.{}", k)));
+        m.key_node(k).fail(fmt::format("applies to 1D and 2D grids; a 3D frame is ray-marched{}",
+                                       std::string_view(k) == "interpolation"
+                                           ? ""
+                                           : fmt::format(", its size is camera.{}", k)));
     read_common(m, c, out);
     return;
   }
@@ -362,8 +361,8 @@ void read_render(const Map& top, const Case& c, RaySpec& out) {
                                    : "a 1D frame is a line plot of u against x";
   for (std::string_view k : kRender3dOnly)
     if (m.has(k))
-      m.key_node(k).fail(fmt::format("applies to 3D grids (ray-marched frames); {} ({})", what,
-                                     dims_entries(c)));
+      m.key_node(k).fail(
+          fmt::format("applies to 3D grids (ray-marched frames); {} ({})", what, dims_entries(c)));
   if (m.has("interpolation")) {
     if (out.ndim == 1)
       m.key_node("interpolation")
@@ -387,9 +386,8 @@ void read_render(const Map& top, const Case& c, RaySpec& out) {
   out.height = h;
 }
 
-std::pair<std::int64_t, std::int64_t> default_frame_size(int ndim, std::int64_t nx,
-                                                         std::int64_t ny, std::int64_t width,
-                                                         std::int64_t height) {
+std::pair<std::int64_t, std::int64_t> default_frame_size(int ndim, std::int64_t nx, std::int64_t ny,
+                                                         std::int64_t width, std::int64_t height) {
   if (ndim == 1) return {width ? width : 640, height ? height : 360};
   // No size given: each point a k×k block with k the largest that keeps the
   // longer side within 512 pixels (at least 1); a grid over 1024 points on a

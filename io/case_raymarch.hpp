@@ -22,9 +22,8 @@ void read_render(const schema::Map& top, const Case& c, RaySpec& out);
 // grid point scaled up by a whole factor while the longer side stays within
 // 512 (a side over 1024 points shrinks to 1024); with one, the other in the
 // grid's proportion of points.
-std::pair<std::int64_t, std::int64_t> default_frame_size(int ndim, std::int64_t nx,
-                                                         std::int64_t ny, std::int64_t width,
-                                                         std::int64_t height);
+std::pair<std::int64_t, std::int64_t> default_frame_size(int ndim, std::int64_t nx, std::int64_t ny,
+                                                         std::int64_t width, std::int64_t height);
 // The resolved section, under `key`.
 void emit(YAML::Emitter& out, const char* key, const RaySpec& s, bool render);
 

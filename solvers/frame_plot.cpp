@@ -129,8 +129,7 @@ io::Image draw_frame(const RaySpec& s, const Grid& g, const T* u, double lo, dou
 }
 
 template std::pair<double, double> frame_range<float>(const RaySpec&, const float*, std::int64_t);
-template std::pair<double, double> frame_range<double>(const RaySpec&, const double*,
-                                                       std::int64_t);
+template std::pair<double, double> frame_range<double>(const RaySpec&, const double*, std::int64_t);
 template io::Image draw_frame<float>(const RaySpec&, const Grid&, const float*, double, double);
 template io::Image draw_frame<double>(const RaySpec&, const Grid&, const double*, double, double);
 

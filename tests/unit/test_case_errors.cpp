@@ -237,7 +237,8 @@ TEST_CASE("1D and 2D frames: their sizes, and the resolved case reads back the s
   CHECK(c.render.height == 255);
   CHECK(c.render.interpolation == "nearest");
   CHECK(c.render.range_auto);
-  const gf::Case w = gf::test::load(with("  dims: [101, 51]", kHeat, "render: {every: 10, width: 200}\n"));
+  const gf::Case w =
+      gf::test::load(with("  dims: [101, 51]", kHeat, "render: {every: 10, width: 200}\n"));
   CHECK(w.render.height == 101);
   const gf::Case big = gf::test::load(with("  dims: [4096, 2048]", kHeat, "render: {every: 10}\n"));
   CHECK(big.render.width == 1024);
@@ -257,7 +258,8 @@ TEST_CASE("1D and 2D frames: their sizes, and the resolved case reads back the s
     CHECK(render_of(again.resolved_yaml) == render_of(k->resolved_yaml));
   }
   const gf::Case r = gf::test::load(with(kDims, kHeat,
-      "render: {every: 10, interpolation: bilinear, transfer: {colormap: coolwarm, range: [-1, 2]}}\n"));
+                                         "render: {every: 10, interpolation: bilinear, transfer: "
+                                         "{colormap: coolwarm, range: [-1, 2]}}\n"));
   CHECK(r.resolved_yaml.find("render:\n  every: 10\n  width: 506\n  height: 506\n  interpolation: "
                              "bilinear\n  transfer: {colormap: coolwarm, range: [-1, 2]}") !=
         std::string::npos);
