@@ -1,13 +1,15 @@
 #include "app/validate_images.hpp"
-#include "app/common.hpp"
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <iostream>
+#include <vector>
 
+#include "app/common.hpp"
 #include "io/image.hpp"
+#include "solvers/frame_plot.hpp"
 #include "solvers/raymarch.hpp"
 
 namespace gf::app {
@@ -77,6 +79,15 @@ template <class T>
 nlohmann::json validate_frame(const Case& c, std::int64_t step, Backend<T>& cpu,
                               const Field<T>& cpu_field, Backend<T>& gpu,
                               const Field<T>& gpu_field) {
+  if (c.render.ndim < 3) {  // drawn on the host from each field's values
+    std::vector<T> hc(std::size_t(cpu_field.size())), hg(std::size_t(gpu_field.size()));
+    cpu.download(cpu_field, hc.data());
+    gpu.download(gpu_field, hg.data());
+    const auto [lo, hi] = frame_range(c.render, hc.data(), std::int64_t(hc.size()));
+    const io::Image ic = draw_frame(c.render, c.grid, hc.data(), lo, hi);
+    const io::Image ig = draw_frame(c.render, c.grid, hg.data(), lo, hi);
+    return row_of("frame", step, io::compare_images(ig, ic));
+  }
   double lo = c.render.range_lo, hi = c.render.range_hi;
   if (c.render.range_auto) {
     const FieldStats st = cpu.vec().stats(cpu_field);

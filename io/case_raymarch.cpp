@@ -26,8 +26,13 @@ using schema::Value;
 
 constexpr std::string_view kRaymarchKeys[] = {"volume", "mode",     "isovalue",  "camera",
                                               "step",   "transfer", "background"};
-constexpr std::string_view kRenderKeys[] = {"every", "mode",     "isovalue",  "camera",
-                                            "step",  "transfer", "background"};
+// render: on a 3D grid takes the first seven; on a 1D or 2D grid the
+// first, transfer and the last three (the others are refused by name).
+constexpr std::string_view kRenderKeys[] = {"every",  "mode",         "isovalue",   "camera",
+                                            "step",   "transfer",     "background", "width",
+                                            "height", "interpolation"};
+constexpr std::string_view kRender3dOnly[] = {"mode", "isovalue", "camera", "step", "background"};
+constexpr std::string_view kInterpolations[] = {"nearest", "bilinear"};
 constexpr std::string_view kVolumeKeys[] = {"expr", "sdf", "file"};
 constexpr std::string_view kFileKeys[] = {"path", "dataset"};
 constexpr std::string_view kCameraKeys[] = {"position", "look_at", "up",
@@ -256,6 +261,14 @@ void read_camera(const Value& v, const Grid& g, RaySpec& s) {
 
 void read_transfer(const Value& v, RaySpec& s) {
   const Map m = v.map(kTransferKeys);
+  if (s.ndim < 3 && m.has("density"))
+    m.key_node("density").fail(
+        fmt::format("applies to 3D grids (the opacity of a ray-marched frame); a {}",
+                    s.ndim == 2 ? "2D frame is an opaque image of the field"
+                                : "1D frame is a line plot of u against x"));
+  if (s.ndim == 1 && m.has("colormap"))
+    m.key_node("colormap")
+        .fail("applies to 2D and 3D grids; a 1D frame is a line plot of u against x, one colour");
   if (m.has("colormap")) s.colormap = m.get("colormap").choice(kColormaps);
   if (m.has("range")) {
     const Value r = m.get("range");
@@ -330,12 +343,69 @@ void read_raymarch(const Map& top, const Case& c, const fs::path& base_dir, RayS
 
 void read_render(const Map& top, const Case& c, RaySpec& out) {
   if (!top.has("render")) return;
-  if (c.grid.ndim != 3)
-    top.key_node("render").fail(fmt::format("in-situ frames need a 3D grid ({})", dims_entries(c)));
   const Map m = top.get("render").map(kRenderKeys);
   out.enabled = true;
+  out.ndim = c.grid.ndim;
   out.every = m.require("every").integer(1);
-  read_common(m, c, out);
+  if (out.ndim == 3) {
+    for (const char* k : {"width", "height", "interpolation"})
+      if (m.has(k))
+        m.key_node(k).fail(fmt::format("applies to 1D and 2D grids; a 3D frame is ray-marched{}",
+                                       std::string_view(k) == "interpolation"
+                                           ? ""
+                                           : fmt::format(", its size is camera.{}", k)));
+    read_common(m, c, out);
+    return;
+  }
+  const char* what = out.ndim == 2 ? "a 2D frame is a colormapped image of the field"
+                                   : "a 1D frame is a line plot of u against x";
+  for (std::string_view k : kRender3dOnly)
+    if (m.has(k))
+      m.key_node(k).fail(
+          fmt::format("applies to 3D grids (ray-marched frames); {} ({})", what, dims_entries(c)));
+  if (m.has("interpolation")) {
+    if (out.ndim == 1)
+      m.key_node("interpolation")
+          .fail(fmt::format("applies to 2D grids; {} ({})", what, dims_entries(c)));
+    out.interpolation = m.get("interpolation").choice(kInterpolations);
+  }
+  if (m.has("transfer")) read_transfer(m.get("transfer"), out);
+  // Sizes: given, or one pixel per grid point (2D) scaled up; one side given
+  // keeps the other in proportion.
+  std::int64_t size[2] = {0, 0};
+  for (int a = 0; a < 2; ++a) {
+    const char* side = a == 0 ? "width" : "height";
+    if (!m.has(side)) continue;
+    const Value w = m.get(side);
+    size[a] = w.integer(out.ndim == 1 ? 32 : 1);
+    if (size[a] > kMaxImageSide)
+      w.fail(fmt::format("expected at most {} pixels, got {}", kMaxImageSide, size[a]));
+  }
+  const auto [w, h] = default_frame_size(out.ndim, c.grid.n[0], c.grid.n[1], size[0], size[1]);
+  out.width = w;
+  out.height = h;
+}
+
+std::pair<std::int64_t, std::int64_t> default_frame_size(int ndim, std::int64_t nx, std::int64_t ny,
+                                                         std::int64_t width, std::int64_t height) {
+  if (ndim == 1) return {width ? width : 640, height ? height : 360};
+  // No size given: each point a k×k block with k the largest that keeps the
+  // longer side within 512 pixels (at least 1); a grid over 1024 points on a
+  // side is shrunk to 1024 on that side.
+  const std::int64_t longest = std::max(nx, ny);
+  auto clamp_side = [](double v) {
+    return std::clamp<std::int64_t>(std::llround(v), 1, kMaxImageSide);
+  };
+  if (!width && !height) {
+    if (longest > 1024)
+      return {clamp_side(double(nx) * 1024 / double(longest)),
+              clamp_side(double(ny) * 1024 / double(longest))};
+    const std::int64_t k = std::max<std::int64_t>(1, 512 / longest);
+    return {nx * k, ny * k};
+  }
+  if (!height) return {width, clamp_side(double(width) * double(ny) / double(nx))};
+  if (!width) return {clamp_side(double(height) * double(nx) / double(ny)), height};
+  return {width, height};
 }
 
 namespace {
@@ -423,6 +493,21 @@ void emit(YAML::Emitter& out, const char* key, const RaySpec& s, bool render) {
   };
   out << YAML::Key << key << YAML::Value << YAML::BeginMap;
   if (render) out << YAML::Key << "every" << YAML::Value << s.every;
+  if (render && s.ndim < 3) {  // a 2D image or a 1D line plot
+    out << YAML::Key << "width" << YAML::Value << s.width;
+    out << YAML::Key << "height" << YAML::Value << s.height;
+    if (s.ndim == 2) out << YAML::Key << "interpolation" << YAML::Value << s.interpolation;
+    out << YAML::Key << "transfer" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (s.ndim == 2) out << YAML::Key << "colormap" << YAML::Value << s.colormap;
+    out << YAML::Key << "range" << YAML::Value;
+    if (s.range_auto)
+      out << "auto";
+    else
+      out << YAML::Flow << YAML::BeginSeq << fmt::format("{}", s.range_lo)
+          << fmt::format("{}", s.range_hi) << YAML::EndSeq;
+    out << YAML::EndMap << YAML::EndMap;
+    return;
+  }
   if (!render) {
     out << YAML::Key << "volume" << YAML::Value << YAML::BeginMap;
     switch (s.volume.kind) {

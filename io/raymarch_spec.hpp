@@ -46,6 +46,12 @@ struct RayVolumeSpec {
 struct RaySpec {
   bool enabled = false;                      // render: present (always true for raymarch:)
   std::int64_t every = 0;                    // render: steps (iterations) between frames
+  // render: the grid's dimension, which says what a frame is: 3 a ray-marched
+  // volume (the camera and the keys below it), 2 a colormapped image of the
+  // field, 1 a line plot of u against x (width, height, range; 2D: colormap,
+  // interpolation). raymarch: always 3.
+  int ndim = 3;
+  std::string interpolation = "nearest";     // 2D frames: nearest | bilinear
   RayVolumeSpec volume;                      // raymarch only
   std::string mode = "emission-absorption";  // | mip | isosurface
   double isovalue = 0;
@@ -53,7 +59,7 @@ struct RaySpec {
   std::array<double, 3> position{0, 0, 0}, look_at{0, 0, 0}, up{0, 0, 1};
   bool look_at_auto = true;  // the centre of the grid
   double fov_deg = 40;       // vertical
-  std::int64_t width = 640, height = 480;
+  std::int64_t width = 640, height = 480;  // 1D/2D frames: render.width, render.height
   double step = 0.5;  // in cell widths (the smallest spacing)
   std::string colormap = "viridis";
   bool range_auto = true;  // the volume's min and max (each frame's, for render)

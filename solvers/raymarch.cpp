@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include "core/interrupt.hpp"
@@ -12,6 +13,7 @@
 #include "grid/gather.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
+#include "solvers/frame_plot.hpp"
 
 namespace gf {
 
@@ -254,8 +256,10 @@ InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
   if (c.decomp && mpi::rank() != 0) return;  // rank 0 draws
   const Grid& g = c.decomp ? c.decomp->global : c.grid;
   Backend<T>& own = backend.rank_backend();
-  renderer_.emplace(c.render, g, own, false);
-  if (c.decomp) whole_ = own.make_field(g, "the whole field, gathered for the frames");
+  if (c.render.ndim == 3) {
+    renderer_.emplace(c.render, g, own, false);
+    if (c.decomp) whole_ = own.make_field(g, "the whole field, gathered for the frames");
+  }
   std::error_code ec;
   std::filesystem::create_directories(out_dir / "frames", ec);
   if (ec)
@@ -266,6 +270,7 @@ InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
 template <class T>
 double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
                               const std::function<void(std::function<void()>)>& queue) {
+  if (c_.render.ndim < 3) return plot(step, f, queue);
   const auto t0 = Clock::now();
   const Field<T>* drawn = &f;
   if (c_.decomp) {  // every rank's owned block into the whole field, on rank 0
@@ -291,12 +296,49 @@ double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
 }
 
 template <class T>
+double InSituFrames<T>::plot(std::int64_t step, const Field<T>& f,
+                             const std::function<void(std::function<void()>)>& queue) {
+  const auto t0 = Clock::now();
+  auto host = std::make_shared<std::vector<T>>();
+  if (c_.decomp) {  // every rank's owned block into the whole field, on rank 0
+    const std::vector<unsigned char> all =
+        gather_global(*c_.decomp, download_bytes(be_, f), sizeof(T));
+    if (mpi::rank() != 0) return seconds_since(t0);
+    host->resize(all.size() / sizeof(T));
+    std::memcpy(host->data(), all.data(), all.size());
+  } else {
+    host->resize(std::size_t(f.size()));
+    be_.download(f, host->data());
+  }
+  const Grid g = c_.decomp ? c_.decomp->global : c_.grid;
+  const std::filesystem::path path = frame_path(dir_, c_.name, step);
+  auto draw = [this, host, g, path] {
+    const auto d0 = Clock::now();
+    const auto [lo, hi] = frame_range(c_.render, host->data(), std::int64_t(host->size()));
+    const io::Image img = draw_frame(c_.render, g, host->data(), lo, hi);
+    draw_us_ += std::int64_t(seconds_since(d0) * 1e6);
+    io::write_png(path, img);
+  };
+  if (queue)
+    queue(std::move(draw));
+  else
+    draw();
+  ++frames_;
+  const double s = seconds_since(t0);
+  total_s_ += s;
+  return s;
+}
+
+template <class T>
 nlohmann::json InSituFrames<T>::summary() const {
+  const double ms = c_.render.ndim == 3 ? render_ms_ : double(draw_us_.load()) / 1e3;
   return {{"frames", frames_},
           {"every", every_},
           {"image", {c_.render.width, c_.render.height}},
-          {"mode", c_.render.mode},
-          {"ms_per_frame", frames_ ? render_ms_ / double(frames_) : 0.0},
+          {"mode", c_.render.ndim == 3   ? c_.render.mode
+                   : c_.render.ndim == 2 ? std::string("image")
+                                         : std::string("line plot")},
+          {"ms_per_frame", frames_ ? ms / double(frames_) : 0.0},
           {"total_s", total_s_}};
 }
 

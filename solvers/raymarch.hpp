@@ -3,6 +3,7 @@
 // the backend that holds it, and the raymarch run itself. Written against
 // Backend<T>; knows nothing of CUDA.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -62,7 +63,10 @@ class FrameRenderer {
 };
 
 // In-situ frames of a heat, stencil or laplace run: frames/<name>_<step6>.png
-// at every multiple of render.every. Over several MPI ranks every rank calls
+// at every multiple of render.every. On a 3D grid the field is ray-marched
+// where it lives and only the image comes back; on a 1D or 2D grid the field
+// is downloaded and drawn on the host (solvers/frame_plot.hpp), with the
+// PNG, by the output writer's thread when there is one. Over several MPI ranks every rank calls
 // write() at the same steps: the owned blocks are gathered into the whole
 // field on rank 0 (gather_global), which uploads it to its own device
 // (Backend::rank_backend) and renders it there, the same image as one rank
@@ -88,8 +92,12 @@ class InSituFrames {
   std::int64_t every_;
   std::optional<FrameRenderer<T>> renderer_;  // not on MPI ranks other than 0
   Field<T> whole_;                            // rank 0 of several: the gathered field
+  // 1D and 2D: the field on the host, drawn there (with `queue`, on its thread)
+  double plot(std::int64_t step, const Field<T>& f,
+              const std::function<void(std::function<void()>)>& queue);
   std::int64_t frames_ = 0;
   double render_ms_ = 0, total_s_ = 0;
+  std::atomic<std::int64_t> draw_us_{0};  // 1D and 2D: drawing, on whichever thread
 };
 
 // The frame file of a step: frames/<name>_<step6>.png.

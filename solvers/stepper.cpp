@@ -182,7 +182,8 @@ void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]) {
 template <class T>
 MemoryNeed stepper_memory_needed(const Case& c) {
   MemoryNeed need = workload_memory_needed<T>(c);
-  if (c.render.enabled && (!c.decomp || mpi::rank() == 0)) {
+  // 1D and 2D frames are drawn on the host: nothing on the device
+  if (c.render.enabled && c.render.ndim == 3 && (!c.decomp || mpi::rank() == 0)) {
     // the in-situ frame, RGBA floats; over several ranks rank 0 draws it
     // from the whole field, gathered into a field of its own
     need.bytes += std::size_t(c.render.width) * std::size_t(c.render.height) * 16;

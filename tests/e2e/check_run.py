@@ -77,6 +77,15 @@ def check_frames(out, t, steps):
     for n in names:
         if png_size(os.path.join(out, "frames", n)) != tuple(r["image"]):
             fail(f"frames/{n} is not {r['image']}")
+        if r["mode"] in ("image", "line plot"):  # 2D and 1D frames, drawn from the field
+            px = png_pixels(os.path.join(out, "frames", n))
+            if px is None:
+                continue
+            colours = len(np.unique(px[..., :3].reshape(-1, 3), axis=0))
+            if colours < 3:
+                fail(f"frames/{n} ({r['mode']}) has {colours} colours: blank")
+            if r["mode"] == "line plot" and not (np.abs(px[..., :3] - [0.122, 0.467, 0.706]).max(axis=-1) < 0.01).any():
+                fail(f"frames/{n}: no line in the line plot")
 
 
 def main():

@@ -185,8 +185,14 @@ if(_plot_ok EQUAL 0)
             -P ${GF_E2E}/plot_bench.cmake)
   set_tests_properties("e2e: plot_bench.py draws one PNG per workload"
     PROPERTIES FIXTURES_REQUIRED bench_json)
+  # postprocess/plot.py on 1D, 2D and 3D runs' fields.h5, and its errors.
+  add_test(NAME "e2e: plot.py plots a line, an image, a slice of fields.h5"
+    COMMAND bash ${GF_E2E}/plot_fields.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
+            ${CMAKE_BINARY_DIR}/e2e_plot_fields ${GF_PYTHON})
+  set_tests_properties("e2e: plot.py plots a line, an image, a slice of fields.h5"
+    PROPERTIES ENVIRONMENT "OMP_NUM_THREADS=2")
 else()
-  message(STATUS "gridforge: no plot_bench test: matplotlib not found for ${GF_PYTHON}")
+  message(STATUS "gridforge: no plot_bench or plot.py test: matplotlib not found for ${GF_PYTHON}")
 endif()
 gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, wave, all$"
   bench --workload heat,waves --devices cpu)

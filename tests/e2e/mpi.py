@@ -34,7 +34,8 @@ compares every output step of fields.h5. Modes:
       (as deep as the thinnest block allows), each against one rank taking
       one step a pass, bit for bit; timing.json and rank 0's log say the
       depth taken.
-  render: in-situ frames (the heat movie) and a raymarch render over ranks,
+  render: in-situ frames (the heat movie; the 2D image and 1D line plot of
+      heat2d_frames and heat1d_frames) and a raymarch render over ranks,
       drawn by rank 0 from the gathered field: every frame's PNG and the
       render's image.h5 byte for byte one rank's, the fields bit for bit,
       timing.json saying the ranks; no frames folder written by other ranks.
@@ -438,6 +439,25 @@ def mode_render():
         t = json.load(open(os.path.join(out, "timing.json")))
         if t.get("ranks") != np_ or t.get("render", {}).get("frames") != 3:
             fail(f"{tag}: timing.json ranks {t.get('ranks')}, render {t.get('render')}")
+    # 2D images and 1D line plots, drawn on rank 0 from the gathered field
+    short = ["heat.steps=40", "render.every=20", "output.every=20", "output.formats=[hdf5]"]
+    for case, splits in (("heat2d_frames", ((2, [2, 1]), (3, [1, 3]))), ("heat1d_frames", ((2, None),))):
+        ref = os.path.join(BASE, case + "_np1")
+        shutil.rmtree(ref, ignore_errors=True)
+        run(f"cases/{case}.yaml", ref, *short)
+        frames = sorted("frames/" + n for n in os.listdir(os.path.join(ref, "frames")))
+        if len(frames) != 3:
+            fail(f"{case}: one rank drew {frames}")
+        for np_, ranks in splits:
+            if MAXNP and np_ > MAXNP:
+                continue
+            tag = f"{case}_np{np_}"
+            out = os.path.join(BASE, tag)
+            shutil.rmtree(out, ignore_errors=True)
+            extra = [] if ranks is None else [f"grid.ranks=[{','.join(map(str, ranks))}]"]
+            run(f"cases/{case}.yaml", out, *short, *extra, np_=np_)
+            compare(ref, out, tag)
+            same_files(ref, out, frames, tag + " frames")
     # a raymarch case: rank 0 renders, the others wait
     args = ["grid.dims=[40,36,32]", "raymarch.camera.width=96", "raymarch.camera.height=64"]
     ref = os.path.join(BASE, "cloud_np1")

@@ -198,8 +198,72 @@ TEST_CASE("a GPU number too large for an int is a case error", "[case]") {
 TEST_CASE("sections of other workloads, and render on a grid it cannot draw", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "laplace: {method: jacobi}\n")) ==
         "case.yaml:7:1: laplace: section 'laplace' does not apply to workload heat");
-  CHECK(error_of(with(kDims, kHeat, "render: {every: 10}\n")) ==
-        "case.yaml:7:1: render: in-situ frames need a 3D grid (grid.dims has 2 entries)");
+  // 1D and 2D frames are images drawn from the field: the ray marcher's keys
+  // are refused by name, and the image's keys on a 3D grid.
+  CHECK(error_of(with(kDims, kHeat, "render: {every: 10}\n")) == "(no error)");
+  CHECK(error_of(with(kDims, kHeat, "render: {every: 10, camera: {position: [2, 2, 2]}}\n")) ==
+        "case.yaml:7:21: render.camera: applies to 3D grids (ray-marched frames); a 2D frame is "
+        "a colormapped image of the field (grid.dims has 2 entries)");
+  CHECK(error_of(with(kDims, kHeat, "render: {every: 10, transfer: {density: 3}}\n")) ==
+        "case.yaml:7:32: render.transfer.density: applies to 3D grids (the opacity of a "
+        "ray-marched frame); a 2D frame is an opaque image of the field");
+  CHECK(error_of(with(kDims, kHeat, "render: {every: 10, interpolation: cubic}\n")) ==
+        "case.yaml:7:36: render.interpolation: expected one of nearest, bilinear, got 'cubic'");
+  CHECK(error_of(with(kDims, kHeat, "render: {every: 10, width: 0}\n")) ==
+        "case.yaml:7:28: render.width: expected an integer ≥ 1, got 0");
+  CHECK(error_of(with("  dims: [11]", kHeat, "render: {every: 10, transfer: {colormap: jet}}\n")) ==
+        "case.yaml:7:32: render.transfer.colormap: applies to 2D and 3D grids; a 1D frame is a "
+        "line plot of u against x, one colour");
+  CHECK(error_of(with("  dims: [11]", kHeat, "render: {every: 10, interpolation: nearest}\n")) ==
+        "case.yaml:7:21: render.interpolation: applies to 2D grids; a 1D frame is a line plot of u "
+        "against x (grid.dims has 1 entry)");
+  CHECK(error_of(with("  dims: [11]", kHeat, "render: {every: 10, mode: mip}\n")) ==
+        "case.yaml:7:21: render.mode: applies to 3D grids (ray-marched frames); a 1D frame is a "
+        "line plot of u against x (grid.dims has 1 entry)");
+  CHECK(error_of(with("  dims: [11]", kHeat, "render: {every: 10, height: 31}\n")) ==
+        "case.yaml:7:29: render.height: expected an integer ≥ 32, got 31");
+  CHECK(error_of(with("  dims: [5, 5, 5]", kHeat,
+                      "render: {every: 10, width: 64, camera: {position: [2, 2, 2]}}\n")) ==
+        "case.yaml:7:21: render.width: applies to 1D and 2D grids; a 3D frame is ray-marched, its "
+        "size is camera.width");
+}
+
+TEST_CASE("1D and 2D frames: their sizes, and the resolved case reads back the same", "[case]") {
+  // No size: one pixel a point, k×k blocks up to 512 pixels; one side: the other in proportion.
+  CHECK(gf::test::load(with(kDims, kHeat, "render: {every: 10}\n")).render.width == 11 * 46);
+  const gf::Case c = gf::test::load(with("  dims: [101, 51]", kHeat, "render: {every: 10}\n"));
+  CHECK(c.render.ndim == 2);
+  CHECK(c.render.width == 505);
+  CHECK(c.render.height == 255);
+  CHECK(c.render.interpolation == "nearest");
+  CHECK(c.render.range_auto);
+  const gf::Case w =
+      gf::test::load(with("  dims: [101, 51]", kHeat, "render: {every: 10, width: 200}\n"));
+  CHECK(w.render.height == 101);
+  const gf::Case big = gf::test::load(with("  dims: [4096, 2048]", kHeat, "render: {every: 10}\n"));
+  CHECK(big.render.width == 1024);
+  CHECK(big.render.height == 512);
+  const gf::Case line = gf::test::load(with("  dims: [11]", kHeat, "render: {every: 3}\n"));
+  CHECK(line.render.ndim == 1);
+  CHECK(line.render.width == 640);
+  CHECK(line.render.height == 360);
+  // (Only the render section: the heat section's dt comment says "auto" the first time.)
+  auto render_of = [](const std::string& y) {
+    const std::size_t a = y.find("render:"), b = y.find("output:");
+    return a == std::string::npos ? std::string() : y.substr(a, b - a);
+  };
+  for (const gf::Case* k : {&c, &w, &line}) {
+    const gf::Case again = gf::test::load(k->resolved_yaml);
+    CHECK(!render_of(k->resolved_yaml).empty());
+    CHECK(render_of(again.resolved_yaml) == render_of(k->resolved_yaml));
+  }
+  const gf::Case r = gf::test::load(with(kDims, kHeat,
+                                         "render: {every: 10, interpolation: bilinear, transfer: "
+                                         "{colormap: coolwarm, range: [-1, 2]}}\n"));
+  CHECK(r.resolved_yaml.find("render:\n  every: 10\n  width: 506\n  height: 506\n  interpolation: "
+                             "bilinear\n  transfer: {colormap: coolwarm, range: [-1, 2]}") !=
+        std::string::npos);
+  CHECK(render_of(gf::test::load(r.resolved_yaml).resolved_yaml) == render_of(r.resolved_yaml));
 }
 
 TEST_CASE("out-of-range values", "[case]") {
