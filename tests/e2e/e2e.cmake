@@ -266,3 +266,12 @@ if(GRIDFORGE_MPI AND GF_PYTHON AND GF_MPIEXEC)
       ENVIRONMENT "GF_MPIRUN=${GF_MPIEXEC}" TIMEOUT 600)
   endforeach()
 endif()
+
+# The README's "Your first case", taken from README.md and followed as a new
+# user would (issue 25): run, override, look, typo, compare, Ctrl-C and the
+# printed resume command, a second run into the folder.
+if(GF_PYTHON)
+  add_test(NAME "e2e: README your first case"
+    COMMAND bash ${GF_E2E}/readme_first_case.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
+            ${CMAKE_BINARY_DIR}/e2e_readme ${GF_PYTHON})
+endif()
