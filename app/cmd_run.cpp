@@ -497,7 +497,11 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d,
   // The exact command that continues this run: the checkpoint holds the
   // resolved case, overrides included, and a restart's folder is the
   // checkpoint's. A device named on the command line is named again.
-  opts.resume = "gridforge run --restart " + shell_word((out / kCheckpointFile).string());
+  // The program as it was typed (build/gridforge, or gridforge found on PATH),
+  // under mpirun with the same number of ranks.
+  opts.resume = (mpi::size() > 1 ? fmt::format("mpirun -np {} ", mpi::size()) : std::string()) +
+                shell_word(a.program.empty() ? std::string("gridforge") : a.program) +
+                " run --restart " + shell_word((out / kCheckpointFile).string());
   if (a.device) opts.resume += " --device " + shell_word(*a.device);
   opts.started = [&folder] { folder.started(); };
   nlohmann::json timing;

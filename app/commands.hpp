@@ -17,6 +17,7 @@ struct RunArgs {
   bool dry_run = false, quiet = false, json = false;
   bool overwrite = false;  // replace the files of another run in the output folder
   std::string command_line;
+  std::string program;  // argv[0], for the command that continues the run
 };
 int cmd_run(const RunArgs& a);
 

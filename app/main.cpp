@@ -273,6 +273,7 @@ int main(int argc, char** argv) {
                              "e.g. gridforge run cases/heat1d_rod.yaml --device cpu "
                              "(gridforge run --help for the options)");
       run.command_line = joined_command_line(argc, argv);
+      run.program = argv[0];
       return leave(cmd_run(run), true);
     }
     if (v->parsed()) {

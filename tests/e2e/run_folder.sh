@@ -114,10 +114,11 @@ restart_alone)
   msg=$(tail -1 "$work/err")
   echo "interrupted: exit $rc: $msg"
   [ $rc = 130 ] || fail "exit $rc, expected 130"
-  [[ $msg =~ "; continue with: gridforge run --restart '$d/checkpoint.h5' --device cpu"$ ]] ||
+  # the program as it was typed ($gf, a full path here), so the command runs as printed
+  [[ $msg =~ "; continue with: $gf run --restart '$d/checkpoint.h5' --device cpu"$ ]] ||
     fail "the message does not end with the resume command"
-  resume=${msg##*continue with: gridforge}
-  (cd "$work" && eval "\"$gf\"$resume --quiet") || fail "the resume command failed"
+  resume=${msg##*continue with: }
+  (cd "$work" && eval "$resume --quiet") || fail "the resume command failed"
   "$py" - "$d" "$work/whole" <<'EOF' || fail "the resumed run differs from the uninterrupted one"
 import sys, os, h5py, numpy as np
 a, b = (h5py.File(os.path.join(p, "fields.h5")) for p in sys.argv[1:])
@@ -137,7 +138,7 @@ EOF
     output.checkpoint_every=50 --out "$l" 2>&1); rc=$?
   echo "laplace: exit $rc: $err"
   [ $rc = 1 ] || fail "laplace: exit $rc"
-  [[ $err =~ "; continue with: gridforge run --restart $l/checkpoint.h5 --device cpu laplace.max_iters=200"$ ]] ||
+  [[ $err =~ "; continue with: $gf run --restart $l/checkpoint.h5 --device cpu laplace.max_iters=200"$ ]] ||
     fail "laplace: no resume command"
   "$gf" run --restart "$l/checkpoint.h5" --device cpu --quiet laplace.max_iters=100000 || fail "laplace resumed"
   # Without a case file and without --restart: still the usage error.
