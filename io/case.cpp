@@ -20,6 +20,7 @@
 #include "io/case_sections.hpp"
 #include "io/case_text.hpp"
 #include "io/input_file.hpp"
+#include "io/output.hpp"
 #include "io/workload.hpp"
 
 namespace gf {
@@ -333,12 +334,66 @@ std::string emit_resolved(const Case& c) {
   return std::string(out.c_str()) + "\n";
 }
 
+namespace {
+
+// A raymarch of a file written by gridforge (a run's fields.h5): the grid's
+// dims, spacing and origin the case leaves out are the file's, as if given on
+// the command line (docs/cases.md#raymarch). Anything unusual (no such file,
+// not 3D, not a gridforge file) is left to the usual checks.
+void grid_from_volume_file(YAML::Node root, Sources& src, const fs::path& base_dir) {
+  auto map_at = [](YAML::Node n, std::initializer_list<const char*> keys) -> YAML::Node {
+    for (const char* k : keys) {
+      if (!n.IsMap() || !n[k].IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
+      n = n[k];
+    }
+    return n;
+  };
+  if (!root.IsMap() || !root["workload"].IsDefined() || !root["workload"].IsScalar() ||
+      root["workload"].Scalar() != "raymarch")
+    return;
+  const YAML::Node path = map_at(root, {"raymarch", "volume", "file", "path"});
+  if (!path.IsDefined() || !path.IsScalar()) return;
+  YAML::Node grid = root["grid"];
+  if (grid.IsDefined() && !grid.IsMap()) return;
+  auto given = [&](const char* k) { return grid.IsDefined() && grid.IsMap() && grid[k].IsDefined(); };
+  if (given("dims") && (given("extent") || given("spacing")) && given("origin")) return;
+  fs::path file(path.Scalar());
+  if (file.is_relative()) file = base_dir / file;
+  io::StepsListing l;
+  try {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) return;
+    l = io::h5_list_steps(file.string());
+  } catch (const Error&) {
+    return;
+  }
+  if (l.dims.size() != 3) return;
+  auto seq = [&](const auto& v) {
+    YAML::Node s(YAML::NodeType::Sequence);
+    s.SetStyle(YAML::EmitterStyle::Flow);
+    for (const auto& x : v) s.push_back(x);
+    src.add_command_line(s);
+    return s;
+  };
+  if (!grid.IsDefined()) {
+    root["grid"] = YAML::Node(YAML::NodeType::Map);
+    grid = root["grid"];
+  }
+  if (!given("dims")) grid["dims"] = seq(l.dims);
+  if (!given("extent") && !given("spacing") && l.spacing.size() == 3) grid["spacing"] = seq(l.spacing);
+  if (!given("origin") && l.origin.size() == 3) grid["origin"] = seq(l.origin);
+}
+
+}  // namespace
+
 Case load_case_text(const std::string& text, const std::string& label,
                     const std::vector<std::string>& overrides, const std::string& base_dir) {
   YAML::Node root = parse_document(text, label);
   Sources src(label);
   src.set_root(root);
   apply_overrides(root, overrides, src);
+  const fs::path base = base_dir.empty() ? fs::path(".") : fs::path(base_dir);
+  grid_from_volume_file(root, src, base);
   return read_case(root, src, base_dir.empty() ? fs::path(".") : fs::path(base_dir));
 }
 

@@ -664,6 +664,14 @@ StepsListing h5_list_steps(const std::string& path) {
     if (nd < 1 || nd > 3) throw H5Failure("its 'dims' attribute is not 1 to 3 numbers");
     l.dims.resize(std::size_t(nd));
     h5_ok(H5Aread(a.get(), H5T_NATIVE_INT64, l.dims.data()), "cannot read 'dims'");
+    for (auto [key, out] : {std::pair{"spacing", &l.spacing}, std::pair{"origin", &l.origin}}) {
+      if (H5Aexists(file.get(), key) <= 0) continue;
+      H5Handle at = h5_own(H5Aopen(file.get(), key, H5P_DEFAULT), H5Aclose, "cannot open attribute");
+      H5Handle sp = h5_own(H5Aget_space(at.get()), H5Sclose, "cannot read attribute");
+      if (H5Sget_simple_extent_npoints(sp.get()) != nd) continue;
+      out->resize(std::size_t(nd));
+      h5_ok(H5Aread(at.get(), H5T_NATIVE_DOUBLE, out->data()), "cannot read attribute");
+    }
     std::vector<std::string> names;
     H5Handle g = h5_own(H5Gopen2(file.get(), "/steps", H5P_DEFAULT), H5Gclose, "no group '/steps'");
     h5_ok(H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names),

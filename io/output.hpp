@@ -118,6 +118,7 @@ struct StepsListing {
     std::vector<Field> fields;
   };
   std::vector<std::int64_t> dims;
+  std::vector<double> spacing, origin;  // per axis, x first (empty when the file has none)
   std::vector<Step> steps;
 };
 StepsListing h5_list_steps(const std::string& path);

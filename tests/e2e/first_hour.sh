@@ -6,7 +6,8 @@
 #   memory  a dry run that does not fit says it once
 #   summary a solve's last line: fft is a direct solve, "1 iteration"
 #   compare gridforge compare of two runs (same, different, other steps,
-#           not a run); a missing dataset lists what the file holds
+#           not a run); a missing dataset lists what the file holds; a
+#           raymarch of a run's fields.h5 takes its grid from the file
 # Usage: first_hour.sh GRIDFORGE SOURCE_DIR OUT PYTHON MODE
 set -u
 gf=$1 src=$2 out=$3 py=$4 mode=$5
@@ -133,6 +134,17 @@ compare)
     fail "missing step: $rc $e"
   run run $case --device cpu --dry-run "initial={file: {path: $out/a/fields.h5, dataset: /steps/000000/v}}"
   [ "$rc" = 2 ] && [[ "$e" == *"; '/steps/000000' holds u" ]] || fail "missing field: $rc $e"
+  # raymarch a run's fields.h5 without repeating its grid (grid: removed)
+  run run cases/heat3d_hotspot.yaml --device cpu --quiet "grid.dims=[12,10,8]" "grid.extent=[2,1,1]" \
+    heat.steps=10 output.every=10 --out "$out/h3"
+  [ "$rc" = 0 ] || fail "3D run: $e"
+  vol="raymarch.volume={file: {path: $out/h3/fields.h5, dataset: /steps/000010/u}}"
+  run run cases/raymarch_cloud.yaml --device cpu grid=null "$vol" --dry-run
+  [ "$rc" = 0 ] || fail "raymarch of fields.h5 without grid: $rc $e"
+  [[ "$o" == *"dims: [12, 10, 8]"* && "$o" == *"spacing: ["*"0.1818"* ]] || fail "raymarch grid from the file: $o"
+  run run cases/raymarch_cloud.yaml --device cpu grid=null "$vol" raymarch.camera.width=32 \
+    raymarch.camera.height=24 --quiet --out "$out/rm"
+  [ "$rc" = 0 ] && [ -s "$out/rm/raymarch_cloud.png" ] || fail "raymarch run: $rc $e"
   ;;
 summary)
   run run cases/poisson3d_periodic.yaml --device cpu "grid.dims=[16,16,16]" --out "$out/fft"
