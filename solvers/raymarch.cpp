@@ -13,6 +13,7 @@
 #include "grid/gather.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
+#include "solvers/input_values.hpp"
 #include "solvers/frame_plot.hpp"
 
 namespace gf {
@@ -126,22 +127,9 @@ std::vector<T> raymarch_volume(const Case& c) {
                         fmt::format("dataset '{}' in '{}' has {} values; the grid has {}",
                                     vol.dataset, vol.path, d.size(), v.size()));
       // NaN, Inf or a float32 overflow would draw an empty or black image.
-      for (std::size_t q = 0; q < d.size(); ++q) {
-        const T x = static_cast<T>(d[q]);
-        if (std::isfinite(x)) {
-          v[q] = x;
-          continue;
-        }
-        std::int64_t ijk[3];
-        g.layout().position(std::int64_t(q), ijk[0], ijk[1], ijk[2]);
-        throw CaseError(
-            SourceLoc{c.file}, "raymarch.volume.file",
-            fmt::format("dataset '{}' in '{}': the value at point ({}, {}, {}): {}", vol.dataset,
-                        vol.path, ijk[0], ijk[1], ijk[2],
-                        std::isfinite(d[q]) ? fmt::format("{:g} does not fit in {}", d[q],
-                                                          to_string(precision_of<T>()))
-                                            : fmt::format("{} is not a finite number", d[q])));
-      }
+      check_values<T>(d, g, SourceLoc{c.file}, "raymarch.volume.file",
+                      fmt::format("dataset '{}' in '{}'", vol.dataset, vol.path));
+      for (std::size_t q = 0; q < d.size(); ++q) v[q] = static_cast<T>(d[q]);
       break;
     }
   }

@@ -13,6 +13,7 @@
 #include "grid/decomp.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
+#include "solvers/input_values.hpp"
 
 namespace gf {
 
@@ -27,33 +28,6 @@ void for_each_face_point(const Grid& g, int f, auto&& fn) {
   for (std::int64_t k = lo[2]; k < hi[2]; ++k)
     for (std::int64_t j = lo[1]; j < hi[1]; ++j)
       for (std::int64_t i = lo[0]; i < hi[0]; ++i) fn(i, j, k);
-}
-
-// What is wrong with a value v read as T, or "" when nothing: NaN/Inf, or
-// finite in double but out of T's range.
-template <class T>
-std::string not_a_value(double v) {
-  if (!std::isfinite(v)) return fmt::format("{} is not a finite number", v);
-  if (!std::isfinite(static_cast<T>(v)))
-    return fmt::format("{:g} does not fit in {}", v, to_string(precision_of<T>()));
-  return "";
-}
-
-// Input data must be finite in the run's precision: a NaN, an Inf or a
-// float32 overflow would only show up later as a divergence (exit 1) or an
-// empty image. The first bad value, by its point.
-template <class T>
-void check_values(const std::vector<double>& v, const Grid& g, const SourceLoc& loc,
-                  const std::string& key, const std::string& what) {
-  for (std::size_t q = 0; q < v.size(); ++q) {
-    const std::string bad = not_a_value<T>(v[q]);
-    if (bad.empty()) continue;
-    std::int64_t ijk[3] = {0, 0, 0};
-    g.layout().position(std::int64_t(q), ijk[0], ijk[1], ijk[2]);
-    throw CaseError(loc, key,
-                    fmt::format("{}: the value at point ({}): {}", what,
-                                fmt::join(ijk, ijk + g.ndim, ", "), bad));
-  }
 }
 
 template <class T>
