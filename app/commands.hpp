@@ -14,6 +14,7 @@ struct RunArgs {
   std::optional<std::string> out;
   std::optional<std::string> restart;  // checkpoint.h5 to continue from
   std::optional<std::string> time_block;  // heat.time_block or stencil.time_block
+  std::optional<std::string> threads;     // --threads: the CPU path's most threads
   bool dry_run = false, quiet = false, json = false;
   std::string command_line;
 };
@@ -27,6 +28,7 @@ struct ValidateArgs {
   std::optional<std::string> time_block;  // heat.time_block or stencil.time_block
   std::optional<std::string> device;  // the GPU side: cuda | cuda:N
   std::optional<std::string> out;     // folder of validation.json
+  std::optional<std::string> threads;  // --threads: the CPU side's most threads
   bool quiet = false, json = false;
 };
 int cmd_validate(const ValidateArgs& a);
@@ -42,11 +44,12 @@ struct BenchArgs {
   std::optional<std::string> stencil;  // stencil preset; default star5 (2D) / star7 (3D)
   std::string time_block = "1";      // heat: comma list of explicit steps per pass
   std::string out = "out/bench";
+  std::optional<std::string> threads;  // --threads: the CPU rows' most threads
   bool quiet = false, json = false;
   std::string command_line;
 };
 int cmd_bench(const BenchArgs& a);
 
-int cmd_info(bool json);
+int cmd_info(bool json, const std::optional<std::string>& threads);
 
 }  // namespace gf::app
