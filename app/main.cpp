@@ -43,7 +43,12 @@ void wait_passively(int argc, char** argv) {
   if (cmd != "run" && cmd != "validate" && cmd != "bench") return;
   setenv("OMP_WAIT_POLICY", "passive", 1);
   setenv("GRIDFORGE_WAIT_POLICY_SET", "1", 1);  // for run.json: gridforge chose it
-  execv("/proc/self/exe", argv);
+  // the program's own path, not /proc/self/exe: the process keeps its name (ps, top)
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return;
+  self[n] = '\0';
+  execv(self, argv);
 }
 
 // Over several MPI ranks: errors every rank meets alike (a bad case, a run

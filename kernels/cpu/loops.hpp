@@ -223,10 +223,13 @@ void time_block_cpu(const Op& a, int k, const FieldView<const T>& in, const Fiel
   // Every plane of every level ends at a barrier: the team is what one plane
   // feeds (half the usual grain, a plane being a pass's unit of work), and
   // no more threads than the plane has pieces. A small grid's pass runs on
-  // one thread, with no barrier to wait at.
+  // one thread outside any parallel region, where the `omp for` below has no
+  // barrier at all: inside one, even a team of one thread ends each plane
+  // with a futex call (libgomp), and a 65² Jacobi pass of 2 sweeps spent
+  // most of its time there (issue 25: 30 times the one-sweep time).
   const int team = int(std::min<std::int64_t>(threads_for(nx * ny, kPointsPerThread / 2),
                                               ny * pieces));
-#pragma omp parallel num_threads(team)
+  const auto wavefront = [&] {
   for (std::int64_t z = lo(1); z < hi(1) + k - 1; ++z)
     for (int l = 1; l <= k; ++l) {
       const std::int64_t p = z - (l - 1);
@@ -281,6 +284,13 @@ void time_block_cpu(const Op& a, int k, const FieldView<const T>& in, const Fiel
         if (i1 == nx) point(nx - 1);
       }
     }
+  };
+  if (team > 1) {
+#pragma omp parallel num_threads(team)
+    wavefront();
+  } else {
+    wavefront();
+  }
 }
 
 // The steps a pass takes where the grid has passes (fits): asked when it is
