@@ -48,7 +48,7 @@ std::string human_bytes(double bytes);
 // --threads N (run, validate, bench, info): the most threads the CPU path
 // takes, for this process (OpenMP's omp_set_num_threads; without it,
 // OMP_NUM_THREADS or one per core). A loop takes fewer on a small grid
-// (kernels/cpu/threads.hpp). A UsageError (exit 2) for anything but a whole
+// (core/threads.hpp). A UsageError (exit 2) for anything but a whole
 // number from 1 to kMaxThreads.
 inline constexpr int kMaxThreads = 4096;
 void apply_threads(const std::optional<std::string>& threads);

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "io/case_schema.hpp"
-#include "kernels/cpu/threads.hpp"
+#include "core/threads.hpp"
 
 namespace gf {
 

@@ -8,7 +8,7 @@
 #include <fmt/core.h>
 
 #include "io/workload.hpp"
-#include "kernels/cpu/threads.hpp"
+#include "core/threads.hpp"
 #include "kernels/device.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/prepare.hpp"
@@ -258,7 +258,7 @@ nlohmann::json bench_row_json(const BenchRow& r) {
       {"workload", r.item.workload},
       {"method", r.item.method},
       {"time_block", r.item.time_block},
-      // a CPU row's loops: the threads its grid feeds (kernels/cpu/threads.hpp)
+      // a CPU row's loops: the threads its grid feeds (core/threads.hpp)
       {"threads", r.device == "cpu" ? nlohmann::json(cpu::threads_for(r.points)) : nlohmann::json()},
       {"dims", r.item.dims},
       {"size", r.item.size},

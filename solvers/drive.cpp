@@ -16,7 +16,7 @@
 #include "core/progress.hpp"
 #include "grid/gather.hpp"
 #include "io/output.hpp"
-#include "kernels/cpu/threads.hpp"
+#include "core/threads.hpp"
 #include "solvers/output_writer.hpp"
 #include "solvers/raymarch.hpp"
 #include "solvers/registry.hpp"

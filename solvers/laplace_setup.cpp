@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "io/expression.hpp"
-#include "kernels/cpu/threads.hpp"
+#include "core/threads.hpp"
 
 namespace gf {
 

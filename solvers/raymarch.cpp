@@ -10,7 +10,7 @@
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
 #include "grid/gather.hpp"
-#include "kernels/cpu/threads.hpp"
+#include "core/threads.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
 

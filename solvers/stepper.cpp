@@ -15,7 +15,7 @@
 #include "grid/decomp.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
-#include "kernels/cpu/threads.hpp"
+#include "core/threads.hpp"
 
 namespace gf {
 

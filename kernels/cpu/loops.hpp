@@ -14,7 +14,7 @@
 #include "grid/grid.hpp"
 #include "grid/view.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/cpu/threads.hpp"
+#include "core/threads.hpp"
 #include "kernels/ops/boundary.hpp"
 #include "kernels/ops/time_block.hpp"
 

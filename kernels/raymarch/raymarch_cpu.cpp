@@ -2,7 +2,7 @@
 #include <stdexcept>
 
 #include "kernels/exec.hpp"
-#include "kernels/cpu/threads.hpp"
+#include "core/threads.hpp"
 #include "kernels/raymarch/raymarch_exec.hpp"
 
 namespace gf {

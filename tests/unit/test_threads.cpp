@@ -3,7 +3,7 @@
 
 #include <omp.h>
 
-#include "kernels/cpu/threads.hpp"
+#include "core/threads.hpp"
 #include "solvers/stepper.hpp"
 
 using namespace gf;
