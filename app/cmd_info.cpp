@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "app/commands.hpp"
+#include "app/common.hpp"
 #include "gf_version.hpp"
 #include "io/versions.hpp"
 #include "kernels/device.hpp"
@@ -19,7 +20,7 @@ std::string cuda_version_str(int v) {
 }
 }  // namespace
 
-int cmd_info(bool json) {
+int cmd_info(bool json, const std::optional<std::string>& threads) {
   const CudaStatus& st = cuda_status();
   nlohmann::json gpus = nlohmann::json::array();
   for (const GpuInfo& g : st.gpus)
@@ -40,6 +41,7 @@ int cmd_info(bool json) {
       {"gpus", gpus},
       {"gpu_unusable_reason", st.why_unusable},
       {"cpu_threads", omp_get_max_threads()},
+      {"cpu_threads_from", threads_json(threads)["from"]},
       {"libraries", io::library_versions()},
   };
   if (json) {
@@ -58,7 +60,8 @@ int cmd_info(bool json) {
                              "{:.1f} GiB total, {:.1f} GiB free\n",
                              g.index, g.name, g.cc_major, g.cc_minor, g.multiprocessors,
                              g.memory_total / 1073741824.0, g.memory_free / 1073741824.0);
-  std::cout << fmt::format("CPU threads: {}\n", omp_get_max_threads());
+  std::cout << fmt::format("CPU threads: {} (from {}; small grids take fewer)\n",
+                           omp_get_max_threads(), j["cpu_threads_from"].get<std::string>());
   const auto& lib = j["libraries"];
   std::cout << fmt::format("HDF5 {}, VTK {}, yaml-cpp {}\n", lib["hdf5"].get<std::string>(),
                            lib["vtk"].get<std::string>(), lib["yaml-cpp"].get<std::string>());

@@ -143,6 +143,7 @@ nlohmann::json run_info(const Case& c, const RunArgs& a, const std::string& devi
           {"command_line", a.command_line}, {"device", device},
           {"case_file", c.file},         {"case", c.resolved_yaml},
           {"start_time", start},         {"end_time", nullptr},
+          {"threads", threads_json(a.threads)},
           {"status", "running"}};
 }
 

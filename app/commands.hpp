@@ -14,6 +14,7 @@ struct RunArgs {
   std::optional<std::string> out;
   std::optional<std::string> restart;  // checkpoint.h5 to continue from
   std::optional<std::string> time_block;  // heat.time_block or stencil.time_block
+  std::optional<std::string> threads;     // --threads: the CPU path's most threads
   bool dry_run = false, quiet = false, json = false;
   bool overwrite = false;  // replace the files of another run in the output folder
   std::string command_line;
@@ -29,6 +30,7 @@ struct ValidateArgs {
   std::optional<std::string> time_block;  // heat.time_block or stencil.time_block
   std::optional<std::string> device;  // the GPU side: cuda | cuda:N
   std::optional<std::string> out;     // folder of validation.json
+  std::optional<std::string> threads;  // --threads: the CPU side's most threads
   bool quiet = false, json = false;
 };
 int cmd_validate(const ValidateArgs& a);
@@ -44,6 +46,7 @@ struct BenchArgs {
   std::optional<std::string> stencil;  // stencil preset; default star5 (2D) / star7 (3D)
   std::string time_block = "1";      // heat: comma list of explicit steps per pass
   std::string out = "out/bench";
+  std::optional<std::string> threads;  // --threads: the CPU rows' most threads
   bool quiet = false, json = false;
   std::string command_line;
 };
@@ -56,6 +59,6 @@ struct CompareArgs {
 };
 int cmd_compare(const CompareArgs& a);
 
-int cmd_info(bool json);
+int cmd_info(bool json, const std::optional<std::string>& threads);
 
 }  // namespace gf::app

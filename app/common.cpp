@@ -1,6 +1,10 @@
 #include "app/common.hpp"
 
+#include <omp.h>
+
 #include <charconv>
+#include <cstdlib>
+#include <string>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -94,6 +98,31 @@ std::string joined_command_line(int argc, char** argv) {
     s += argv[i];
   }
   return s;
+}
+
+void apply_threads(const std::optional<std::string>& threads) {
+  if (!threads) return;
+  const std::string& s = *threads;
+  int n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || end != s.data() + s.size() || n < 1 || n > kMaxThreads)
+    throw UsageError(fmt::format("command line: --threads: '{}' is not a whole number of threads "
+                                 "from 1 to {}",
+                                 s, kMaxThreads));
+  omp_set_num_threads(n);
+}
+
+nlohmann::json threads_json(const std::optional<std::string>& threads) {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  // how idle threads wait (app/main.cpp, wait_passively)
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  std::string wait = policy ? std::string(policy) : spin ? "GOMP_SPINCOUNT=" + std::string(spin)
+                                                         : "libgomp's default";
+  if (policy && std::getenv("GRIDFORGE_WAIT_POLICY_SET")) wait += " (gridforge's default)";
+  return {{"max", omp_get_max_threads()},
+          {"from", threads ? "--threads" : (env && *env) ? "OMP_NUM_THREADS" : "cores"},
+          {"wait_policy", wait}};
 }
 
 std::string now_iso8601() {

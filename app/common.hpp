@@ -70,6 +70,17 @@ FieldDiff field_diff(const std::vector<T>& got, const std::vector<T>& ref,
   return {mx, std::sqrt(num) / std::max(std::sqrt(den), floor)};
 }
 
+// --threads N (run, validate, bench, info): the most threads the CPU path
+// takes, for this process (OpenMP's omp_set_num_threads; without it,
+// OMP_NUM_THREADS or one per core). A loop takes fewer on a small grid
+// (core/threads.hpp). A UsageError (exit 2) for anything but a whole
+// number from 1 to kMaxThreads.
+inline constexpr int kMaxThreads = 4096;
+void apply_threads(const std::optional<std::string>& threads);
+// {"max": the most threads, "from": "--threads", "OMP_NUM_THREADS" or
+// "cores"}: for run.json, bench.json and info.
+nlohmann::json threads_json(const std::optional<std::string>& threads);
+
 // The case with its overrides and, when given, --time-block as the override
 // heat.time_block=VALUE or stencil.time_block=VALUE (a UsageError for a case
 // of another workload), prepared for the solvers (solvers/prepare.hpp)

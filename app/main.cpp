@@ -3,7 +3,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <unistd.h>
+
 #include <cctype>
+#include <cstdlib>
 #include <iostream>
 #include <new>
 #include <string>
@@ -22,6 +25,31 @@
 #include "io/case_schema.hpp"
 
 namespace {
+
+// OpenMP's threads, their loop done, spin (busy-wait) for the next one before
+// they sleep: libgomp spins 300000 rounds by default. On cores that something
+// else also uses, a spinning thread burns the time its descheduled team-mate
+// needs to reach the barrier, and a 64³ heat run beside two busy processes
+// took 15 times longer than with OMP_WAIT_POLICY=passive (issue 25;
+// docs/performance.md, "The CPU path on a shared machine"). So the commands
+// that compute (run, validate, bench) wait passively unless the user chose
+// (OMP_WAIT_POLICY or GOMP_SPINCOUNT set). libgomp reads its environment once,
+// when it is loaded, before main: the setting takes a new start of this
+// program (exec, same process), which costs a few ms. Where exec fails the
+// run goes on with libgomp's default.
+void wait_passively(int argc, char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT") || argc < 2) return;
+  const std::string cmd = argv[1];
+  if (cmd != "run" && cmd != "validate" && cmd != "bench") return;
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  setenv("GRIDFORGE_WAIT_POLICY_SET", "1", 1);  // for run.json: gridforge chose it
+  // the program's own path, not /proc/self/exe: the process keeps its name (ps, top)
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return;
+  self[n] = '\0';
+  execv(self, argv);
+}
 
 // Over several MPI ranks: errors every rank meets alike (a bad case, a run
 // that diverged or did not converge: found from global values) end each rank
@@ -142,6 +170,7 @@ int report(const gf::Error& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  wait_passively(argc, argv);
   using namespace gf::app;
   CLI::App app{"gridforge: simulations on structured grids, on the GPU or the CPU"};
   app.name("gridforge");
@@ -151,6 +180,9 @@ int main(int argc, char** argv) {
   app.footer("Example: gridforge run cases/heat1d_rod.yaml --device cpu\n"
              "         gridforge help run (or gridforge run --help) for a command's options");
 
+  constexpr const char* kThreadsHelp =
+      "the most CPU threads a loop takes (default: OMP_NUM_THREADS, else one per core; small "
+      "grids take fewer)";
   RunArgs run;
   auto* r = app.add_subcommand("run", "run a case");
   r->add_option("case", run.case_path,
@@ -166,6 +198,7 @@ int main(int argc, char** argv) {
               "there otherwise)");
   r->add_option("--time-block", run.time_block,
                  "heat, stencil, laplace jacobi: steps (sweeps) per pass over memory, auto | 1 | 2 | ... (the case's heat., stencil. or laplace.time_block)");
+  r->add_option("--threads", run.threads, kThreadsHelp);
   r->add_flag("--dry-run", run.dry_run, "check the case, print it resolved, write nothing");
   r->add_flag("--quiet", run.quiet, "print errors only");
   r->add_flag("--json", run.json,
@@ -185,6 +218,7 @@ int main(int argc, char** argv) {
   v->add_option("--steps", val.steps, "number of steps instead of the case's");
   v->add_option("--time-block", val.time_block,
                  "heat, stencil, laplace jacobi: steps (sweeps) per pass over memory on both devices, auto | 1 | 2 | ... (the case's heat., stencil. or laplace.time_block)");
+  v->add_option("--threads", val.threads, kThreadsHelp);
   v->add_flag("--quiet", val.quiet, "print errors and the table only");
   v->add_flag("--json", val.json,
               "print validation.json's content (with status and exit_code) on stdout; the table goes to stderr");
@@ -203,6 +237,7 @@ int main(int argc, char** argv) {
   b->add_option("--time-block", bench.time_block,
                  "heat, the star7 stencil and laplace (jacobi): steps per pass, comma list, one row each (default 1)");
   b->add_option("--out", bench.out, "output folder for bench.json and bench.csv (default out/bench)");
+  b->add_option("--threads", bench.threads, kThreadsHelp);
   b->add_flag("--quiet", bench.quiet, "print errors and the table only");
   b->add_flag("--json", bench.json, "print bench.json's content on stdout; the table goes to stderr");
   b->footer("Example: gridforge bench --workload heat --sizes 64,128 --device cpu,cuda");
@@ -218,7 +253,9 @@ int main(int argc, char** argv) {
   cm->footer("Example: gridforge compare out/run-cpu out/run-gpu --rtol 1e-6");
 
   bool info_json = false;
+  std::optional<std::string> info_threads;
   auto* inf = app.add_subcommand("info", "version, build, GPUs, libraries");
+  inf->add_option("--threads", info_threads, kThreadsHelp);
   inf->add_flag("--json", info_json, "print as JSON");
   inf->footer("Example: gridforge info --json");
 
@@ -261,6 +298,10 @@ int main(int argc, char** argv) {
     if (gf::mpi::size() > 1 && !r->parsed())
       throw gf::UsageError("only `gridforge run` runs over several MPI ranks; start the other "
                            "subcommands without mpirun");
+    apply_threads(r->parsed()   ? run.threads
+                  : v->parsed() ? val.threads
+                  : b->parsed() ? bench.threads
+                                : info_threads);
     if (r->parsed()) {
       // `run --restart CK KEY=VALUE`: the first override is no case file.
       if (run.restart && run.case_path.find('=') != std::string::npos &&
@@ -293,7 +334,7 @@ int main(int argc, char** argv) {
                              "a run folder), e.g. gridforge compare out/run-cpu out/run-gpu");
       return cmd_compare(cmp);
     }
-    if (inf->parsed()) return cmd_info(info_json);
+    if (inf->parsed()) return cmd_info(info_json, info_threads);
   } catch (const gf::Error& e) {
     const int code = report(e);
     json_failure(code, e.what());

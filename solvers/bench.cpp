@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "io/workload.hpp"
+#include "core/threads.hpp"
 #include "kernels/device.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/prepare.hpp"
@@ -245,7 +246,7 @@ const std::vector<std::string>& bench_row_fields() {
       "precision",      "steps",           "repetitions",    "ms_per_step",
       "ms_per_step_min", "ms_per_step_max", "Gpts_per_s",     "points_per_s",
       "bytes_per_step", "effective_GBps",  "bandwidth_kind", "bandwidth_GBps",
-      "fraction_of_bandwidth", "speedup_vs_cpu", "time_block"};
+      "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads"};
   return f;
 }
 
@@ -257,6 +258,8 @@ nlohmann::json bench_row_json(const BenchRow& r) {
       {"workload", r.item.workload},
       {"method", r.item.method},
       {"time_block", r.item.time_block},
+      // a CPU row's loops: the threads its grid feeds (core/threads.hpp)
+      {"threads", r.device == "cpu" ? nlohmann::json(cpu::threads_for(r.points)) : nlohmann::json()},
       {"dims", r.item.dims},
       {"size", r.item.size},
       {"grid", g.shape_str()},

@@ -16,6 +16,7 @@
 #include "core/progress.hpp"
 #include "grid/gather.hpp"
 #include "io/output.hpp"
+#include "core/threads.hpp"
 #include "solvers/output_writer.hpp"
 #include "solvers/raymarch.hpp"
 #include "solvers/registry.hpp"
@@ -79,6 +80,11 @@ nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t st
       {"effective_GBps", q.compute_s > 0 ? bytes_all * double(steps) / q.compute_s / 1e9 : 0.0},
       {"device_memory_peak_bytes", backend.memory().peak_bytes()},
   };
+  if (!backend.is_gpu()) {
+    // the threads a step's loops take on this grid (a rank's block), and the most any may
+    t["threads"] = cpu::threads_for(c.grid.size());
+    t["threads_max"] = cpu::max_threads();
+  }
   if (c.decomp) {  // rank 0's memory and phases, the slowest rank's compute
     t["phases_s"]["compute"] = q.compute_s;
     t["ranks"] = c.decomp->nranks;

@@ -109,11 +109,13 @@ int HeatSolver<T>::pick_time_block(const HeatArgs<T>& regular) {
   if (cg_) return 1;
   const Layout& l = u_.layout();
   if (case_.heat.time_block > 0) return exec_->time_block(regular, l, case_.heat.time_block);
-  return fastest_time_block<T>(backend_, exec_->time_block(regular, l, 0), case_.heat.steps,
-                               "heat: {} explicit step{} per pass over memory", [&](int k) {
-                                 if (k == 1) exec_->step(regular, u_, u_next_);
-                                 else exec_->steps(regular, k, u_, u_next_);
-                               });
+  tb_auto_ = fastest_time_block<T>(backend_, exec_->time_block(regular, l, 0), case_.heat.steps,
+                                   l.size(), "heat: {} explicit step{} per pass over memory",
+                                   [&](int k) {
+                                     if (k == 1) exec_->step(regular, u_, u_next_);
+                                     else exec_->steps(regular, k, u_, u_next_);
+                                   });
+  return tb_auto_->k;
 }
 
 template <class T>

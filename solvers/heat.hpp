@@ -37,6 +37,7 @@ class HeatSolver final : public Stepper<T> {
   void add_timing(nlohmann::json& t) const override {
     if (cg_) t["solver_iterations"] = cg_iterations_;
     else t["time_block"] = time_block_;
+    if (tb_auto_) add_time_block_pick(t, *tb_auto_);
   }
   void save(io::Checkpoint& ck) override;
   void restore(const io::Checkpoint& ck) override;
@@ -63,6 +64,7 @@ class HeatSolver final : public Stepper<T> {
   double time_ = 0;
   double upload_ms_ = 0;
   int time_block_ = 0;
+  std::optional<TimeBlockPick> tb_auto_;  // what time_block auto did
 };
 
 }  // namespace gf

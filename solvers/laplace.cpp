@@ -81,13 +81,14 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     if (spec_.time_block > 0) {
       time_block_ = exec_->jacobi_time_block(args_, u_.layout(), spec_.time_block);
     } else {
-      time_block_ = fastest_time_block<T>(be_, exec_->jacobi_time_block(args_, u_.layout(), 0),
-                                          spec_.max_iters,
-                                          "laplace: {} Jacobi sweep{} per pass over memory",
-                                          [&](int k) {
-                                            if (k == 1) exec_->jacobi_sweep(args_, u_, v_);
-                                            else exec_->jacobi_steps(args_, k, u_, v_);
-                                          });
+      tb_auto_ = fastest_time_block<T>(be_, exec_->jacobi_time_block(args_, u_.layout(), 0),
+                                       spec_.max_iters, u_.layout().size(),
+                                       "laplace: {} Jacobi sweep{} per pass over memory",
+                                       [&](int k) {
+                                         if (k == 1) exec_->jacobi_sweep(args_, u_, v_);
+                                         else exec_->jacobi_steps(args_, k, u_, v_);
+                                       });
+      time_block_ = tb_auto_->k;
     }
   }
 

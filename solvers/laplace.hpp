@@ -87,6 +87,8 @@ class LaplaceSolver {
   double upload_ms() const { return upload_ms_; }
   // Jacobi sweeps per pass over memory (temporal blocking; 1 for the other methods).
   int time_block() const { return time_block_; }
+  // What time_block auto did (empty when the case set time_block).
+  const std::optional<TimeBlockPick>& time_block_auto() const { return tb_auto_; }
   // Bytes one iteration must move (each field read or written once).
   std::size_t bytes_per_iteration() const;
   static MemoryNeed memory_needed(const Case& c);
@@ -116,6 +118,7 @@ class LaplaceSolver {
   LaplaceStatus status_ = LaplaceStatus::Running;
   double upload_ms_ = 0;
   int time_block_ = 1;
+  std::optional<TimeBlockPick> tb_auto_;
 };
 
 }  // namespace gf

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "io/expression.hpp"
+#include "core/threads.hpp"
 
 namespace gf {
 
@@ -51,7 +52,8 @@ template <class T>
 double incompatible_mean(const Grid& g, const std::array<FaceBc, kFaces>& bc, const T* f) {
   double swf = 0, sw = 0;
   const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
-#pragma omp parallel for collapse(2) reduction(+ : swf, sw) schedule(static)
+#pragma omp parallel for collapse(2) reduction(+ : swf, sw) schedule(static) \
+    num_threads(cpu::threads_for(g.size()))
   for (std::int64_t k = 0; k < nz; ++k)
     for (std::int64_t j = 0; j < ny; ++j)
       for (std::int64_t i = 0; i < nx; ++i) {

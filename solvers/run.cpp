@@ -102,7 +102,10 @@ class SolveRun final : public Driven<T> {
     const LaplaceSpec& spec = c_.laplace;
     if (restarted) timing["restarted_at_iteration"] = start;
     timing["method"] = to_string(spec.method);
-    if (spec.method == LaplaceMethod::Jacobi) timing["time_block"] = s_.time_block();
+    if (spec.method == LaplaceMethod::Jacobi) {
+      timing["time_block"] = s_.time_block();
+      if (s_.time_block_auto()) add_time_block_pick(timing, *s_.time_block_auto());
+    }
     timing["iterations"] = s_.iterations();
     timing["residual"] = s_.residual();
     timing["tolerance"] = spec.tolerance;

@@ -44,11 +44,13 @@ StencilSolver<T>::StencilSolver(const Case& c, Backend<T>& backend)
   if (c.stencil.time_block > 0) {
     time_block_ = exec_->time_block(args_, l, c.stencil.time_block);
   } else {
-    time_block_ = fastest_time_block<T>(backend, exec_->time_block(args_, l, 0), c.stencil.steps,
-                                        "stencil: {} step{} per pass over memory", [&](int k) {
-                                          if (k == 1) exec_->step(args_, u_, u_next_);
-                                          else exec_->steps(args_, k, u_, u_next_);
-                                        });
+    tb_auto_ = fastest_time_block<T>(backend, exec_->time_block(args_, l, 0), c.stencil.steps,
+                                     l.size(), "stencil: {} step{} per pass over memory",
+                                     [&](int k) {
+                                       if (k == 1) exec_->step(args_, u_, u_next_);
+                                       else exec_->steps(args_, k, u_, u_next_);
+                                     });
+    time_block_ = tb_auto_->k;
   }
 }
 

@@ -27,7 +27,10 @@ class StencilSolver final : public Stepper<T> {
   // Steps per pass over memory the run took (stencil.time_block, or what
   // auto measured fastest at setup).
   int time_block() const override { return time_block_; }
-  void add_timing(nlohmann::json& t) const override { t["time_block"] = time_block_; }
+  void add_timing(nlohmann::json& t) const override {
+    t["time_block"] = time_block_;
+    if (tb_auto_) add_time_block_pick(t, *tb_auto_);
+  }
   void save(io::Checkpoint& ck) override;
   void restore(const io::Checkpoint& ck) override;
   static MemoryNeed memory_needed(const Case& c);
@@ -41,6 +44,7 @@ class StencilSolver final : public Stepper<T> {
   std::int64_t step_ = 0;
   double upload_ms_ = 0;
   int time_block_ = 1;
+  std::optional<TimeBlockPick> tb_auto_;  // what time_block auto did
 };
 
 }  // namespace gf

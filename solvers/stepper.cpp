@@ -2,6 +2,8 @@
 #include "solvers/registry.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <limits>
 #include <cmath>
 #include <stdexcept>
 
@@ -13,6 +15,7 @@
 #include "grid/decomp.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
+#include "core/threads.hpp"
 #include "solvers/input_values.hpp"
 
 namespace gf {
@@ -169,33 +172,90 @@ MemoryNeed stepper_memory_needed(const Case& c) {
   return need;
 }
 
+namespace {
+std::string mib(std::size_t bytes) { return fmt::format("{:.3g} MiB", double(bytes) / 1048576.0); }
+}  // namespace
+
+void add_time_block_pick(nlohmann::json& t, const TimeBlockPick& p) {
+  t["time_block_auto"] = {{"measured", p.measured}, {"tuning_s", p.tuning_s}};
+}
+
+CpuTuning cpu_time_block_tuning(std::int64_t points, std::size_t value_bytes, std::int64_t steps,
+                                 int deepest, std::size_t cache_bytes) {
+  CpuTuning t;
+  t.fields_bytes = 2 * std::size_t(points) * value_bytes;
+  // On fields that stay in the cache a pass saves no memory traffic and adds
+  // its wavefront's barriers: one step a pass, nothing to time.
+  if (t.fields_bytes <= cache_bytes / 2) {
+    t.why = fmt::format("the fields ({}) fit in the CPU's cache ({}), where passes do not pay",
+                        mib(t.fields_bytes), mib(cache_bytes));
+    return t;
+  }
+  // A warm-up and 3 timed passes of each depth: Σ 4k steps
+  const std::int64_t cost = 2 * std::int64_t(deepest) * (deepest + 1);
+  if (steps < kCpuTuningShare * cost) {
+    t.why = fmt::format("{} steps are too few to repay timing the depths ({} steps)", steps, cost);
+    return t;
+  }
+  t.measure = true;
+  return t;
+}
+
 template <class T>
-int fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps, const char* what,
-                       const std::function<void(int)>& pass) {
-  if (deepest <= 1 || steps < kAutoTimeBlockMinSteps) return 1;
+TimeBlockPick fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps,
+                                 std::int64_t points, const char* what,
+                                 const std::function<void(int)>& pass) {
+  TimeBlockPick pick;
+  if (deepest <= 1 || steps < kAutoTimeBlockMinSteps) return pick;
+  const auto say = [&](int k, const std::string& why) {
+    spdlog::info("{} (time_block auto: {})",
+                 fmt::format(fmt::runtime(what), k, k == 1 ? "" : "s"), why);
+  };
+  const bool cpu = !backend.is_gpu();
+  if (cpu) {
+    // over MPI ranks the largest block decides, so that all choose alike
+    const CpuTuning t = cpu_time_block_tuning(std::int64_t(mpi::max(double(points))), sizeof(T),
+                                              steps, deepest, cpu::last_level_cache_bytes());
+    if (!t.measure) {
+      say(1, t.why);
+      return pick;
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
   auto timer = backend.make_timer();
-  int best = 1;
   double best_ms = 0;
   for (int k = 1; k <= deepest; ++k) {
     pass(k);
-    timer->start();
-    for (int r = 0; r < 3; ++r) pass(k);
+    // The GPU: 3 passes timed together. The CPU: the fastest of 3 passes,
+    // the one least disturbed by whatever else runs on its cores.
+    double ms = cpu ? std::numeric_limits<double>::infinity() : 0.0;
+    if (!cpu) timer->start();
+    for (int r = 0; r < 3; ++r) {
+      if (cpu) timer->start();
+      pass(k);
+      if (cpu) ms = std::min(ms, timer->stop_ms());
+    }
+    if (!cpu) ms = timer->stop_ms() / 3.0;
     // per step; over MPI ranks the slowest rank's, so that all choose alike
-    const double ms = mpi::max(timer->stop_ms() / (3.0 * k));
+    ms = mpi::max(ms / k);
     if (k == 1 || ms < 0.95 * best_ms) {
-      if (k > 1) best = k;
+      if (k > 1) pick.k = k;
       best_ms = ms;
     }
   }
-  spdlog::info("{} (time_block auto: the fastest measured here, {:.4g} ms a step)",
-               fmt::format(fmt::runtime(what), best, best == 1 ? "" : "s"), best_ms);
-  return best;
+  pick.measured = true;
+  pick.tuning_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  say(pick.k, fmt::format("the fastest measured here, {:.4g} ms a step; timing the depths took "
+                          "{:.3g} s",
+                          best_ms, pick.tuning_s));
+  return pick;
 }
 
-template int fastest_time_block<float>(Backend<float>&, int, std::int64_t, const char*,
-                                       const std::function<void(int)>&);
-template int fastest_time_block<double>(Backend<double>&, int, std::int64_t, const char*,
-                                        const std::function<void(int)>&);
+template TimeBlockPick fastest_time_block<float>(Backend<float>&, int, std::int64_t, std::int64_t,
+                                                 const char*, const std::function<void(int)>&);
+template TimeBlockPick fastest_time_block<double>(Backend<double>&, int, std::int64_t,
+                                                  std::int64_t, const char*,
+                                                  const std::function<void(int)>&);
 template std::vector<float> initial_state<float>(const Case&);
 template std::vector<double> initial_state<double>(const Case&);
 template MemoryNeed stepper_memory_needed<float>(const Case&);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,15 +88,43 @@ void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]);
 
 // Temporal blocking's auto: of the depths 1..deepest, the one whose pass(k)
 // (k steps a pass; k = 1 the single step) runs fastest here, timed as a
-// warm-up and 3 timed passes of each. A depth is taken only when it beats the
-// best before it by 5 %; runs of fewer than kAutoTimeBlockMinSteps (200)
-// steps, too short to repay the timing, take 1. Over MPI ranks each depth
-// counts at the slowest rank's time, so that every rank takes the same. The
-// passes must leave the run's state untouched (they write a scratch field).
-// Logs what it chose, for `what` ("heat: ...").
+// warm-up and 3 timed passes of each (on the GPU their total; on the CPU the
+// fastest, the least disturbed by other work on its cores). A depth is taken
+// only when it beats the best before it by 5 %; runs of fewer than
+// kAutoTimeBlockMinSteps (200) steps, too short to repay the timing, take 1.
+// On the CPU nothing is timed, and 1 taken, where cpu_time_block_tuning says
+// so. Over MPI ranks each depth counts at the slowest rank's time, so that
+// every rank takes the same. The passes must leave the run's state untouched
+// (they write a scratch field). `points`: the field's (the rank's block).
+// Logs what it chose and why, for `what` ("heat: ...").
+struct TimeBlockPick {
+  int k = 1;             // steps a pass
+  bool measured = false;  // the depths were timed
+  double tuning_s = 0;    // the time that took (in the run's setup)
+};
 template <class T>
-int fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps, const char* what,
-                       const std::function<void(int)>& pass);
+TimeBlockPick fastest_time_block(Backend<T>& backend, int deepest, std::int64_t steps,
+                                 std::int64_t points, const char* what,
+                                 const std::function<void(int)>& pass);
+
+// Whether the CPU times the depths at all (measure), and why not: not when
+// both fields (2 × points × value_bytes) fit in half the last-level cache,
+// where a pass of several steps saves no memory traffic; not when the run
+// has fewer than kCpuTuningShare times the steps the timing takes (so that
+// it costs at most 1/kCpuTuningShare of the run). On a busy machine a pass
+// of a few milliseconds can take a scheduler's quantum more, and the timing
+// of small grids said nothing but added seconds (issue 25).
+inline constexpr std::int64_t kCpuTuningShare = 20;
+struct CpuTuning {
+  bool measure = false;
+  std::size_t fields_bytes = 0;
+  std::string why;
+};
+CpuTuning cpu_time_block_tuning(std::int64_t points, std::size_t value_bytes, std::int64_t steps,
+                                int deepest, std::size_t cache_bytes);
+// Records a time_block auto's choice in timing.json: time_block_auto
+// {measured, tuning_s}.
+void add_time_block_pick(nlohmann::json& t, const TimeBlockPick& p);
 
 // The steps at which a run writes its fields: 0, every, 2·every, ... and the
 // last step (only the last when every is 0), as a schedule (a run of 10⁹

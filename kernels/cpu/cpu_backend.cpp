@@ -71,7 +71,7 @@ template <class T, bool ToBuf>
 void copy_box(const FieldView<T>& box, T* buf) {
   const Layout packed = Layout::dense(box.n);
   const std::size_t row = std::size_t(box.n[0]) * sizeof(T);
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads_for(packed.size()))
   for (std::int64_t k = 0; k < box.n[2]; ++k)
     for (std::int64_t j = 0; j < box.n[1]; ++j) {
       T* r = &box(0, j, k);
@@ -94,13 +94,15 @@ class CpuVector final : public VectorOps<T> {
     std::int64_t bad = 0;
     const std::int64_t n = g.has_halo() ? g.owned_size() : l.size();
     if (!g.has_halo() && l.is_dense()) {
-#pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(+ : sum, bad)
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(+ : sum, bad) \
+    num_threads(threads_for(n))
       for (std::int64_t i = 0; i < n; ++i) accumulate(u[i], lo, hi, sum, bad);
     } else {  // the owned box only
       const std::int64_t b0[3] = {g.halo_lo[0], g.halo_lo[1], g.halo_lo[2]};
       const std::int64_t cnt[3] = {g.owned(0), g.owned(1), g.owned(2)};
       const FieldView<const T> box = f.view().box(b0, cnt);
-#pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(+ : sum, bad)
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(+ : sum, bad) \
+    num_threads(threads_for(n))
       for (std::int64_t q = 0; q < n; ++q) accumulate(box[box.index_of_point(q)], lo, hi, sum, bad);
     }
     FieldStats s;
@@ -125,10 +127,10 @@ class CpuVector final : public VectorOps<T> {
     T* ys = y.data();
     const std::int64_t n = static_cast<std::int64_t>(x.size());
     if (b == T(0)) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(n))
       for (std::int64_t i = 0; i < n; ++i) ys[i] = a * xs[i];
     } else {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(n))
       for (std::int64_t i = 0; i < n; ++i) ys[i] = a * xs[i] + b * ys[i];
     }
   }
@@ -142,7 +144,7 @@ class CpuVector final : public VectorOps<T> {
     const std::int64_t n = static_cast<std::int64_t>(p.size());
     double s = 0;
     if (p.grid().has_halo() || !p.layout().is_dense()) {  // Σ r² over the owned points
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(n))
       for (std::int64_t i = 0; i < n; ++i) {
         us[i] += alpha * ps[i];
         rs[i] -= alpha * qs[i];
@@ -150,7 +152,7 @@ class CpuVector final : public VectorOps<T> {
       return sum_owned(p.grid(), p.layout(),
                        [&](std::int64_t i) { return double(rs[i]) * double(rs[i]); });
     }
-#pragma omp parallel for reduction(+ : s) schedule(static)
+#pragma omp parallel for reduction(+ : s) schedule(static) num_threads(threads_for(n))
     for (std::int64_t i = 0; i < n; ++i) {
       us[i] += alpha * ps[i];
       rs[i] -= alpha * qs[i];
@@ -162,7 +164,7 @@ class CpuVector final : public VectorOps<T> {
   void add_constant(Field<T>& u, T c) override {
     T* us = u.data();
     const std::int64_t n = static_cast<std::int64_t>(u.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(n))
     for (std::int64_t i = 0; i < n; ++i) us[i] += c;
   }
 
@@ -171,7 +173,7 @@ class CpuVector final : public VectorOps<T> {
     const T* bs = b.data();
     const T* cs = c.data();
     const std::int64_t n = static_cast<std::int64_t>(a.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(n))
     for (std::int64_t i = 0; i < n; ++i) as[i] = triad_point(bs[i], s, cs[i]);
   }
 
@@ -206,7 +208,7 @@ class CpuBackend final : public Backend<T> {
     const T* s = src.data();
     T* d = dst.data();
     const std::int64_t n = static_cast<std::int64_t>(src.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(n))
     for (std::int64_t i = 0; i < n; ++i) d[i] = s[i];
   }
   void download_image(const Field<float>& img, float* host) override {

@@ -14,6 +14,7 @@
 #include "grid/grid.hpp"
 #include "grid/view.hpp"
 #include "kernels/backend.hpp"
+#include "core/threads.hpp"
 #include "kernels/ops/boundary.hpp"
 #include "kernels/ops/time_block.hpp"
 
@@ -34,7 +35,8 @@ void for_rows(const Layout& l, const Box& b, const AxisBc<T>* bc, const T* in, T
   const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
   const std::int64_t i0 = b.lo[0], i1 = b.hi[0];
   if (i0 >= i1) return;
-#pragma omp parallel for collapse(2) schedule(static)
+  const int team = threads_for(b.size());
+#pragma omp parallel for collapse(2) schedule(static) num_threads(team)
   for (std::int64_t k = b.lo[2]; k < b.hi[2]; ++k)
     for (std::int64_t j = b.lo[1]; j < b.hi[1]; ++j) {
       const std::int64_t row = l.index(0, j, k);
@@ -112,7 +114,7 @@ inline std::vector<Box> part_boxes(const std::int64_t* n, const Box& core, StepP
 template <class F>
 void for_each_point(const Layout& l, F&& fn) {
   const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads_for(l.size()))
   for (std::int64_t k = 0; k < nz; ++k)
     for (std::int64_t j = 0; j < ny; ++j)
       for (std::int64_t i = 0; i < nx; ++i) fn(i, j, k, l.index(i, j, k));
@@ -123,7 +125,8 @@ template <class F>
 double sum_points(const Layout& l, F&& fn) {
   const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
   double s = 0;
-#pragma omp parallel for collapse(2) schedule(static) reduction(+ : s)
+#pragma omp parallel for collapse(2) schedule(static) reduction(+ : s) \
+    num_threads(threads_for(l.size()))
   for (std::int64_t k = 0; k < nz; ++k)
     for (std::int64_t j = 0; j < ny; ++j)
       for (std::int64_t i = 0; i < nx; ++i) s += fn(i, j, k, l.index(i, j, k));
@@ -138,13 +141,14 @@ double sum_owned(const Grid& g, const Layout& l, F&& fn) {
   double s = 0;
   if (!g.has_halo() && l.is_dense()) {
     const std::int64_t n = l.size();
-#pragma omp parallel for reduction(+ : s) schedule(static)
+#pragma omp parallel for reduction(+ : s) schedule(static) num_threads(threads_for(n))
     for (std::int64_t i = 0; i < n; ++i) s += fn(i);
     return s;
   }
   const std::int64_t lo[3] = {g.halo_lo[0], g.halo_lo[1], g.halo_lo[2]};
   const std::int64_t hi[3] = {l.n[0] - g.halo_hi[0], l.n[1] - g.halo_hi[1], l.n[2] - g.halo_hi[2]};
-#pragma omp parallel for collapse(2) schedule(static) reduction(+ : s)
+#pragma omp parallel for collapse(2) schedule(static) reduction(+ : s) \
+    num_threads(threads_for(g.owned_size()))
   for (std::int64_t k = lo[2]; k < hi[2]; ++k)
     for (std::int64_t j = lo[1]; j < hi[1]; ++j)
       for (std::int64_t i = lo[0]; i < hi[0]; ++i) s += fn(l.index(i, j, k));
@@ -216,7 +220,16 @@ void time_block_cpu(const Op& a, int k, const FieldView<const T>& in, const Fiel
   const auto hi = [&](int l) { return pz ? nz + (k - l) : nz; };
   const auto x_walls = [&](std::int64_t i) { return tb_walls<T>(int(i), int(nx), px, a.bc[0]); };
   constexpr TbWalls none{false, false, false};
-#pragma omp parallel
+  // Every plane of every level ends at a barrier: the team is what one plane
+  // feeds (half the usual grain, a plane being a pass's unit of work), and
+  // no more threads than the plane has pieces. A small grid's pass runs on
+  // one thread outside any parallel region, where the `omp for` below has no
+  // barrier at all: inside one, even a team of one thread ends each plane
+  // with a futex call (libgomp), and a 65² Jacobi pass of 2 sweeps spent
+  // most of its time there (issue 25: 30 times the one-sweep time).
+  const int team = int(std::min<std::int64_t>(threads_for(nx * ny, kPointsPerThread / 2),
+                                              ny * pieces));
+  const auto wavefront = [&] {
   for (std::int64_t z = lo(1); z < hi(1) + k - 1; ++z)
     for (int l = 1; l <= k; ++l) {
       const std::int64_t p = z - (l - 1);
@@ -271,6 +284,13 @@ void time_block_cpu(const Op& a, int k, const FieldView<const T>& in, const Fiel
         if (i1 == nx) point(nx - 1);
       }
     }
+  };
+  if (team > 1) {
+#pragma omp parallel num_threads(team)
+    wavefront();
+  } else {
+    wavefront();
+  }
 }
 
 // The steps a pass takes where the grid has passes (fits): asked when it is

@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "kernels/exec.hpp"
+#include "core/threads.hpp"
 #include "kernels/raymarch/raymarch_exec.hpp"
 
 namespace gf {
@@ -15,7 +16,8 @@ class RaymarchCpu final : public RaymarchExec<T> {
     const FieldView<const T> v = volume.view();
     float* out = img.data();
     // Rays differ in length (early termination, misses): rows are handed out dynamically.
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) \
+    num_threads(cpu::threads_for_rays(std::int64_t(a.width) * a.height))
     for (int py = 0; py < a.height; ++py) {
       if (stop && stop()) continue;
       for (int px = 0; px < a.width; ++px)

@@ -11,7 +11,7 @@ using namespace cpu;
 template <int D, class T>
 void stencil_box(const StencilArgs<T>& a, const Box& b, const StencilTap<T>* taps,
                  const FieldView<const T>& in, const FieldView<T>& out) {
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads_for(b.size()))
   for (std::int64_t k = b.lo[2]; k < b.hi[2]; ++k)
     for (std::int64_t j = b.lo[1]; j < b.hi[1]; ++j)
       for (std::int64_t i = b.lo[0]; i < b.hi[0]; ++i)

@@ -19,7 +19,7 @@ DEVICE = ("device", "name", "bandwidth_kind", "bandwidth_GBps", "bandwidth_array
 ROW = ("workload", "method", "dims", "size", "grid", "points", "device", "device_name",
        "precision", "steps", "repetitions", "ms_per_step", "ms_per_step_min", "ms_per_step_max",
        "Gpts_per_s", "points_per_s", "bytes_per_step", "effective_GBps", "bandwidth_kind",
-       "bandwidth_GBps", "fraction_of_bandwidth", "speedup_vs_cpu", "time_block")
+       "bandwidth_GBps", "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads")
 
 
 def fail(msg):
@@ -63,6 +63,11 @@ def check_row(i, r, o, bw):
         fail(f"{where}: fraction_of_bandwidth {r['fraction_of_bandwidth']}")
     if r["device"] == "cpu" and r["speedup_vs_cpu"] != 1:
         fail(f"{where}: a CPU row's speed-up is {r['speedup_vs_cpu']}")
+    # a CPU row's loops take the threads its grid feeds (core/threads.hpp); a GPU row none
+    if r["device"] == "cpu" and not (isinstance(r["threads"], int) and r["threads"] >= 1):
+        fail(f"{where}: threads {r['threads']!r}")
+    if r["device"] != "cpu" and r["threads"] is not None:
+        fail(f"{where}: a GPU row with threads {r['threads']!r}")
 
 
 def main():

@@ -275,3 +275,15 @@ if(GF_PYTHON)
     COMMAND bash ${GF_E2E}/readme_first_case.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
             ${CMAKE_BINARY_DIR}/e2e_readme ${GF_PYTHON})
 endif()
+
+# Issue 25, item 9 (shared_machine.py says what each mode checks): --threads on
+# every command, threads fed by the grid, time_block auto that times nothing
+# where it cannot pay, and a rod that keeps one thread beside two busy processes.
+if(GF_PYTHON)
+  foreach(mode threads tuning busy)
+    add_test(NAME "e2e: shared machine ${mode}"
+      COMMAND ${GF_PYTHON} ${GF_E2E}/shared_machine.py $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
+              ${CMAKE_BINARY_DIR}/e2e_shared_machine/${mode} ${mode})
+  endforeach()
+  set_tests_properties("e2e: shared machine busy" PROPERTIES RUN_SERIAL TRUE)
+endif()

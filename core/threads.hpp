@@ -1,0 +1,57 @@
+// How many threads a CPU loop takes: the one place that decides it.
+//
+// Every parallel loop of the CPU path ends at a barrier, and a barrier waits
+// for the slowest thread of the team. On a machine whose cores something
+// else also uses, one of the team is often descheduled, and the barrier then
+// waits for the scheduler (milliseconds) however little work the loop had:
+// a 201-point rod took 15-100 times longer beside two busy processes than
+// idle (issue 25, docs/performance.md). So a loop takes only as many threads
+// as its work can feed, one per kPointsPerThread points, and at most
+// max_threads(). Small grids then run on one thread, with no barrier to wait
+// at; large ones on every thread, where a step is long next to the
+// scheduler's delays.
+#pragma once
+#include <omp.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace gf::cpu {
+
+// Points a loop must give each thread for the thread to pay for itself
+// (docs/performance.md, "The CPU path on a shared machine"): about 30-60 µs
+// of the cheapest updates (explicit heat, Jacobi), far more than a team's
+// start and barrier on idle cores (a few µs).
+inline constexpr std::int64_t kPointsPerThread = 65536;
+
+// The most threads any loop takes: `--threads N`, else OMP_NUM_THREADS, else
+// one per core (OpenMP's nthreads-var, which --threads sets).
+inline int max_threads() { return omp_get_max_threads(); }
+
+// Threads for a loop over `work` points: one per `grain` points (the
+// kPointsPerThread default; a cheaper or dearer point moves it), at least 1,
+// at most max_threads(). The same work always gets the same count, so
+// reductions (dot products, sums) are the same bits from run to run.
+inline int threads_for(std::int64_t work, std::int64_t grain = kPointsPerThread) {
+  const std::int64_t t = work / std::max<std::int64_t>(grain, 1);
+  return int(std::clamp<std::int64_t>(t, 1, max_threads()));
+}
+
+// Threads for an image of `rays` rays: a ray is hundreds of samples, so a
+// thread per 1024 rays (the raymarch executor's rows are handed out
+// dynamically, as rays differ in length).
+inline int threads_for_rays(std::int64_t rays) { return threads_for(rays, 1024); }
+
+// The CPU's last-level cache in bytes, as the C library reports it (L3,
+// else L2), or 8 MiB when it does not say. Temporal blocking's auto asks it:
+// on fields that fit, a pass of several steps cannot pay (solvers/stepper.cpp).
+inline std::size_t last_level_cache_bytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
+    if (const long b = sysconf(name); b > 0) return std::size_t(b);
+  return std::size_t(8) << 20;
+}
+
+}  // namespace gf::cpu
