@@ -341,21 +341,28 @@ namespace {
 // the command line (docs/cases.md#raymarch). Anything unusual (no such file,
 // not 3D, not a gridforge file) is left to the usual checks.
 void grid_from_volume_file(YAML::Node root, Sources& src, const fs::path& base_dir) {
-  auto map_at = [](YAML::Node n, std::initializer_list<const char*> keys) -> YAML::Node {
+  // Read through const nodes: yaml-cpp's operator[] on a non-const node adds
+  // the key, and assigning one node to another rebinds what it refers to.
+  const YAML::Node& top = root;
+  auto map_at = [](const YAML::Node& from, std::initializer_list<const char*> keys) {
+    YAML::Node n;
+    n.reset(from);
     for (const char* k : keys) {
-      if (!n.IsMap() || !n[k].IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
-      n = n[k];
+      const YAML::Node& c = n;
+      if (!c.IsMap() || !c[k].IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
+      const YAML::Node next = c[k];  // copy construction refers, assignment would rebind
+      n.reset(next);
     }
     return n;
   };
-  if (!root.IsMap() || !root["workload"].IsDefined() || !root["workload"].IsScalar() ||
-      root["workload"].Scalar() != "raymarch")
+  if (!top.IsMap() || !top["workload"].IsDefined() || !top["workload"].IsScalar() ||
+      top["workload"].Scalar() != "raymarch")
     return;
-  const YAML::Node path = map_at(root, {"raymarch", "volume", "file", "path"});
+  const YAML::Node path = map_at(top, {"raymarch", "volume", "file", "path"});
   if (!path.IsDefined() || !path.IsScalar()) return;
-  YAML::Node grid = root["grid"];
+  const YAML::Node grid = top["grid"];
   if (grid.IsDefined() && !grid.IsMap()) return;
-  auto given = [&](const char* k) { return grid.IsDefined() && grid.IsMap() && grid[k].IsDefined(); };
+  auto given = [&](const char* k) { return grid.IsDefined() && grid[k].IsDefined(); };
   if (given("dims") && (given("extent") || given("spacing")) && given("origin")) return;
   fs::path file(path.Scalar());
   if (file.is_relative()) file = base_dir / file;
@@ -375,13 +382,11 @@ void grid_from_volume_file(YAML::Node root, Sources& src, const fs::path& base_d
     src.add_command_line(s);
     return s;
   };
-  if (!grid.IsDefined()) {
-    root["grid"] = YAML::Node(YAML::NodeType::Map);
-    grid = root["grid"];
-  }
-  if (!given("dims")) grid["dims"] = seq(l.dims);
-  if (!given("extent") && !given("spacing") && l.spacing.size() == 3) grid["spacing"] = seq(l.spacing);
-  if (!given("origin") && l.origin.size() == 3) grid["origin"] = seq(l.origin);
+  YAML::Node g = grid.IsDefined() ? root["grid"] : YAML::Node(YAML::NodeType::Map);
+  if (!given("dims")) g["dims"] = seq(l.dims);
+  if (!given("extent") && !given("spacing") && l.spacing.size() == 3) g["spacing"] = seq(l.spacing);
+  if (!given("origin") && l.origin.size() == 3) g["origin"] = seq(l.origin);
+  if (!grid.IsDefined()) root["grid"] = g;
 }
 
 }  // namespace

@@ -15,11 +15,21 @@ ln -s "$src/postprocess" postprocess
 
 # The section's first yaml block is the case, its first plain block the commands.
 "$py" - "$src/README.md" <<'EOF' || fail "README.md has no 'Your first case' with a case and commands"
-import re, sys
+import sys
 text = open(sys.argv[1]).read()
 sec = text.split("## Your first case", 1)[1].split("\n## ", 1)[0]
-case = re.search(r"```yaml\n(.*?)```", sec, re.S).group(1)
-cmds = re.search(r"```\n(.*?)```", sec, re.S).group(1)
+blocks, cur = [], None  # (info string, lines) of each fenced block
+for line in sec.splitlines():
+    if line.startswith("```"):
+        if cur is None:
+            cur = (line[3:].strip(), [])
+        else:
+            blocks.append(cur)
+            cur = None
+    elif cur is not None:
+        cur[1].append(line)
+case = "\n".join(next(b for i, b in blocks if i == "yaml")) + "\n"
+cmds = "\n".join(next(b for i, b in blocks if i == ""))
 open("mycase.yaml", "w").write(case)
 open("commands.sh", "w").write(
     "".join(l.split("#")[0].rstrip() + "\n" for l in cmds.splitlines() if l.strip()))
@@ -33,10 +43,10 @@ done < commands.sh
 [ -f out/mycase-long/fields.h5 ] || fail "no out/mycase-long"
 
 # The typo the page shows, with its message word for word.
-want=$(grep -o '`mycase.yaml:[0-9]*:[0-9]*: heat.alpah: [^`]*`' "$src/README.md" | tr -d '`')
+want=$(grep -o '^mycase.yaml:[0-9]*:[0-9]*: heat.alpah: .*' "$src/README.md")
 [ -n "$want" ] || fail "the README shows no typo message"
 sed 's/^  alpha:/  alpah:/' mycase.yaml > typo.yaml
-cp typo.yaml mycase.yaml.bak && mv typo.yaml mycase.yaml
+cp mycase.yaml mycase.yaml.bak && mv typo.yaml mycase.yaml
 build/gridforge run mycase.yaml --dry-run 2> err.txt; rc=$?
 mv mycase.yaml.bak mycase.yaml
 [ $rc = 2 ] && [ "$(tail -1 err.txt)" = "$want" ] || fail "typo: exit $rc, '$(tail -1 err.txt)', README: '$want'"
@@ -52,8 +62,8 @@ build/gridforge compare out/mycase out/mycase-long --quiet 2>/dev/null; [ $? = 4
 
 # Ctrl-C, then the command the run printed, as printed: the result equals an
 # uninterrupted run, bit for bit (compare --rtol 0).
-build/gridforge run mycase.yaml heat.t_end=0.2 --out out/whole --quiet || fail "uninterrupted run"
-build/gridforge run mycase.yaml heat.t_end=0.2 --out out/cut 2> err.txt & pid=$!
+build/gridforge run mycase.yaml heat.t_end=1.0 --out out/whole --quiet || fail "uninterrupted run"
+build/gridforge run mycase.yaml heat.t_end=1.0 --out out/cut 2> err.txt & pid=$!
 for _ in $(seq 600); do [ -f out/cut/checkpoint.h5 ] && break; sleep 0.05; done
 kill -INT $pid; wait $pid; rc=$?
 [ $rc = 130 ] || fail "Ctrl-C: exit $rc ($(tail -1 err.txt))"
