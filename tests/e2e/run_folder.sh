@@ -104,12 +104,12 @@ make_run)
   ;;
 restart_alone)
   case=$src/cases/heat3d_hotspot.yaml
-  args=("grid.dims=[12,12,12]" heat.steps=4000 output.every=500 output.checkpoint_every=100)
+  # long enough (0.5-1 s on one thread) to be stopped after its first checkpoint
+  args=("grid.dims=[12,12,12]" heat.steps=100000 output.every=20000 output.checkpoint_every=100)
   d="$work/a b"
   "$gf" run "$case" --device cpu --quiet "${args[@]}" --out "$work/whole" || fail "uninterrupted run"
   "$gf" run "$case" --device cpu "${args[@]}" --out "$d" 2>"$work/err" & pid=$!
-  for _ in $(seq 100); do [ -f "$d/log.csv" ] && break; sleep 0.05; done
-  sleep 0.3
+  for _ in $(seq 400); do [ -f "$d/checkpoint.h5" ] && break; sleep 0.02; done
   kill -INT $pid; wait $pid; rc=$?
   msg=$(tail -1 "$work/err")
   echo "interrupted: exit $rc: $msg"
@@ -127,9 +127,9 @@ for k in b["steps"]:
     assert np.array_equal(a["steps"][k]["u"][...], b["steps"][k]["u"][...]), k
 EOF
   # Overrides after the checkpoint alone (the first one is not a case file).
-  "$gf" run --restart "$d/checkpoint.h5" heat.steps=4200 --device cpu --quiet || fail "heat.steps=4200"
-  [ "$(tail -1 "$d/log.csv" | cut -d, -f1)" = 4200 ] || fail "did not run to 4200"
-  err=$("$gf" run --restart "$d/checkpoint.h5" heat.alpha=0.001 heat.steps=4300 --device cpu 2>&1); rc=$?
+  "$gf" run --restart "$d/checkpoint.h5" heat.steps=100200 --device cpu --quiet || fail "heat.steps=100200"
+  [ "$(tail -1 "$d/log.csv" | cut -d, -f1)" = 100200 ] || fail "did not run to 100200"
+  err=$("$gf" run --restart "$d/checkpoint.h5" heat.alpha=0.001 heat.steps=100300 --device cpu 2>&1); rc=$?
   echo "alpha changed: exit $rc: $err"
   [ $rc = 2 ] || fail "a key a restart may not change: exit $rc"
   # laplace at max_iters says how to go on.
