@@ -7,7 +7,7 @@ machine's background. Prints the median compute (timing.json) of each and their 
 usage: busy_timing.py [--reps 3] [--busy 2] [--out DIR] [--cases a,b] VARIANT...
   VARIANT: LABEL=GRIDFORGE[:extra args]   e.g. new=build/gridforge  old=/tmp/gf-old
 """
-import argparse, glob, json, os, statistics, subprocess, sys, time
+import argparse, glob, json, os, shutil, statistics, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--reps", type=int, default=3)
@@ -28,6 +28,7 @@ for v in a.variants:
 
 
 def run(binary, extra, case, out):
+    shutil.rmtree(out, ignore_errors=True)  # a new run per round (a run owns its folder)
     subprocess.run([binary, "run", os.path.join(root, "cases", case + ".yaml"), "--device", "cpu",
                     "--out", out, "--quiet", *extra], check=True, capture_output=True)
     with open(os.path.join(out, "timing.json")) as f:
