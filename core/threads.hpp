@@ -18,14 +18,30 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 namespace gf::cpu {
 
 // Points a loop must give each thread for the thread to pay for itself
-// (docs/performance.md, "The CPU path on a shared machine"): about 30-60 µs
-// of the cheapest updates (explicit heat, Jacobi), far more than a team's
-// start and barrier on idle cores (a few µs).
-inline constexpr std::int64_t kPointsPerThread = 65536;
+// (docs/performance.md, "The CPU path on a shared machine"): 4-8 µs of the
+// cheapest updates (explicit heat, Jacobi), more of the dearer ones (the
+// generic stencil), against a team's start and barrier of a few µs on idle
+// cores. 65536 protected a 2-core machine under load, but left a 256² stencil
+// or a 64³ CG on one or four of 16 idle cores, 5-8 times slower than all 16
+// (H100 host, 2026-11-26). GRIDFORGE_POINTS_PER_THREAD sets another grain.
+inline constexpr std::int64_t kPointsPerThread = 8192;
+
+// The grain in use: GRIDFORGE_POINTS_PER_THREAD when it is a whole number
+// ≥ 1, else kPointsPerThread; read once.
+inline std::int64_t points_per_thread() {
+  static const std::int64_t grain = [] {
+    const char* e = std::getenv("GRIDFORGE_POINTS_PER_THREAD");
+    char* end = nullptr;
+    const long long v = e ? std::strtoll(e, &end, 10) : 0;
+    return (e && end && *end == '\0' && v >= 1) ? std::int64_t(v) : kPointsPerThread;
+  }();
+  return grain;
+}
 
 // The most threads any loop takes: `--threads N`, else OMP_NUM_THREADS, else
 // one per core (OpenMP's nthreads-var, which --threads sets).
@@ -35,7 +51,7 @@ inline int max_threads() { return omp_get_max_threads(); }
 // kPointsPerThread default; a cheaper or dearer point moves it), at least 1,
 // at most max_threads(). The same work always gets the same count, so
 // reductions (dot products, sums) are the same bits from run to run.
-inline int threads_for(std::int64_t work, std::int64_t grain = kPointsPerThread) {
+inline int threads_for(std::int64_t work, std::int64_t grain = points_per_thread()) {
   const std::int64_t t = work / std::max<std::int64_t>(grain, 1);
   return int(std::clamp<std::int64_t>(t, 1, max_threads()));
 }

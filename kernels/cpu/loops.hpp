@@ -227,7 +227,7 @@ void time_block_cpu(const Op& a, int k, const FieldView<const T>& in, const Fiel
   // barrier at all: inside one, even a team of one thread ends each plane
   // with a futex call (libgomp), and a 65² Jacobi pass of 2 sweeps spent
   // most of its time there (issue 25: 30 times the one-sweep time).
-  const int team = int(std::min<std::int64_t>(threads_for(nx * ny, kPointsPerThread / 2),
+  const int team = int(std::min<std::int64_t>(threads_for(nx * ny, points_per_thread() / 2),
                                               ny * pieces));
   const auto wavefront = [&] {
   for (std::int64_t z = lo(1); z < hi(1) + k - 1; ++z)

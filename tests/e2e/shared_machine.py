@@ -14,6 +14,7 @@
 
 Usage: shared_machine.py GRIDFORGE SOURCE_DIR OUT MODE
 """
+import shutil
 import json
 import os
 import subprocess
@@ -22,6 +23,7 @@ import time
 
 gf, src, out, mode = sys.argv[1:5]
 os.chdir(src)
+shutil.rmtree(out, ignore_errors=True)  # a second ctest: a run owns its folder
 os.makedirs(out, exist_ok=True)
 # the environment a user has who set nothing: gridforge's own defaults
 ENV = {k: v for k, v in os.environ.items()

@@ -14,8 +14,8 @@ TEST_CASE("a loop takes the threads its points feed, at least 1, at most the mos
   CHECK(cpu::threads_for(201) == 1);                          // heat1d_rod
   CHECK(cpu::threads_for(65 * 65) == 1);                      // laplace2d_plate
   CHECK(cpu::threads_for(0) == 1);
-  CHECK(cpu::threads_for(2 * cpu::kPointsPerThread) == 2);
-  CHECK(cpu::threads_for(2 * cpu::kPointsPerThread - 1) == 1);
+  CHECK(cpu::threads_for(2 * cpu::points_per_thread()) == 2);
+  CHECK(cpu::threads_for(2 * cpu::points_per_thread() - 1) == 1);
   CHECK(cpu::threads_for(std::int64_t(512) * 512 * 512) == 8);  // capped at the most
   CHECK(cpu::threads_for(1000, 100) == 8);                    // a dearer point: a smaller grain
   CHECK(cpu::threads_for_rays(480 * 320) == 8);
