@@ -82,13 +82,16 @@ setup_failure)
   [ "$(state "$out")" = "$before" ] || fail "out of memory: the folder changed: $(diff <(echo "$before") <(state "$out"))"
   [ -z "$(find "$out" -name '.*')" ] || fail "left: $(find "$out" -name '.*')"
   # A folder in use is exit 3 (not "another run's files"), and changes nothing.
-  "$gf" run "$case" "${small[@]}" --out "$work/busy" heat.steps=3000 output.every=100 & pid=$!
-  for _ in $(seq 100); do [ -f "$work/busy/log.csv" ] && break; sleep 0.05; done
+  # (a run far longer than the check, stopped by SIGINT after it: 3000 steps of 16³
+  # on one thread ended before the second run started)
+  "$gf" run "$case" "${small[@]}" --out "$work/busy" heat.steps=100000000 output.every=0 & pid=$!
+  for _ in $(seq 200); do [ -f "$work/busy/log.csv" ] && break; sleep 0.05; done
   err=$("$gf" run "$case" "${small[@]}" --out "$work/busy" --overwrite heat.steps=10 2>&1); rc=$?
   echo "into a folder in use: exit $rc: $err"
+  kill -INT $pid; wait $pid; first=$?
   [ $rc = 3 ] || fail "folder in use: exit $rc, expected 3"
-  wait $pid || fail "the first run failed"
-  grep -q '"status": "completed"' "$work/busy/run.json" || fail "the first run's run.json"
+  [ $first = 130 ] || fail "the first run: exit $first, expected 130 (stopped by SIGINT)"
+  grep -q '"status": "interrupted' "$work/busy/run.json" || fail "the first run's run.json: $(cat "$work/busy/run.json")"
   ;;
 make_run)
   # The command `make run` runs, as the Makefile spells it, typed twice.
