@@ -239,6 +239,10 @@ if(GF_PYTHON)
     add_test(NAME "e2e: run folder ${mode}"
       COMMAND bash ${GF_E2E}/run_folder.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
               ${CMAKE_BINARY_DIR}/e2e_run_folder/${mode} ${GF_PYTHON} ${mode})
+    # ulimit -v and AddressSanitizer's shadow memory do not mix (as host_oom above)
+    if(GRIDFORGE_SANITIZE)
+      set_tests_properties("e2e: run folder ${mode}" PROPERTIES ENVIRONMENT "GF_SANITIZE=1")
+    endif()
   endforeach()
 endif()
 
