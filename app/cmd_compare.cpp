@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <tuple>
 #include <map>
 
 #include "app/commands.hpp"
@@ -74,11 +76,10 @@ int cmd_compare(const CompareArgs& a) {
   std::vector<std::int64_t> only_a, only_b;
   for (const auto& st : la.steps)
     if (!steps_b.count(st.step)) only_a.push_back(st.step);
-  for (const auto& st : lb.steps) {
-    bool in_a = false;
-    for (const auto& sa : la.steps) in_a = in_a || sa.step == st.step;
-    if (!in_a) only_b.push_back(st.step);
-  }
+  std::map<std::int64_t, const io::StepsListing::Step*> steps_a;
+  for (const auto& st : la.steps) steps_a[st.step] = &st;
+  for (const auto& st : lb.steps)
+    if (!steps_a.count(st.step)) only_b.push_back(st.step);
   auto list = [](const std::vector<std::int64_t>& v) {
     std::string s;
     for (std::size_t i = 0; i < v.size() && i < 8; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -92,33 +93,34 @@ int cmd_compare(const CompareArgs& a) {
   if (table)
     table_out() << fmt::format("{:<6} {:>8} {:>12} {:>12} {:>12}  {}\n", "field", "step", "time",
                                "max_abs", "rel_l2", "result");
-  bool all_pass = problems.empty();
+  auto has = [](const io::StepsListing::Step& st, const std::string& name) {
+    return std::any_of(st.fields.begin(), st.fields.end(),
+                       [&](const auto& f) { return f.name == name; });
+  };
+  const double floor =
+      float32 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
+  bool rows_pass = true;
   if (la.dims == lb.dims) {
     for (const auto& st : la.steps) {
       const auto it = steps_b.find(st.step);
       if (it == steps_b.end()) continue;
       const io::StepsListing::Step& sb = *it->second;
+      for (const auto& [one, other, file] : {std::tuple{&st, &sb, fa}, std::tuple{&sb, &st, fb}})
+        for (const auto& f : one->fields)
+          if (!has(*other, f.name))
+            problems.push_back(fmt::format("step {}: field '{}' only in '{}'", st.step, f.name, file));
       for (const auto& f : st.fields) {
-        bool in_b = false;
-        for (const auto& g : sb.fields) in_b = in_b || g.name == f.name;
-        if (!in_b) {
-          problems.push_back(fmt::format("step {}: field '{}' only in '{}'", st.step, f.name, fa));
-          all_pass = false;
-          continue;
-        }
+        if (!has(sb, f.name)) continue;
         const std::vector<double> va = io::h5_read_dataset(fa, st.group + "/" + f.name);
         const std::vector<double> vb = io::h5_read_dataset(fb, sb.group + "/" + f.name);
         if (va.size() != vb.size()) {
           problems.push_back(fmt::format("step {}: field '{}' has {} values in '{}', {} in '{}'",
                                          st.step, f.name, va.size(), fa, vb.size(), fb));
-          all_pass = false;
           continue;
         }
-        const double floor = float32 ? std::numeric_limits<float>::min()
-                                     : std::numeric_limits<double>::min();
         const FieldDiff df = field_diff(va, vb, floor);
         const bool pass = df.rel_l2 <= rtol || df.max_abs <= atol;
-        all_pass = all_pass && pass;
+        rows_pass = rows_pass && pass;
         if (table)
           table_out() << fmt::format("{:<6} {:>8} {:>12.6g} {:>12.3e} {:>12.3e}  {}\n", f.name,
                                      st.step, st.time, df.max_abs, df.rel_l2,
@@ -126,16 +128,9 @@ int cmd_compare(const CompareArgs& a) {
         rows.push_back({{"field", f.name}, {"step", st.step}, {"time", st.time},
                         {"max_abs", df.max_abs}, {"rel_l2", df.rel_l2}, {"pass", pass}});
       }
-      for (const auto& g : sb.fields) {
-        bool in_a = false;
-        for (const auto& f : st.fields) in_a = in_a || g.name == f.name;
-        if (!in_a) {
-          problems.push_back(fmt::format("step {}: field '{}' only in '{}'", st.step, g.name, fb));
-          all_pass = false;
-        }
-      }
     }
   }
+  const bool all_pass = rows_pass && problems.empty();
   for (const std::string& p : problems) spdlog::error("compare: {}", p);
   const int code = all_pass ? kExitOk : kExitMismatch;
   if (a.json)

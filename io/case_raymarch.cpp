@@ -493,18 +493,21 @@ void emit(YAML::Emitter& out, const char* key, const RaySpec& s, bool render) {
   };
   out << YAML::Key << key << YAML::Value << YAML::BeginMap;
   if (render) out << YAML::Key << "every" << YAML::Value << s.every;
-  if (render && s.ndim < 3) {  // a 2D image or a 1D line plot
-    out << YAML::Key << "width" << YAML::Value << s.width;
-    out << YAML::Key << "height" << YAML::Value << s.height;
-    if (s.ndim == 2) out << YAML::Key << "interpolation" << YAML::Value << s.interpolation;
-    out << YAML::Key << "transfer" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    if (s.ndim == 2) out << YAML::Key << "colormap" << YAML::Value << s.colormap;
+  auto range = [&] {  // transfer.range: auto or [lo, hi]
     out << YAML::Key << "range" << YAML::Value;
     if (s.range_auto)
       out << "auto";
     else
       out << YAML::Flow << YAML::BeginSeq << fmt::format("{}", s.range_lo)
           << fmt::format("{}", s.range_hi) << YAML::EndSeq;
+  };
+  if (render && s.ndim < 3) {  // a 2D image or a 1D line plot
+    out << YAML::Key << "width" << YAML::Value << s.width;
+    out << YAML::Key << "height" << YAML::Value << s.height;
+    if (s.ndim == 2) out << YAML::Key << "interpolation" << YAML::Value << s.interpolation;
+    out << YAML::Key << "transfer" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (s.ndim == 2) out << YAML::Key << "colormap" << YAML::Value << s.colormap;
+    range();
     out << YAML::EndMap << YAML::EndMap;
     return;
   }
@@ -539,12 +542,7 @@ void emit(YAML::Emitter& out, const char* key, const RaySpec& s, bool render) {
   out << YAML::Key << "step" << YAML::Value << fmt::format("{}", s.step);
   out << YAML::Key << "transfer" << YAML::Value << YAML::Flow << YAML::BeginMap;
   out << YAML::Key << "colormap" << YAML::Value << s.colormap;
-  out << YAML::Key << "range" << YAML::Value;
-  if (s.range_auto)
-    out << "auto";
-  else
-    out << YAML::Flow << YAML::BeginSeq << fmt::format("{}", s.range_lo)
-        << fmt::format("{}", s.range_hi) << YAML::EndSeq;
+  range();
   out << YAML::Key << "density" << YAML::Value << fmt::format("{}", s.density);
   out << YAML::EndMap;
   vec("background", s.background);
