@@ -68,8 +68,12 @@ std::vector<MemoryCheck> check_memory(const Case& c, const DeviceChoice& d) {
     host.other_bytes = need.other_bytes;
     return {host};
   }
+  // GPU fields may pad their rows (gpu_field_layout): count the padding
+  const Layout l = gpu_field_layout(c.grid, sizeof(T));
+  const std::size_t dev_bytes =
+      std::size_t(double(need.bytes) * double(l.span()) / double(std::max<std::int64_t>(1, l.size())));
   const GpuInfo& g = cuda_status().gpus.at(d.gpu);
-  return {{need.bytes, g.memory_free, need.fields, fmt::format("{} (GPU {})", g.name, d.gpu), true,
+  return {{dev_bytes, g.memory_free, need.fields, fmt::format("{} (GPU {})", g.name, d.gpu), true,
            need.other, need.other_bytes},
           host};
 }

@@ -61,7 +61,7 @@ void write_validation(const Case& c, const nlohmann::json& j) {
 // (LaplaceSolver::finish does the same), so that iterates compare before it.
 template <class T>
 std::vector<T> solution_on_host(const Case& c, Backend<T>& be, const LaplaceSolver<T>& s) {
-  std::vector<T> h(s.field().size());
+  std::vector<T> h(s.field().points());
   be.download(s.field(), h.data());
   if (c.laplace.singular && !h.empty()) {
     double mean = 0;
@@ -177,8 +177,8 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
       all_pass = all_pass && frame_rows.back()["pass"].get<bool>();
     }
     if (!outs.due(s)) continue;
-    hc.resize(cpu.field().size());
-    hg.resize(gpu.field().size());
+    hc.resize(cpu.field().points());
+    hg.resize(gpu.field().points());
     cpu_be->download(cpu.field(), hc.data());
     gpu_be->download(gpu.field(), hg.data());
     const FieldDiff df = field_diff(hg, hc);

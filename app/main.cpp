@@ -19,6 +19,7 @@
 #include "app/commands.hpp"
 #include "app/common.hpp"
 #include "core/error.hpp"
+#include "kernels/device.hpp"
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
 #include "gf_version.hpp"
@@ -298,6 +299,7 @@ int main(int argc, char** argv) {
     if (gf::mpi::size() > 1 && !r->parsed())
       throw gf::UsageError("only `gridforge run` runs over several MPI ranks; start the other "
                            "subcommands without mpirun");
+    gf::gpu_row_align_bytes();  // a bad GRIDFORGE_ROW_ALIGN is exit 2 on every path, GPU or not
     apply_threads(r->parsed()   ? run.threads
                   : v->parsed() ? val.threads
                   : b->parsed() ? bench.threads

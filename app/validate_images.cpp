@@ -80,7 +80,7 @@ nlohmann::json validate_frame(const Case& c, std::int64_t step, Backend<T>& cpu,
                               const Field<T>& cpu_field, Backend<T>& gpu,
                               const Field<T>& gpu_field) {
   if (c.render.ndim < 3) {  // drawn on the host from each field's values
-    std::vector<T> hc(std::size_t(cpu_field.size())), hg(std::size_t(gpu_field.size()));
+    std::vector<T> hc(cpu_field.points()), hg(gpu_field.points());
     cpu.download(cpu_field, hc.data());
     gpu.download(gpu_field, hg.data());
     const auto [lo, hi] = frame_range(c.render, hc.data(), std::int64_t(hc.size()));

@@ -38,8 +38,12 @@ template <class T>
 class Field {
  public:
   Field() = default;
+  // A field of g's points in layout l (g's dense layout unless a backend
+  // pads its rows: Backend::make_field).
   Field(const Grid& g, MemoryResource& mr, const std::string& what)
-      : grid_(g), layout_(g.layout()), mr_(&mr), n_(static_cast<std::size_t>(layout_.span())) {
+      : Field(g, g.layout(), mr, what) {}
+  Field(const Grid& g, const Layout& l, MemoryResource& mr, const std::string& what)
+      : grid_(g), layout_(l), mr_(&mr), n_(static_cast<std::size_t>(layout_.span())) {
     data_ = static_cast<T*>(mr.allocate(n_ * sizeof(T), what));
   }
   Field(Field&& o) noexcept { swap(o); }
@@ -65,6 +69,8 @@ class Field {
   const T* data() const { return data_; }
   // Values in memory (the layout's span: every point, and padding if any).
   std::size_t size() const { return n_; }
+  // Points of the grid it holds: the values of a host copy (download).
+  std::size_t points() const { return static_cast<std::size_t>(layout_.size()); }
   std::size_t bytes() const { return n_ * sizeof(T); }
   const Grid& grid() const { return grid_; }
   // Where each point's value lies (grid/view.hpp), and views for kernels and loops.

@@ -35,6 +35,20 @@ struct Layout {
     l.sz = l.sy * n[1];
     return l;
   }
+  // The layout of a GPU field (CudaBackend::make_field): rows start on an
+  // `align_bytes` boundary (128: a whole cache line) when n[0] values span
+  // at least 8 of them, on a 16-byte boundary (one vector) when narrower, so
+  // that every row is whole 16-byte vectors whatever n[0] is; a grid of one
+  // row, and align_bytes 0, stay dense. The padding costs at most an eighth
+  // more memory.
+  static Layout aligned_rows(const std::int64_t* n, std::int64_t elem_bytes,
+                             std::int64_t align_bytes) {
+    if (align_bytes <= 0 || n[1] * n[2] <= 1) return dense(n);
+    std::int64_t a = align_bytes / elem_bytes;
+    if (n[0] * elem_bytes < 8 * align_bytes) a = 16 / elem_bytes;
+    if (a <= 1 || n[0] % a == 0) return dense(n);
+    return padded(n, a);
+  }
 
   GF_HD std::int64_t index(std::int64_t i, std::int64_t j = 0, std::int64_t k = 0) const {
     return i + sy * j + sz * k;

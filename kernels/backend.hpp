@@ -93,7 +93,20 @@ class Backend {
   // The vector operations and reductions on this backend's memory.
   virtual VectorOps<T>& vec() = 0;
 
-  Field<T> make_field(const Grid& g, const std::string& what) { return Field<T>(g, memory(), what); }
+  // A field of grid g in this backend's memory, in the layout the backend
+  // gives its fields: dense on the CPU; on the GPU rows padded to whole
+  // 16-byte vectors and cache lines (Layout::aligned_rows), the padding zero.
+  virtual Field<T> make_field(const Grid& g, const std::string& what) {
+    return Field<T>(g, memory(), what);
+  }
+  // A field of grid g in the dense layout on every backend: for libraries
+  // that take dense arrays (cuFFT's plans in the fft solve).
+  Field<T> make_dense_field(const Grid& g, const std::string& what) {
+    return Field<T>(g, memory(), what);
+  }
+  // The values of f to and from a host array of its grid's points in the
+  // dense layout (x fastest, rows n[0] apart: Grid::layout()), whatever the
+  // field's own layout; a padded row's padding is neither read nor written.
   virtual void upload(const T* host, Field<T>& f) = 0;
   virtual void download(const Field<T>& f, T* host) = 0;
   // dst = src, same size: a device-to-device copy on the GPU, a parallel

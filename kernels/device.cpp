@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -20,11 +21,11 @@ const CudaStatus& cuda_status() {
   return s;
 }
 template <class T>
-std::unique_ptr<Backend<T>> make_cuda_backend(int) {
+std::unique_ptr<Backend<T>> make_cuda_backend(int, std::int64_t) {
   throw DeviceError(cuda_status().why_unusable);
 }
-template std::unique_ptr<Backend<float>> make_cuda_backend<float>(int);
-template std::unique_ptr<Backend<double>> make_cuda_backend<double>(int);
+template std::unique_ptr<Backend<float>> make_cuda_backend<float>(int, std::int64_t);
+template std::unique_ptr<Backend<double>> make_cuda_backend<double>(int, std::int64_t);
 #endif
 
 std::size_t host_memory_available() {
@@ -59,6 +60,29 @@ std::size_t last_level_cache_bytes() {
     if (b > 0) return static_cast<std::size_t>(b);
   }
   return 0;
+}
+
+}  // namespace gf
+
+namespace gf {
+
+std::int64_t gpu_row_align_bytes() {
+  static const std::int64_t align = [] {
+    const char* e = std::getenv("GRIDFORGE_ROW_ALIGN");
+    if (!e || !*e) return std::int64_t(128);
+    char* end = nullptr;
+    const long long v = std::strtoll(e, &end, 10);
+    // 0 (dense), or a power of two from 16 bytes (one vector) to 4 KiB
+    if (*end || (v != 0 && (v < 16 || v > 4096 || (v & (v - 1)) != 0)))
+      throw UsageError(std::string("GRIDFORGE_ROW_ALIGN='") + e +
+                       "': give 0 (dense rows) or a power of two from 16 to 4096 (bytes)");
+    return std::int64_t(v);
+  }();
+  return align;
+}
+
+Layout gpu_field_layout(const Grid& g, std::size_t elem_bytes) {
+  return Layout::aligned_rows(g.n.data(), std::int64_t(elem_bytes), gpu_row_align_bytes());
 }
 
 }  // namespace gf

@@ -37,7 +37,16 @@ std::string cpu_model_name();
 // Size of the last-level cache in bytes (L3, else L2), or 0 when unknown.
 std::size_t last_level_cache_bytes();
 
+// row_align: the rows of its fields start on that many bytes
+// (Layout::aligned_rows; 0: dense rows); −1: gpu_row_align_bytes().
 template <class T>
-std::unique_ptr<Backend<T>> make_cuda_backend(int device);
+std::unique_ptr<Backend<T>> make_cuda_backend(int device, std::int64_t row_align = -1);
+
+// The layout of a GPU field of grid g with values of elem_bytes bytes
+// (CudaBackend::make_field): Layout::aligned_rows with the row alignment
+// GRIDFORGE_ROW_ALIGN (bytes; default 128, 0 for dense rows, as host arrays
+// and files hold them). The memory estimates count the same layout.
+Layout gpu_field_layout(const Grid& g, std::size_t elem_bytes);
+std::int64_t gpu_row_align_bytes();
 
 }  // namespace gf

@@ -51,7 +51,11 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
   if (method == LaplaceMethod::Sor && !(spec_.omega > 0))
     throw std::logic_error("LaplaceSolver: laplace.omega auto is unresolved: the case was not "
                            "prepared (solvers/prepare.hpp)");
-  u_ = be_.make_field(g, "the solution u");
+  // cuFFT transforms dense arrays: the fft solve's fields keep dense rows.
+  const auto field = [&](const char* what) {
+    return method == LaplaceMethod::Fft ? be_.make_dense_field(g, what) : be_.make_field(g, what);
+  };
+  u_ = field("the solution u");
   upload_ms_ = upload_initial_state(c, be_, u_);
   args_ = laplace_args<T>(c, false);
   args_.omega = static_cast<T>(spec_.omega);
@@ -67,7 +71,7 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
       mean_removed_ = incompatible_mean(g, c.boundary, f.data());
       for (T& v : f) v -= static_cast<T>(mean_removed_);
     }
-    f_ = be_.make_field(g, "the right-hand side f");
+    f_ = field("the right-hand side f");
     be_.upload(f.data(), f_);
     args_.f = f_.data();
     has_f_field_ = true;

@@ -35,7 +35,7 @@ void OutputWriter<T>::field(const Field<T>& f, std::function<void(const T*)> wri
     // In turn: download, write. Frames queued before it first: one writer at a time.
     if (writer_) writer_->drain();
     timer_->start();
-    host_.resize(f.size());
+    host_.resize(f.points());
     be_.download(f, host_.data());
     download_ms_ += timer_->stop_ms();
     write(host_.data());

@@ -298,7 +298,7 @@ double InSituFrames<T>::plot(std::int64_t step, const Field<T>& f,
     host->resize(all.size() / sizeof(T));
     std::memcpy(host->data(), all.data(), all.size());
   } else {
-    host->resize(std::size_t(f.size()));
+    host->resize(f.points());
     be_.download(f, host->data());
   }
   const Grid g = c_.decomp ? c_.decomp->global : c_.grid;

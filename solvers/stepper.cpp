@@ -123,16 +123,16 @@ double upload_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
 // operator new's alignment (16) is enough for T.
 template <class T>
 std::vector<unsigned char> download_bytes(Backend<T>& backend, const Field<T>& f) {
-  std::vector<unsigned char> host(f.size() * sizeof(T));
+  std::vector<unsigned char> host(f.points() * sizeof(T));
   backend.download(f, reinterpret_cast<T*>(host.data()));
   return host;
 }
 
 template <class T>
 void upload_bytes(Backend<T>& backend, const std::vector<unsigned char>& host, Field<T>& f) {
-  if (host.size() != f.size() * sizeof(T))
+  if (host.size() != f.points() * sizeof(T))
     throw IoError(fmt::format("checkpoint: a field of {} bytes for {} grid points of {} bytes",
-                              host.size(), f.size(), sizeof(T)));
+                              host.size(), f.points(), sizeof(T)));
   backend.upload(reinterpret_cast<const T*>(host.data()), f);
 }
 

@@ -81,19 +81,36 @@ class EventTimer final : public Timer {
   cudaEvent_t a_{}, b_{};
 };
 
+// Copies between a field's layout and the dense one (rows sy values apart
+// against n[0]; Layout::aligned_rows pads rows only, so a field is rows()
+// rows at even steps): one cudaMemcpy2D, a plain copy when both are dense.
+template <class T>
+void copy_rows(T* dst, std::int64_t dpitch, const T* src, std::int64_t spitch, const Layout& l,
+               cudaMemcpyKind kind, cudaStream_t s) {
+  if (dpitch == spitch) {
+    GF_CUDA_CHECK(cudaMemcpyAsync(dst, src, std::size_t(l.rows() * dpitch) * sizeof(T), kind, s));
+    return;
+  }
+  GF_CUDA_CHECK(cudaMemcpy2DAsync(dst, std::size_t(dpitch) * sizeof(T), src,
+                                  std::size_t(spitch) * sizeof(T), std::size_t(l.n[0]) * sizeof(T),
+                                  std::size_t(l.rows()), kind, s));
+}
+
 // Output snapshots (backend.hpp): the field is copied into a spare device
 // buffer on the compute stream (a device-to-device copy: about 0.2 ms for
 // 512³ float32), then downloaded from there into pinned host memory on a
 // stream of its own, so the steps that follow run while it travels. The
 // spare is reused: the next snapshot's copy into it waits, on the GPU, for
-// the last download out of it.
+// the last download out of it. The spare has the fields' layout; the host
+// copies are dense (rows of a padded layout lose their padding on the way).
 template <class T>
 class CudaSnapshots final : public Snapshots<T> {
  public:
-  CudaSnapshots(int device, MemoryResource& mem, cudaStream_t compute, std::size_t bytes,
+  CudaSnapshots(int device, MemoryResource& mem, cudaStream_t compute, const Layout& l,
                 int slots)
-      : device_(device), compute_(compute), bytes_(bytes) {
-    spare_.reset(mem, bytes, "the spare field for overlapped outputs");
+      : device_(device), compute_(compute), layout_(l), bytes_(std::size_t(l.span()) * sizeof(T)) {
+    const std::size_t bytes = std::size_t(l.size()) * sizeof(T);  // each host copy
+    spare_.reset(mem, bytes_, "the spare field for overlapped outputs");
     host_.assign(std::size_t(slots), nullptr);
     done_.assign(std::size_t(slots), nullptr);
     try {
@@ -112,14 +129,14 @@ class CudaSnapshots final : public Snapshots<T> {
 
   int slots() const override { return int(host_.size()); }
   void take(const Field<T>& f, int s) override {
-    if (f.bytes() != bytes_) throw DeviceError("snapshot of a field of another size");
+    if (!f.layout().same_as(layout_)) throw DeviceError("snapshot of a field of another layout");
     if (last_ >= 0) GF_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_[std::size_t(last_)], 0));
     GF_CUDA_CHECK(
         cudaMemcpyAsync(spare_.get(), f.data(), bytes_, cudaMemcpyDeviceToDevice, compute_));
     GF_CUDA_CHECK(cudaEventRecord(copied_, compute_));
     GF_CUDA_CHECK(cudaStreamWaitEvent(copy_, copied_, 0));
-    GF_CUDA_CHECK(cudaMemcpyAsync(host_[std::size_t(s)], spare_.get(), bytes_,
-                                  cudaMemcpyDeviceToHost, copy_));
+    copy_rows(static_cast<T*>(host_[std::size_t(s)]), layout_.n[0], spare_.as<const T>(),
+              layout_.sy, layout_, cudaMemcpyDeviceToHost, copy_);
     GF_CUDA_CHECK(cudaEventRecord(done_[std::size_t(s)], copy_));
     last_ = s;
   }
@@ -147,7 +164,8 @@ class CudaSnapshots final : public Snapshots<T> {
 
   int device_;
   cudaStream_t compute_;
-  std::size_t bytes_;
+  Layout layout_;
+  std::size_t bytes_;  // the spare's
   DeviceBuffer spare_;
   cudaStream_t copy_ = nullptr;
   cudaEvent_t copied_ = nullptr;
@@ -203,7 +221,7 @@ class CudaVector final : public VectorOps<T> {
 
   FieldStats stats(const Field<T>& f) override {
     const OwnedMask mask = OwnedMask::of(f.grid(), f.layout());
-    if (!mask.all) return owned_stats(f, mask);
+    if (!mask.all) return owned_stats(f, mask);  // a rank's block, or padded rows
     const StatsAcc init{INFINITY, -INFINITY, 0.0, 0ull};
     std::size_t temp = 0;
     StatsAcc* out = nullptr;  // the size query touches no memory
@@ -230,7 +248,7 @@ class CudaVector final : public VectorOps<T> {
   }
 
   double dot(const Field<T>& x, const Field<T>& y) override {
-    return sum(DotFn<T>{x.data(), y.data()}, x);
+    return be_.reduce_field(DotFn<T>{x.data(), y.data()}, x.grid(), x.layout());
   }
 
   void axpby(T a, const Field<T>& x, T b, Field<T>& y) override {
@@ -241,7 +259,8 @@ class CudaVector final : public VectorOps<T> {
 
   double cg_update(T alpha, const Field<T>& p, const Field<T>& q, Field<T>& u,
                    Field<T>& r) override {
-    return sum(CgUpdateFn<T>{alpha, p.data(), q.data(), u.data(), r.data()}, p);
+    return be_.reduce_field(CgUpdateFn<T>{alpha, p.data(), q.data(), u.data(), r.data()},
+                            p.grid(), p.layout());
   }
 
   void add_constant(Field<T>& u, T c) override {
@@ -257,22 +276,14 @@ class CudaVector final : public VectorOps<T> {
   }
 
  private:
-  // Σ fn over the values of f's memory, the owned points only where f's
-  // grid is a rank's padded block.
-  template <class F>
-  double sum(const F& fn, const Field<T>& f) {
-    const OwnedMask mask = OwnedMask::of(f.grid(), f.layout());
-    if (!mask.all) return be_.reduce(OwnedOnly<F>{fn, mask}, std::int64_t(f.size()));
-    return be_.reduce(fn, std::int64_t(f.size()));
-  }
-
-  // Block partials over the owned points, combined here.
+  // Block partials over the owned points (the points of a field with padded
+  // rows, the owned box of a rank's block), combined here.
   FieldStats owned_stats(const Field<T>& f, const OwnedMask& mask) {
-    const std::int64_t n = std::int64_t(f.size());
+    const std::int64_t n = f.layout().size();
     const int blocks = int(std::max<std::int64_t>(1, std::min<std::int64_t>((n + 255) / 256, 1024)));
     auto* partials = static_cast<StatsAcc*>(be_.scratch(sizeof(StatsAcc) * std::size_t(blocks)));
     const cudaStream_t s = be_.stream();
-    owned_stats_kernel<T><<<blocks, 256, 0, s>>>(f.data(), mask, n, partials);
+    owned_stats_kernel<T><<<blocks, 256, 0, s>>>(f.data(), mask, f.grid().has_halo(), partials);
     GF_CUDA_CHECK_LAUNCH();
     std::vector<StatsAcc> host(static_cast<std::size_t>(blocks));
     GF_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials, sizeof(StatsAcc) * host.size(),
@@ -317,8 +328,8 @@ struct CudaBackend<T>::Impl {
 };
 
 template <class T>
-CudaBackend<T>::CudaBackend(int device)
-    : label_(label_for(device)), device_(device), impl_(std::make_unique<Impl>(label_)),
+CudaBackend<T>::CudaBackend(int device, std::int64_t row_align)
+    : label_(label_for(device)), device_(device), row_align_(row_align), impl_(std::make_unique<Impl>(label_)),
       graphs_(graphs_wanted()) {
   GF_CUDA_CHECK(cudaSetDevice(device));
   GF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -352,19 +363,32 @@ std::unique_ptr<Timer> CudaBackend<T>::make_timer() {
 }
 
 template <class T>
+Field<T> CudaBackend<T>::make_field(const Grid& g, const std::string& what) {
+  Field<T> f(g, field_layout(g), impl_->mem, what);
+  if (!f.layout().is_dense())  // the padding is zero, so no reduction or copy sees garbage
+    GF_CUDA_CHECK(cudaMemsetAsync(f.data(), 0, f.bytes(), stream_));
+  return f;
+}
+
+template <class T>
 void CudaBackend<T>::upload(const T* host, Field<T>& f) {
-  GF_CUDA_CHECK(cudaMemcpyAsync(f.data(), host, f.bytes(), cudaMemcpyHostToDevice, xs_));
+  const Layout& l = f.layout();
+  if (!l.is_dense() && xs_ != stream_)  // make_field's memset went on the compute stream
+    GF_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  copy_rows(f.data(), l.sy, host, l.n[0], l, cudaMemcpyHostToDevice, xs_);
   synchronize();
 }
 
 template <class T>
 void CudaBackend<T>::download(const Field<T>& f, T* host) {
-  GF_CUDA_CHECK(cudaMemcpyAsync(host, f.data(), f.bytes(), cudaMemcpyDeviceToHost, xs_));
+  const Layout& l = f.layout();
+  copy_rows(host, l.n[0], f.data(), l.sy, l, cudaMemcpyDeviceToHost, xs_);
   synchronize();
 }
 
 template <class T>
 void CudaBackend<T>::copy(const Field<T>& src, Field<T>& dst) {
+  if (!src.layout().same_as(dst.layout())) throw DeviceError("copy between fields of two layouts");
   GF_CUDA_CHECK(
       cudaMemcpyAsync(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToDevice, stream_));
 }
@@ -372,7 +396,8 @@ void CudaBackend<T>::copy(const Field<T>& src, Field<T>& dst) {
 template <class T>
 std::unique_ptr<Snapshots<T>> CudaBackend<T>::make_snapshots(const Grid& g, int slots,
                                                               std::string* why) {
-  const std::size_t bytes = std::size_t(g.layout().span()) * sizeof(T);
+  const Layout l = field_layout(g);
+  const std::size_t bytes = std::size_t(l.span()) * sizeof(T);
   std::size_t free_b = 0, total_b = 0;
   GF_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   // Headroom for what a run allocates later (reduction scratch, cuSPARSE's
@@ -386,7 +411,7 @@ std::unique_ptr<Snapshots<T>> CudaBackend<T>::make_snapshots(const Grid& g, int 
     return nullptr;
   }
   try {
-    return std::make_unique<CudaSnapshots<T>>(device_, impl_->mem, stream_, bytes, slots);
+    return std::make_unique<CudaSnapshots<T>>(device_, impl_->mem, stream_, l, slots);
   } catch (const DeviceError& e) {
     cudaGetLastError();
     if (why) *why = e.what();
@@ -509,15 +534,16 @@ template class CudaBackend<float>;
 template class CudaBackend<double>;
 
 template <class T>
-std::unique_ptr<Backend<T>> make_cuda_backend(int device) {
+std::unique_ptr<Backend<T>> make_cuda_backend(int device, std::int64_t row_align) {
   const CudaStatus& st = cuda_status();
   if (!st.why_unusable.empty()) throw DeviceError(st.why_unusable);
   if (device < 0 || device >= static_cast<int>(st.gpus.size()))
     throw DeviceError("no CUDA device " + std::to_string(device) + " (this machine has " +
                       std::to_string(st.gpus.size()) + ")");
-  return std::make_unique<CudaBackend<T>>(device);
+  return std::make_unique<CudaBackend<T>>(device,
+                                          row_align < 0 ? gpu_row_align_bytes() : row_align);
 }
-template std::unique_ptr<Backend<float>> make_cuda_backend<float>(int);
-template std::unique_ptr<Backend<double>> make_cuda_backend<double>(int);
+template std::unique_ptr<Backend<float>> make_cuda_backend<float>(int, std::int64_t);
+template std::unique_ptr<Backend<double>> make_cuda_backend<double>(int, std::int64_t);
 
 }  // namespace gf

@@ -21,6 +21,7 @@
 #include "grid/view.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/halo_kernels.cuh"
 #include "kernels/ops/boundary.hpp"
 
 namespace gf {
@@ -81,6 +82,26 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_kernel(F f, std::int64_
   for (std::int64_t idx = blockIdx.x * std::int64_t(kReduceThreads) + threadIdx.x; idx < n;
        idx += stride)
     acc += f(idx);
+  const double s = BlockReduce(tmp).Sum(acc);
+  if (threadIdx.x == 0) partials[blockIdx.x] = s;
+}
+
+// reduce_kernel over the points of a layout whose rows may be padded: the
+// same points in the same order for every thread and block as reduce_kernel
+// over a dense field of the grid, so the sums are bit for bit the same.
+template <class F>
+__global__ void __launch_bounds__(kReduceThreads) reduce_points_kernel(F f, Layout l,
+                                                                       double* partials) {
+  using BlockReduce = cub::BlockReduce<double, kReduceThreads>;
+  __shared__ typename BlockReduce::TempStorage tmp;
+  double acc = 0;
+  const std::int64_t n = l.size();
+  const std::int64_t stride = std::int64_t(gridDim.x) * kReduceThreads;
+  std::int64_t q = blockIdx.x * std::int64_t(kReduceThreads) + threadIdx.x;
+  if (q < n) {
+    PointWalk w(l, q, stride);
+    for (; q < n; q += stride, w.next()) acc += f(w.index());
+  }
   const double s = BlockReduce(tmp).Sum(acc);
   if (threadIdx.x == 0) partials[blockIdx.x] = s;
 }
@@ -237,7 +258,8 @@ class GraphCache {
 template <class T>
 class CudaBackend final : public Backend<T> {
  public:
-  explicit CudaBackend(int device);
+  // row_align: where its fields' rows start (Layout::aligned_rows), bytes.
+  CudaBackend(int device, std::int64_t row_align);
   ~CudaBackend() override;
 
   std::string name() const override { return label_; }
@@ -251,6 +273,7 @@ class CudaBackend final : public Backend<T> {
 
   void upload(const T* host, Field<T>& f) override;
   void download(const Field<T>& f, T* host) override;
+  Field<T> make_field(const Grid& g, const std::string& what) override;
   void copy(const Field<T>& src, Field<T>& dst) override;
   std::unique_ptr<Snapshots<T>> make_snapshots(const Grid& g, int slots,
                                                std::string* why) override;
@@ -273,6 +296,10 @@ class CudaBackend final : public Backend<T> {
 
   // ---- for the workloads' CUDA executors ----
   int device() const { return device_; }
+  // The layout make_field gives a field of grid g.
+  Layout field_layout(const Grid& g) const {
+    return Layout::aligned_rows(g.n.data(), std::int64_t(sizeof(T)), row_align_);
+  }
   const std::string& label() const { return label_; }
   // The compute stream, where every step's kernels go.
   cudaStream_t stream() const { return stream_; }
@@ -287,6 +314,30 @@ class CudaBackend final : public Backend<T> {
   // result depends on the order blocks finish); one read-back.
   template <class F>
   double reduce(const F& f, std::int64_t n) {
+    return reduce_over(n, [&](int blocks, double* partials) {
+      reduce_kernel<F><<<blocks, kReduceThreads, 0, stream_>>>(f, n, partials);
+    });
+  }
+  // Σ f(idx) over the points of layout l (not a padded row's padding), in
+  // the order reduce() takes a dense field's values: the same sums.
+  template <class F>
+  double reduce_points(const F& f, const Layout& l) {
+    if (l.is_dense()) return reduce(f, l.size());
+    return reduce_over(l.size(), [&](int blocks, double* partials) {
+      reduce_points_kernel<F><<<blocks, kReduceThreads, 0, stream_>>>(f, l, partials);
+    });
+  }
+  // Σ f(idx) over the points a field of grid g and layout l owns: every
+  // point of one rank's grid, the owned box of a rank's padded block
+  // (f still runs at every point: its writes cover the halo too).
+  template <class F>
+  double reduce_field(const F& f, const Grid& g, const Layout& l) {
+    if (!g.has_halo()) return reduce_points(f, l);
+    return reduce_points(OwnedOnly<F>{f, OwnedMask::of(g, l)}, l);
+  }
+  // The partials of `launch(blocks, partials)` over n values, summed.
+  template <class L>
+  double reduce_over(std::int64_t n, const L& launch) {
     const int blocks = int(std::max<std::int64_t>(
         1, std::min<std::int64_t>((n + kReduceThreads - 1) / kReduceThreads, kMaxReduceBlocks)));
     std::size_t temp = 0;
@@ -297,7 +348,7 @@ class CudaBackend final : public Backend<T> {
     char* base = static_cast<char*>(scratch(kPartials + temp));
     double* sum = reinterpret_cast<double*>(base);
     double* partials = reinterpret_cast<double*>(base + 256);
-    reduce_kernel<F><<<blocks, kReduceThreads, 0, stream_>>>(f, n, partials);
+    launch(blocks, partials);
     GF_CUDA_CHECK_LAUNCH();
     GF_CUDA_CHECK(cub::DeviceReduce::Sum(base + kPartials, temp, partials, sum, blocks, stream_));
     GF_CUDA_CHECK(
@@ -312,6 +363,7 @@ class CudaBackend final : public Backend<T> {
   struct Impl;  // memory, NCCL, the halo stream's events: cuda_backend.cu
   std::string label_;
   int device_ = 0;
+  std::int64_t row_align_ = 0;
   std::unique_ptr<Impl> impl_;
   cudaStream_t stream_{};
   cudaStream_t xs_{};

@@ -36,6 +36,26 @@ struct OwnedMask {
   }
 };
 
+// A thread's walk over the points q, q + stride, ... of a layout in
+// x-fastest order (the order of a dense field's values), giving each one's
+// index in the layout without a division per point: rows are sy apart
+// (Layout::aligned_rows pads rows, never planes, so row r starts at r·sy).
+struct PointWalk {
+  std::int64_t i, row, di, drow, n0, sy;
+  __device__ PointWalk(const Layout& l, std::int64_t q, std::int64_t stride)
+      : i(q % l.n[0]), row(q / l.n[0]), di(stride % l.n[0]), drow(stride / l.n[0]), n0(l.n[0]),
+        sy(l.sy) {}
+  __device__ std::int64_t index() const { return i + row * sy; }
+  __device__ void next() {
+    i += di;
+    row += drow;
+    if (i >= n0) {
+      i -= n0;
+      ++row;
+    }
+  }
+};
+
 // A reduction term counted at owned points only; f runs everywhere (its
 // writes, r of residual and cg_update, cover the halo too).
 template <class F>
@@ -64,17 +84,25 @@ __global__ void __launch_bounds__(256) box_copy_kernel(FieldView<T> b, T* buf) {
   }
 }
 
-// Per-block min/max/sum/non-finite count over the owned points; the host
-// combines the blocks' partials.
+// Per-block min/max/sum/non-finite count over the points of a field (not
+// its rows' padding), the owned box only where `masked` (a rank's block);
+// the host combines the blocks' partials.
 template <class T>
-__global__ void __launch_bounds__(256) owned_stats_kernel(const T* u, OwnedMask m, std::int64_t n,
+__global__ void __launch_bounds__(256) owned_stats_kernel(const T* u, OwnedMask m, bool masked,
                                                           StatsAcc* partials) {
   using BlockReduce = cub::BlockReduce<StatsAcc, 256>;
   __shared__ typename BlockReduce::TempStorage tmp;
   StatsAcc acc{INFINITY, -INFINITY, 0.0, 0ull};
+  const std::int64_t n = m.l.size();
   const std::int64_t stride = std::int64_t(gridDim.x) * 256;
-  for (std::int64_t idx = blockIdx.x * std::int64_t(256) + threadIdx.x; idx < n; idx += stride)
-    if (m.owns(idx)) acc = StatsCombine{}(acc, StatsOf{}(u[idx]));
+  std::int64_t q = blockIdx.x * std::int64_t(256) + threadIdx.x;
+  if (q < n) {
+    PointWalk w(m.l, q, stride);
+    for (; q < n; q += stride, w.next()) {
+      const std::int64_t idx = w.index();
+      if (!masked || m.owns(idx)) acc = StatsCombine{}(acc, StatsOf{}(u[idx]));
+    }
+  }
   const StatsAcc s = BlockReduce(tmp).Reduce(acc, StatsCombine{});
   if (threadIdx.x == 0) partials[blockIdx.x] = s;
 }

@@ -58,6 +58,9 @@ class DistributedBackend final : public Backend<T> {
   BackendKind kind() const override { return BackendKind::Distributed; }
   bool is_gpu() const override { return in_->is_gpu(); }
   MemoryResource& memory() override { return in_->memory(); }
+  Field<T> make_field(const Grid& g, const std::string& what) override {
+    return in_->make_field(g, what);
+  }
   std::unique_ptr<Timer> make_timer() override { return in_->make_timer(); }
   void synchronize() override { in_->synchronize(); }
   VectorOps<T>& vec() override { return *vec_; }

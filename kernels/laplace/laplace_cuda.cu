@@ -94,9 +94,7 @@ class LaplaceCuda final : public LaplaceExec<T> {
     by_dim(a.ndim, [&](auto d) {
       const ResidualFn<decltype(d)::value, T> fn{a, u.data(), r ? r->data() : nullptr,
                                                  u.layout()};
-      const OwnedMask mask = OwnedMask::of(u.grid(), u.layout());
-      s = mask.all ? be_.reduce(fn, std::int64_t(u.size()))
-                   : be_.reduce(OwnedOnly<decltype(fn)>{fn, mask}, std::int64_t(u.size()));
+      s = be_.reduce_field(fn, u.grid(), u.layout());
     });
     return s;
   }

@@ -291,3 +291,10 @@ if(GF_PYTHON)
   endforeach()
   set_tests_properties("e2e: shared machine busy" PROPERTIES RUN_SERIAL TRUE)
 endif()
+
+# Issue 21: GRIDFORGE_ROW_ALIGN (the GPU's row alignment) is checked on every
+# path: a value that is not 0 or a power of two from 16 to 4096 is exit 2,
+# named, before anything is written (the CPU path too, where it has no use).
+add_test(NAME "e2e: a bad GRIDFORGE_ROW_ALIGN is exit 2 before anything is written"
+         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_row_align'; rm -rf \"$d\"; GRIDFORGE_ROW_ALIGN=24 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_ROW_ALIGN='24': give 0 (dense rows) or a power of two from 16 to 4096\" \"$d.err\""
+                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)
