@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "grid/view.hpp"
 #include "kernels/cuda/vec16.cuh"
@@ -52,17 +53,30 @@ struct MarchRange {
 // every thread (inlined, the x-face point made the float64 star7 march spill:
 // 0.85 of copy bandwidth at 512³ on an H100, 0.97 since). Where the
 // neighbours lie is worked out once a thread.
-template <class T>
+//
+// PARTIAL (rows whose nx is not a multiple of W, in a layout whose padded
+// rows are whole vectors: Layout::aligned_rows): a row's last piece holds
+// its last points in lanes 0..last and padding beyond; the right neighbour
+// of lane `last` is the one the x rule gives, and the padding lanes are
+// written as zeros. Without PARTIAL, last is W − 1 and folds away.
+template <class T, bool PARTIAL = false>
 struct XSides {
   static constexpr int W = Vec16<T>::n;
   int i0;
+  int last;                // the piece's last point on the grid (a lane)
   int off_l, off_r;        // from the first point to its left neighbour, from the last to its right
   bool ghost_l, ghost_r;   // a Neumann face: add its ghost gradient
   __device__ __forceinline__ XSides(int i0_, int nx, const AxisBc<T>& bc) : i0(i0_) {
+    last = PARTIAL ? min(W - 1, nx - 1 - i0) : W - 1;
     off_l = i0 > 0 ? -1 : bc.lo == BcType::Periodic ? nx - 1 : 1;
-    off_r = i0 + W < nx ? 1 : bc.hi == BcType::Periodic ? -(nx - 1) : -1;
+    off_r = i0 + last + 1 < nx ? 1 : bc.hi == BcType::Periodic ? -(nx - 1) : -1;
     ghost_l = i0 == 0 && bc.lo == BcType::Neumann;
-    ghost_r = i0 + W == nx && bc.hi == BcType::Neumann;
+    ghost_r = i0 + last + 1 == nx && bc.hi == BcType::Neumann;
+  }
+  // The value right of lane e inside the piece cs (lane e + 1), or beyond
+  // the piece's last point the neighbour `right`.
+  __device__ __forceinline__ T next(const T* cs, int e, T right) const {
+    return e < W - 1 && e != last ? cs[e + 1] : right;
   }
   // The neighbours of the piece whose first point is at index at.
   __device__ __forceinline__ T left(const T* in, int at, const AxisBc<T>& bc) const {
@@ -70,13 +84,23 @@ struct XSides {
     return ghost_l ? v + bc.ghost_lo : v;
   }
   __device__ __forceinline__ T right(const T* in, int at, const AxisBc<T>& bc) const {
-    const T v = in[at + W - 1 + off_r];
+    const T v = in[at + last + off_r];
     return ghost_r ? v + bc.ghost_hi : v;
   }
-  // Points at a row's end on a Dirichlet face hold their value u.
+  // Points at a row's end on a Dirichlet face hold their value u; padding
+  // lanes (PARTIAL) are zeros.
   __device__ __forceinline__ void hold(T* rs, const T* u, int nx, const AxisBc<T>& bc) const {
     if (i0 == 0 && bc.lo == BcType::Dirichlet) rs[0] = u[0];
-    if (i0 + W == nx && bc.hi == BcType::Dirichlet) rs[W - 1] = u[W - 1];
+    if (!PARTIAL) {
+      if (i0 + W == nx && bc.hi == BcType::Dirichlet) rs[W - 1] = u[W - 1];
+      return;
+    }
+    const bool held = i0 + last + 1 == nx && bc.hi == BcType::Dirichlet;
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      if (e == last && held) rs[e] = u[e];
+      if (e > last) rs[e] = T(0);
+    }
   }
 };
 
@@ -87,9 +111,9 @@ struct RowPiece {
   T l, r;
 };
 
-template <class T>
-__device__ __forceinline__ void load_piece(RowPiece<T>& p, const XSides<T>& xs, const T* in,
-                                           int at, const AxisBc<T>& bc) {
+template <class T, bool PARTIAL>
+__device__ __forceinline__ void load_piece(RowPiece<T>& p, const XSides<T, PARTIAL>& xs,
+                                           const T* in, int at, const AxisBc<T>& bc) {
   p.v = *reinterpret_cast<const typename Vec16<T>::type*>(in + at);
   p.l = xs.left(in, at, bc);
   p.r = xs.right(in, at, bc);
@@ -105,9 +129,10 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
 // consecutive points of a row and moves them with 16-byte loads and stores;
 // it marches along z over kchunk planes with the z − 1, z, z + 1 vectors in
 // registers, so each value comes from memory about once (the y neighbours
-// come through L1); x neighbours and x faces as XSides says. Needs
-// nx % W == 0, 16-byte aligned fields and fewer than 2³¹ points.
-template <class Op, class T, int MINB, bool RANGED = false>
+// come through L1); x neighbours and x faces as XSides says. Needs rows of
+// whole 16-byte vectors (nx % W == 0, or PARTIAL in padded rows), 16-byte
+// aligned fields and fewer than 2³¹ values.
+template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false>
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
                                                           T* __restrict__ out, Layout l,
                                                           int kchunk, MarchRange rg = {}) {
@@ -118,7 +143,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
   const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y);
   if (i0 >= (RANGED ? rg.i_hi : nx) || j >= (RANGED ? rg.j_hi : ny - 1)) return;
-  const XSides<T> xs(i0, nx, op.bc[0]);
+  const XSides<T, PARTIAL> xs(i0, nx, op.bc[0]);
   const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
   const int kend = RANGED ? rg.k_hi : nz - 1;
   const int ke = kb + kchunk < kend ? kb + kchunk : kend;
@@ -140,7 +165,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
 #pragma unroll
     for (int e = 0; e < W; ++e) {
       const T m[3] = {e > 0 ? cs[e - 1] : left, yms[e], zms[e]};
-      const T p[3] = {e < W - 1 ? cs[e + 1] : right, yps[e], zps[e]};
+      const T p[3] = {xs.next(cs, e, right), yps[e], zps[e]};
       rs[e] = op.interior(cs[e], m, p, idx + e);
     }
     xs.hold(rs, cs, nx, op.bc[0]);
@@ -152,13 +177,13 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
 
 // The values of one row's 3 taps for point e of a thread's piece (dx = −1,
 // 0, 1), from the row piece and its x neighbours.
-template <class T>
-__device__ __forceinline__ void row_taps(const RowPiece<T>& row, int e, T* v) {
-  constexpr int W = Vec16<T>::n;
+template <class T, bool PARTIAL>
+__device__ __forceinline__ void row_taps(const RowPiece<T>& row, const XSides<T, PARTIAL>& xs,
+                                         int e, T* v) {
   const T* rs = reinterpret_cast<const T*>(&row.v);
   v[0] = e > 0 ? rs[e - 1] : row.l;
   v[1] = rs[e];
-  v[2] = e < W - 1 ? rs[e + 1] : row.r;
+  v[2] = xs.next(rs, e, row.r);
 }
 
 // One plane's (3D) or row's (2D) taps v added to the running sums of a box
@@ -183,7 +208,8 @@ __device__ __forceinline__ void roll_box_sums(const Op& op, const T* v, int ng, 
 // group g, op.finish(u, sum) makes the point. A thread makes RY rows (1 or
 // 2) of its x piece and loads RY + 2 rows a plane. PFD > 0: each thread asks
 // L2 for its rows of the plane PFD planes ahead.
-template <class Op, class T, int MINB, bool RANGED = false, int RY = 1, int PFD = 0>
+template <class Op, class T, int MINB, bool RANGED = false, int RY = 1, int PFD = 0,
+          bool PARTIAL = false>
 __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restrict__ in,
                                                          T* __restrict__ out, Layout l,
                                                          int kchunk, MarchRange rg = {}) {
@@ -196,7 +222,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
   const int j = (RANGED ? rg.j_lo : 1) + RY * int(blockIdx.y * blockDim.y + threadIdx.y);
   const int jend = RANGED ? rg.j_hi : ny - 1;
   if (i0 >= (RANGED ? rg.i_hi : nx) || j >= jend) return;
-  const XSides<T> xs(i0, nx, op.bc[0]);
+  const XSides<T, PARTIAL> xs(i0, nx, op.bc[0]);
   const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
   const int kend = RANGED ? rg.k_hi : nz - 1;
   const int ke = kb + kchunk < kend ? kb + kchunk : kend;
@@ -218,7 +244,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
       for (int e = 0; e < W; ++e) {
         T v[9];  // tap order: dy, then dx
 #pragma unroll
-        for (int dy = 0; dy < 3; ++dy) row_taps(p[y + dy], e, v + 3 * dy);
+        for (int dy = 0; dy < 3; ++dy) row_taps(p[y + dy], xs, e, v + 3 * dy);
         roll_box_sums(op, v, ng, acc_c[y][e], acc_n[y][e], ng == 3 ? &res[y][e] : nullptr);
       }
   };
@@ -285,11 +311,11 @@ __global__ void __launch_bounds__(256) faces3d(Op op, const typename Op::value_t
 // H100 at 16384² for every 2D march, float32 and float64). A star keeps rows
 // j − 1, j and j + 1; a box (BOX: op.group, op.finish, as the 3D box march
 // with rows for planes) adds a row's taps as it arrives, to the sums of rows
-// j + 1 (group 0), j (group 1) and j − 1 (group 2). Needs nx % W == 0,
-// aligned fields and fewer than 2³¹ points. (The first one-thread-per-point
-// kernels ran a 16384² float32 Jacobi sweep at 0.27 of copy bandwidth on an
-// H200, the first march 0.84.)
-template <bool BOX, class Op, class T, bool RANGED = false>
+// j + 1 (group 0), j (group 1) and j − 1 (group 2). Needs rows of whole
+// vectors (nx % W == 0, or PARTIAL), aligned fields and fewer than 2³¹
+// values. (The first one-thread-per-point kernels ran a 16384² float32
+// Jacobi sweep at 0.27 of copy bandwidth on an H200, the first march 0.84.)
+template <bool BOX, class Op, class T, bool RANGED = false, bool PARTIAL = false>
 __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
                                                T* __restrict__ out, Layout l, int kc,
                                                MarchRange rg = {}) {
@@ -300,7 +326,7 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
   const int jb = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y) * kc;
   const int jend = RANGED ? rg.j_hi : ny - 1;
   if (i0 >= (RANGED ? rg.i_hi : nx) || jb >= jend) return;
-  const XSides<T> xs(i0, nx, op.bc[0]);
+  const XSides<T, PARTIAL> xs(i0, nx, op.bc[0]);
   const int je = min(jb + kc, jend);
   int idx = l.index_as<int>(i0, jb, 0);
   RowPiece<T> cur, next;  // row j (BOX: the row being added); row j + 1, loaded ahead
@@ -310,7 +336,7 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
 #pragma unroll
       for (int e = 0; e < W; ++e) {
         T v[3];
-        row_taps(p, e, v);
+        row_taps(p, xs, e, v);
         roll_box_sums(op, v, ng, acc_c[e], acc_n[e], ng == 3 ? res + e : nullptr);
       }
     };
@@ -349,7 +375,7 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
 #pragma unroll
       for (int e = 0; e < W; ++e) {
         const T m[2] = {e > 0 ? cs[e - 1] : cur.l, yms[e]};
-        const T p[2] = {e < W - 1 ? cs[e + 1] : cur.r, yps[e]};
+        const T p[2] = {xs.next(cs, e, cur.r), yps[e]};
         rs[e] = op.interior(cs[e], m, p, idx + e);
       }
       xs.hold(rs, cs, nx, op.bc[0]);
@@ -375,13 +401,14 @@ __global__ void __launch_bounds__(256) rows2d(Op op, const typename Op::value_ty
 
 inline unsigned march_blocks(std::int64_t n, unsigned b) { return unsigned((n + b - 1) / b); }
 
-// True when rows of a field are whole 16-byte vectors and start on 16-byte
-// boundaries, and its values fit 32-bit indices: what the vectorised
-// marches need.
+// True when rows of a field are whole 16-byte vectors (nx a multiple of W,
+// or rows padded to one: the last piece of a row is then PARTIAL) and start
+// on 16-byte boundaries, and its values fit 32-bit indices: what the
+// vectorised marches need.
 template <class T>
 bool vector_rows(const FieldView<const T>& in, const FieldView<T>& out) {
   constexpr int W = Vec16<T>::n;
-  return in.n[0] % W == 0 && in.sy % W == 0 && in.sz % W == 0 && in.same_as(out) &&
+  return in.sy % W == 0 && in.sz % W == 0 && in.same_as(out) &&
          in.span() < (std::int64_t(1) << 31) &&
          reinterpret_cast<std::uintptr_t>(in.p) % 16 == 0 &&
          reinterpret_cast<std::uintptr_t>(out.p) % 16 == 0;
@@ -413,9 +440,13 @@ void run_march2d(const Op& op, const FieldView<const typename Op::value_type>& i
                  cudaStream_t s) {
   using T = typename Op::value_type;
   const int kc = kMarch2dRows;
-  const dim3 grid(march_blocks((r.i_hi - r.i_lo) / Vec16<T>::n, 32),
+  constexpr int W = Vec16<T>::n;
+  const dim3 grid(march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32),
                   march_blocks((r.j_hi - r.j_lo + kc - 1) / kc, 8));
-  march2d<BOX, Op, T, RANGED><<<grid, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+  if (!RANGED && in.n[0] % W != 0)  // rows end in a partial piece
+    march2d<BOX, Op, T, RANGED, true><<<grid, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+  else
+    march2d<BOX, Op, T, RANGED><<<grid, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
 }
 
 template <bool BOX, class Op>
@@ -463,13 +494,21 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
   using S = March3dShape<BOX, T>;
   constexpr int W = Vec16<T>::n;
   const int kc = std::min(S::kc, r.k_hi - r.k_lo);
-  const dim3 g(march_blocks((r.i_hi - r.i_lo) / W, 32), march_blocks(r.j_hi - r.j_lo, 8 * S::ry),
-               march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
-  if constexpr (BOX)
-    march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd>
-        <<<g, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+  const dim3 g(march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32),
+               march_blocks(r.j_hi - r.j_lo, 8 * S::ry), march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
+  const auto go = [&](auto partial) {
+    constexpr bool P = decltype(partial)::value;
+    if constexpr (BOX)
+      march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd, P>
+          <<<g, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+    else
+      march3d_star<Op, T, Op::min_blocks, RANGED, P>
+          <<<g, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+  };
+  if (!RANGED && in.n[0] % W != 0)  // rows end in a partial piece
+    go(std::true_type{});
   else
-    march3d_star<Op, T, Op::min_blocks, RANGED><<<g, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+    go(std::false_type{});
 }
 
 // One step through a march (BOX: march3d_box, else march3d_star) and the

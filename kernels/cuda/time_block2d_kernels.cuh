@@ -55,8 +55,9 @@ struct Tb2Shape {
 
 // The march of one strip (a warp) over the rows [kb, ke). XW: a strip at the
 // x faces (every point takes the rules; columns off the grid are read as
-// zeros and never written). VEC: 16-byte loads and stores (nx a multiple of
-// W); else one point at a time.
+// zeros and never written). VEC: 16-byte loads and stores (rows starting on
+// whole vectors: sy a multiple of W; the middle strips only); else one point
+// at a time.
 template <bool XW, bool VEC, class Op, class Sh, class T = typename Op::value_type>
 __device__ __forceinline__ void tb2_march(const Op& a, const T* __restrict__ in,
                                           T* __restrict__ out, const Layout& lay, int strip, int kb,
@@ -252,7 +253,9 @@ void launch_tb2(const Op& a, const FieldView<const T>& in, const FieldView<T>& o
     time_block2d<Op, Sh, XW, VEC><<<grid, Sh::THREADS, 0, s>>>(a, in.p, out.p, in, ychunk, s0, s1,
                                                                strips);
   };
-  if (nx % Sh::W == 0 && in.sy % Sh::W == 0)
+  // the middle strips never reach a row's end: rows starting on whole
+  // vectors (sy a multiple of W, padded or not) are all they need
+  if (in.sy % Sh::W == 0)
     go(std::false_type{}, std::true_type{});
   else
     go(std::false_type{}, std::false_type{});

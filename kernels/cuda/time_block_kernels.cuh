@@ -245,7 +245,9 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
   const int gx = bx * Sh::IX - Sh::PADX + tx * W;  // a multiple of W
   const int gy0 = by * Sh::IY - K + ty * S;
   // nx % W == 0: the thread's W columns are all on the grid or all off it,
-  // and wrap together on a periodic axis
+  // and wrap together on a periodic axis; else (rows padded to whole
+  // vectors, x not periodic) the row's last piece has its last points in
+  // its first lanes and padding beyond, whose values no point uses
   const int ix = XYW ? tb_axis_index(gx, nx, px) : gx;
   TbWalls wx[W];
 #pragma unroll
@@ -348,18 +350,6 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
         lefts[s] = __shfl_up_sync(0xffffffffu, r[l - 1][C][s][W - 1], 1, TX);
         rights[s] = __shfl_down_sync(0xffffffffu, r[l - 1][C][s][0], 1, TX);
       }
-      // beyond an x wall (the patch's first point on x = 0, or its last on
-      // x = nx − 1, nx % W == 0): the mirrored neighbour plus the ghost
-      if constexpr (XYW) {
-        if (wx[0].lo) {
-#pragma unroll
-          for (int s = 0; s < S; ++s) lefts[s] = r[l - 1][C][s][1] + a.bc[0].ghost_lo;
-        }
-        if (wx[W - 1].hi) {
-#pragma unroll
-          for (int s = 0; s < S; ++s) rights[s] = r[l - 1][C][s][W - 2] + a.bc[0].ghost_hi;
-        }
-      }
       T v[S][W];
       // plane p's place in z, alike for the whole block: an ordinary plane
       // (inside the grid and, unless z is periodic, off the wall faces) of a
@@ -414,7 +404,15 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
           }
 #pragma unroll
           for (int e = 0; e < W; ++e) {
-            const T xl = e > 0 ? c[e - 1] : left, xr = e < W - 1 ? c[e + 1] : right;
+            T xl = e > 0 ? c[e - 1] : left, xr = e < W - 1 ? c[e + 1] : right;
+            if constexpr (XYW && !G) {
+              // beyond an x wall (lane 0 on x = 0; the lane on x = nx − 1,
+              // the last one unless the row ends in a partial piece): the
+              // mirrored neighbour plus the ghost (tb_point's rule)
+              const T xl0 = xl;
+              if (wx[e].lo) xl = xr + a.bc[0].ghost_lo;
+              if (wx[e].hi) xr = xl0 + a.bc[0].ghost_hi;
+            }
             const T zm = r[l - 1][O][s][e], zp = r[l - 1][N][s][e];
             if constexpr (!G) {
               // (off the grid, in a block at the faces: a value never used)
@@ -452,6 +450,11 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
 #pragma unroll
           for (int e = 0; e < W; ++e) r[l][N][s][e] = v[s][e];
         } else if (writes[s] && p >= kb && p < ke) {
+          if constexpr (XYW) {  // a partial piece's padding is written as zeros
+#pragma unroll
+            for (int e = 0; e < W; ++e)
+              if (gx + e >= nx) v[s][e] = T(0);
+          }
           *reinterpret_cast<V*>(out + col[s] + plane * p) = *reinterpret_cast<const V*>(v[s]);
         }
       }
@@ -585,8 +588,9 @@ inline int tb_passes(bool fits, int asked) {
   return time_block_deepest();
 }
 
-// K = k steps, in → out (distinct buffers). When nx is a multiple of W the
-// vectorised pass: patches of W × 2 points, 16 × 16 threads (tiles of 64 × 32
+// K = k steps, in → out (distinct buffers). When rows are whole vectors
+// (nx a multiple of W, or rows padded to whole vectors and x not periodic)
+// the vectorised pass: patches of W × 2 points, 16 × 16 threads (tiles of 64 × 32
 // points in float32, 32 × 32 in float64), two blocks per SM; float32 fetches
 // one plane ahead (its registers then fit two blocks), float64 two. Measured
 // on an H100 at 512³ (ms per step, k = 2 / 3 / 4): float32 0.351 / 0.311 /
@@ -601,7 +605,9 @@ void launch_time_block(const Op& a, int k, const FieldView<const T>& in, const F
                        cudaStream_t s) {
   static_assert(Op::kDim == 3, "the 3D passes (2D: time_block2d_kernels.cuh)");
   const int nx = int(in.n[0]), ny = int(in.n[1]), nz = int(in.n[2]);
-  if (nx % Vec16<T>::n == 0 && in.sy % Vec16<T>::n == 0) {
+  // rows of whole vectors: nx a multiple of W, or padded rows off a periodic x
+  constexpr int W = Vec16<T>::n;
+  if (in.sy % W == 0 && (nx % W == 0 || a.bc[0].lo != BcType::Periodic)) {
     constexpr int AHEAD = sizeof(T) == 4 ? 1 : 2;
     if (k == 2) launch_tbv<Op, TbvShape<T, 2, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
     else if (k == 3) launch_tbv<Op, TbvShape<T, 3, 16, 16, 2, 2, AHEAD>>(a, in, out, s);
