@@ -71,6 +71,9 @@ class Field {
   std::size_t size() const { return n_; }
   // Points of the grid it holds: the values of a host copy (download).
   std::size_t points() const { return static_cast<std::size_t>(layout_.size()); }
+  // Bytes of its points (not a padded row's padding): what a step moves, in
+  // the effective bandwidth of timing.json and bench.
+  std::size_t point_bytes() const { return points() * sizeof(T); }
   std::size_t bytes() const { return n_ * sizeof(T); }
   const Grid& grid() const { return grid_; }
   // Where each point's value lies (grid/view.hpp), and views for kernels and loops.

@@ -17,8 +17,14 @@ template <class T>
 HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
     : case_(c), backend_(backend), exec_(make_heat_exec(backend)) {
   const Grid& g = c.grid;
-  u_ = backend.make_field(g, "the field u");
-  u_next_ = backend.make_field(g, "the next step of u");
+  // The implicit schemes' fields go through cuSPARSE's SpMV, whose sums
+  // depend on the matrix's rows: dense rows, so that they are the same bits
+  // whatever the GPU's row alignment (Backend::make_dense_field).
+  const auto field = [&](const char* what) {
+    return c.heat.implicit() ? backend.make_dense_field(g, what) : backend.make_field(g, what);
+  };
+  u_ = field("the field u");
+  u_next_ = field("the next step of u");
   Expression src(c.heat.source, c.parameters);
   if (src.is_constant()) {
     source_const_ = src(0, 0, 0);
@@ -26,15 +32,15 @@ HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
     has_source_field_ = true;
     std::vector<T> s(static_cast<std::size_t>(g.size()));
     sample_expression<T>(c.heat.source, c.parameters, g, s.data());
-    source_ = backend.make_field(g, "the source s(x)");
+    source_ = field("the source s(x)");
     backend.upload(s.data(), source_);
   }
   upload_ms_ = upload_initial_state(c, backend, u_);
   if (c.heat.implicit()) {
-    delta_ = backend.make_field(g, "the change of u in a step");
-    r_ = backend.make_field(g, "the CG residual r");
-    p_ = backend.make_field(g, "the CG direction p");
-    q_ = backend.make_field(g, "the CG product A·p");
+    delta_ = field("the change of u in a step");
+    r_ = field("the CG residual r");
+    p_ = field("the CG direction p");
+    q_ = field("the CG product A·p");
     implicit_ = make_laplace_exec(backend);
     cg_ = std::make_unique<ConjugateGradient<T>>(backend.vec(), *implicit_, delta_, r_, p_, q_);
   }
@@ -191,11 +197,11 @@ void HeatSolver<T>::restore(const io::Checkpoint& ck) {
 
 template <class T>
 std::size_t HeatSolver<T>::bytes_per_step() const {
-  const std::size_t explicit_bytes = (2 + (has_source_field_ ? 1 : 0)) * u_.bytes();
+  const std::size_t explicit_bytes = (2 + (has_source_field_ ? 1 : 0)) * u_.point_bytes();
   if (!cg_) return explicit_bytes;
   // b (read u, s; write r), δ = 0, u += δ, and 13 field passes per CG iteration.
   const double its = step_ > 0 ? double(cg_iterations_) / double(step_) : 0.0;
-  return explicit_bytes + 4 * u_.bytes() + std::size_t(13.0 * its * double(u_.bytes()));
+  return explicit_bytes + 4 * u_.point_bytes() + std::size_t(13.0 * its * double(u_.point_bytes()));
 }
 
 template <class T>

@@ -51,9 +51,14 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
   if (method == LaplaceMethod::Sor && !(spec_.omega > 0))
     throw std::logic_error("LaplaceSolver: laplace.omega auto is unresolved: the case was not "
                            "prepared (solvers/prepare.hpp)");
-  // cuFFT transforms dense arrays: the fft solve's fields keep dense rows.
+  // cuFFT transforms dense arrays, cuSPARSE's SpMV sums depend on the
+  // matrix's rows, and a singular solve takes the field's mean out (a sum
+  // whose order differs on padded rows): those keep dense rows, the same
+  // bits whatever the GPU's row alignment (Backend::make_dense_field).
+  const bool dense =
+      method == LaplaceMethod::Fft || method == LaplaceMethod::Cg || spec_.singular;
   const auto field = [&](const char* what) {
-    return method == LaplaceMethod::Fft ? be_.make_dense_field(g, what) : be_.make_field(g, what);
+    return dense ? be_.make_dense_field(g, what) : be_.make_field(g, what);
   };
   u_ = field("the solution u");
   upload_ms_ = upload_initial_state(c, be_, u_);
@@ -79,7 +84,7 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     args_.f_const = static_cast<T>(rhs(0, 0, 0));
   }
   if (method == LaplaceMethod::Jacobi) {
-    v_ = be_.make_field(g, "the next iterate of u");
+    v_ = field("the next iterate of u");
     // Sweeps per pass, as heat picks its steps (HeatSolver::pick_time_block),
     // timed from u into v, which the first sweep overwrites anyway.
     if (spec_.time_block > 0) {
@@ -110,9 +115,9 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     // b − A u is W·(L u − f), the negative of the one jacobi and sor measure.
     args_.f_coef = -1;
     args_.lap_coef = 1;
-    r_ = be_.make_field(g, "the CG residual r");
-    p_ = be_.make_field(g, "the CG direction p");
-    q_ = be_.make_field(g, "the CG product A·p");
+    r_ = field("the CG residual r");
+    p_ = field("the CG direction p");
+    q_ = field("the CG product A·p");
     rr0 = exec_->residual(args_, u_, &r_);
     if (spec_.singular) {  // keep r in the range of A (orthogonal to constants)
       be_.vec().add_constant(r_, static_cast<T>(-be_.vec().stats(r_).mean));
@@ -263,7 +268,7 @@ void LaplaceSolver<T>::restore(const io::Checkpoint& ck) {
 
 template <class T>
 std::size_t LaplaceSolver<T>::bytes_per_iteration() const {
-  const std::size_t fb = u_.bytes(), fr = has_f_field_ ? fb : 0;
+  const std::size_t fb = u_.point_bytes(), fr = has_f_field_ ? fb : 0;
   const LaplaceMethod m = spec_.method;
   if (m == LaplaceMethod::Jacobi) return 2 * fb + fr;   // read u, write v
   if (m == LaplaceMethod::Sor) return 4 * fb + 2 * fr;  // two half sweeps

@@ -23,7 +23,7 @@ class StencilSolver final : public Stepper<T> {
   std::int64_t total_steps() const override { return case_.stencil.steps; }
   const Field<T>& field() const override { return u_; }
   double upload_ms() const override { return upload_ms_; }
-  std::size_t bytes_per_step() const override { return 2 * u_.bytes(); }
+  std::size_t bytes_per_step() const override { return 2 * u_.point_bytes(); }
   // Steps per pass over memory the run took (stencil.time_block, or what
   // auto measured fastest at setup).
   int time_block() const override { return time_block_; }

@@ -90,7 +90,7 @@ void WaveSolver<T>::restore(const io::Checkpoint& ck) {
 
 template <class T>
 std::size_t WaveSolver<T>::bytes_per_step() const {
-  return (3 + (args_.source ? 1 : 0)) * u_.bytes();
+  return (3 + (args_.source ? 1 : 0)) * u_.point_bytes();
 }
 
 template <class T>

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -129,14 +130,17 @@ class CudaSnapshots final : public Snapshots<T> {
 
   int slots() const override { return int(host_.size()); }
   void take(const Field<T>& f, int s) override {
-    if (!f.layout().same_as(layout_)) throw DeviceError("snapshot of a field of another layout");
+    // the grid's field in any layout that fits the spare (dense or padded rows)
+    const Layout& l = f.layout();
+    if (l.size() != layout_.size() || f.bytes() > bytes_)
+      throw DeviceError("snapshot of a field of another grid");
     if (last_ >= 0) GF_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_[std::size_t(last_)], 0));
     GF_CUDA_CHECK(
-        cudaMemcpyAsync(spare_.get(), f.data(), bytes_, cudaMemcpyDeviceToDevice, compute_));
+        cudaMemcpyAsync(spare_.get(), f.data(), f.bytes(), cudaMemcpyDeviceToDevice, compute_));
     GF_CUDA_CHECK(cudaEventRecord(copied_, compute_));
     GF_CUDA_CHECK(cudaStreamWaitEvent(copy_, copied_, 0));
-    copy_rows(static_cast<T*>(host_[std::size_t(s)]), layout_.n[0], spare_.as<const T>(),
-              layout_.sy, layout_, cudaMemcpyDeviceToHost, copy_);
+    copy_rows(static_cast<T*>(host_[std::size_t(s)]), l.n[0], spare_.as<const T>(), l.sy, l,
+              cudaMemcpyDeviceToHost, copy_);
     GF_CUDA_CHECK(cudaEventRecord(done_[std::size_t(s)], copy_));
     last_ = s;
   }
@@ -248,10 +252,12 @@ class CudaVector final : public VectorOps<T> {
   }
 
   double dot(const Field<T>& x, const Field<T>& y) override {
+    same_layout(x, y);
     return be_.reduce_field(DotFn<T>{x.data(), y.data()}, x.grid(), x.layout());
   }
 
   void axpby(T a, const Field<T>& x, T b, Field<T>& y) override {
+    same_layout(x, y);
     const std::int64_t n = std::int64_t(x.size());
     axpby_kernel<T><<<flat_blocks(n), 256, 0, be_.stream()>>>(a, x.data(), b, y.data(), n);
     GF_CUDA_CHECK_LAUNCH();
@@ -259,6 +265,7 @@ class CudaVector final : public VectorOps<T> {
 
   double cg_update(T alpha, const Field<T>& p, const Field<T>& q, Field<T>& u,
                    Field<T>& r) override {
+    same_layout(p, q), same_layout(p, u), same_layout(p, r);
     return be_.reduce_field(CgUpdateFn<T>{alpha, p.data(), q.data(), u.data(), r.data()},
                             p.grid(), p.layout());
   }
@@ -270,12 +277,19 @@ class CudaVector final : public VectorOps<T> {
   }
 
   void triad(Field<T>& a, const Field<T>& b, T s, const Field<T>& c) override {
+    same_layout(a, b), same_layout(a, c);
     const std::int64_t n = std::int64_t(a.size());
     triad_kernel<T><<<flat_blocks(n), 256, 0, be_.stream()>>>(a.data(), b.data(), s, c.data(), n);
     GF_CUDA_CHECK_LAUNCH();
   }
 
  private:
+  // The vector operations take one index for every field: one layout.
+  static void same_layout(const Field<T>& a, const Field<T>& b) {
+    if (!a.layout().same_as(b.layout()))
+      throw std::logic_error("vector operation on fields of two layouts (dense and padded rows)");
+  }
+
   // Block partials over the owned points (the points of a field with padded
   // rows, the owned box of a rank's block), combined here.
   FieldStats owned_stats(const Field<T>& f, const OwnedMask& mask) {

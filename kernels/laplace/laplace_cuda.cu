@@ -7,6 +7,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "kernels/cuda/cuda_backend.cuh"
 #include "kernels/cuda/halo_kernels.cuh"
@@ -104,6 +105,8 @@ class LaplaceCuda final : public LaplaceExec<T> {
   // every row, scan them into row pointers (CUB), fill. 32-bit indices.
   void set_operator(const LaplaceArgs<T>& a, const Layout& l) override {
     release_operator();
+    if (!l.is_dense())  // SpMV's sums depend on the rows: dense, as LaplaceSolver makes them
+      throw std::logic_error("set_operator: the CSR operator takes dense fields (make_dense_field)");
     MemoryResource& mem = be_.memory();
     const cudaStream_t s = be_.stream();
     const std::int64_t n = l.span();
@@ -185,6 +188,8 @@ class LaplaceCuda final : public LaplaceExec<T> {
   }
   double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) override {
     using C = FftComplex<T>;
+    if (!f.layout().is_dense() || !u.layout().is_dense())
+      throw std::logic_error("fft_poisson: cuFFT's plans take dense fields (make_dense_field)");
     const HalfSpectrum hs(f.layout().n);
     const std::int64_t nhalf = hs.modes.size();
     make_fft_plans(a, f.layout().n);  // kept from prepare_fft when the grid is the same

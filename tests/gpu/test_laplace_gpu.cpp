@@ -104,7 +104,10 @@ void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bo
       return h;
     };
     Field<T> u = be.make_field(g, "u"), v = be.make_field(g, "v"), f = be.make_field(g, "f");
-    Field<T> x = be.make_field(g, "x"), y = be.make_field(g, "y"), r = be.make_field(g, "r");
+    Field<T> r = be.make_field(g, "r");
+    // the CSR operator's vectors are dense, as the cg solve's (LaplaceSolver)
+    Field<T> x = be.make_dense_field(g, "x"), y = be.make_dense_field(g, "y");
+    Field<T> ud = be.make_dense_field(g, "u"), rd = be.make_dense_field(g, "r");
     be.upload(f0.data(), f);
     LaplaceArgs<T> args = a;
     if (f_field) args.f = f.data();
@@ -141,11 +144,11 @@ void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bo
     vec.axpby(T(0.5), x, T(0), y);  // y is not read when b is 0
     vec.axpby(T(2), x, T(-0.25), y);
     o.axpby = down(y);
-    be.upload(u0.data(), u);
-    be.upload(f0.data(), r);
-    o.upd = vec.cg_update(T(0.3), x, y, u, r);
-    o.upd_u = down(u);
-    o.upd_r = down(r);
+    be.upload(u0.data(), ud);
+    be.upload(f0.data(), rd);
+    o.upd = vec.cg_update(T(0.3), x, y, ud, rd);
+    o.upd_u = down(ud);
+    o.upd_r = down(rd);
     vec.add_constant(u, T(-0.125));
     o.shifted = down(u);
     return o;
@@ -220,7 +223,8 @@ TEST_CASE("GPU spectral Poisson (cuFFT) equals the CPU one (FFTW)", "[gpu]") {
         const auto f0 = test::random_field<T>(np, rng);
         const std::vector<T> poison(np, std::numeric_limits<T>::quiet_NaN());
         auto solve = [&](Backend<T>& be, double* res) {
-          Field<T> f = be.make_field(g, "f"), u = be.make_field(g, "u");
+          // dense rows, as the fft solve's fields (LaplaceSolver)
+          Field<T> f = be.make_dense_field(g, "f"), u = be.make_dense_field(g, "u");
           be.upload(f0.data(), f);
           be.upload(poison.data(), u);
           auto exec = make_laplace_exec(be);

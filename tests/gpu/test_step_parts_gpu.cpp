@@ -27,6 +27,7 @@ TEMPLATE_TEST_CASE("GPU steps split around a core are the whole step bit for bit
                    "[gpu][step_parts]", float, double) {
   using T = TestType;
   auto be = make_cuda_backend<T>(0);
+  auto dense = make_cuda_backend<T>(0, 0);  // dense rows
   const std::vector<Box> cores3 = {
       make_box({0, 0, 2}, {36, 11, 17}),  // a z split: x whole, the march from row end to row end
       make_box({0, 3, 2}, {36, 8, 17}),   // y and z split
@@ -43,8 +44,13 @@ TEMPLATE_TEST_CASE("GPU steps split around a core are the whole step bit for bit
     for (const Box& c : cores2) check_parts<T>(*be, k, 2, {40, 27}, c, true);
     // a tall block: several z chunks in the march
     check_parts<T>(*be, k, 3, {16, 9, 61}, make_box({0, 0, 3}, {16, 9, 58}), true);
-    // where the marches do not run the step is not split
-    check_parts<T>(*be, k, 3, {37, 11, 19}, cores3[0], false);
+    // rows padded to whole vectors (nx = 37): the march runs, its core's
+    // last column through the box points
+    check_parts<T>(*be, k, 3, {37, 11, 19}, cores3[0], true);
+    check_parts<T>(*be, k, 3, {37, 11, 19}, make_box({0, 2, 2}, {37, 9, 17}), true);
+    // where the marches do not run the step is not split: dense rows that
+    // are not whole vectors, 1D
+    check_parts<T>(*dense, k, 3, {37, 11, 19}, cores3[0], false);
     check_parts<T>(*be, k, 1, {101}, make_box({3, 0, 0}, {97, 1, 1}), false);
   }
   // stencils other than the radius-1 presets run on the generic kernels: not split
