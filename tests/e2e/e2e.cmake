@@ -179,11 +179,11 @@ if(GF_PYTHON)
                   OUTPUT_QUIET ERROR_QUIET)
 endif()
 if(_plot_ok EQUAL 0)
-  add_test(NAME "e2e: plot_bench.py draws one PNG per workload"
+  add_test(NAME "e2e: plot_bench.py draws two PNGs per workload, for cubes, shapes and an old bench.json"
     COMMAND ${CMAKE_COMMAND} -DPY=${GF_PYTHON} -DPLOT=${CMAKE_SOURCE_DIR}/postprocess/plot_bench.py
             -DJSON=${CMAKE_BINARY_DIR}/e2e_bench/bench.json -DOUT=${CMAKE_BINARY_DIR}/e2e_bench/plots
-            -P ${GF_E2E}/plot_bench.cmake)
-  set_tests_properties("e2e: plot_bench.py draws one PNG per workload"
+            -DOLD=${CMAKE_SOURCE_DIR}/docs/data/bench_h200.json -P ${GF_E2E}/plot_bench.cmake)
+  set_tests_properties("e2e: plot_bench.py draws two PNGs per workload, for cubes, shapes and an old bench.json"
     PROPERTIES FIXTURES_REQUIRED bench_json)
   # postprocess/plot.py on 1D, 2D and 3D runs' fields.h5, and its errors.
   add_test(NAME "e2e: plot.py plots a line, an image, a slice of fields.h5"
