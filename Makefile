@@ -86,7 +86,7 @@ fuzz-merge:
 	rm -rf tests/fuzz/corpus && mv $(FUZZ_BUILD)/merged tests/fuzz/corpus
 
 # gridforge bench into out/bench (table on stdout, bench.json, bench.csv) and
-# its plots (bench_<workload>.png) beside them. BENCH_ARGS adds options, e.g.
+# its plots (bench_<workload>.png, bench_<workload>_sweep.png) beside them. BENCH_ARGS adds options, e.g.
 # make bench BENCH_ARGS="--workload all --precision float32,float64"
 BENCH_ARGS ?=
 bench: build

@@ -4,7 +4,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -46,24 +45,80 @@ std::vector<std::string> split_list(const std::string& option, const std::string
   return out;
 }
 
-std::int64_t parse_size(const std::string& s) {
-  const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-  if (!digits || s.size() > 7)
-    throw UsageError("--sizes: '" + s + "' is not a whole number of points per axis");
-  const std::int64_t n = std::stoll(s);
-  if (n < 5) throw UsageError("--sizes: " + s + " is too small; sizes are at least 5 points");
-  return n;
+// One --sizes entry: N (a cube, a square in 2D) or the points per axis,
+// NXxNYxNZ (3D) or NXxNY (2D).
+struct SizeEntry {
+  std::string text;             // as typed
+  std::vector<std::int64_t> n;  // one number (every axis), or one per axis
+  std::vector<std::int64_t> shape(int dims) const {
+    return n.size() == 1 ? cube_shape(dims, n[0]) : n;
+  }
+};
+
+const char* const kAxisNames = "xyz";
+
+SizeEntry parse_size(const std::string& s) {
+  SizeEntry e{s, {}};
+  std::vector<std::string> axes;
+  for (std::size_t start = 0;;) {
+    const std::size_t x = s.find('x', start);
+    axes.push_back(s.substr(start, x == std::string::npos ? x : x - start));
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  const auto not_a_size = [&] {
+    return UsageError("--sizes: '" + s + "' is not N or NXxNYxNZ (NXxNY in 2D), whole numbers "
+                      "of points per axis, e.g. 512 or 509x263x391");
+  };
+  if (axes.size() > 3) throw not_a_size();
+  for (const std::string& a : axes) {
+    const bool digits = !a.empty() && a.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || a.size() > 7) throw not_a_size();
+    e.n.push_back(std::stoll(a));
+  }
+  if (e.n.size() == 1 && e.n[0] < 5)
+    throw UsageError("--sizes: " + s + " is too small; sizes are at least 5 points");
+  for (std::size_t a = 0; a < e.n.size(); ++a)
+    if (e.n.size() > 1 && e.n[a] < 5)
+      throw UsageError(fmt::format("--sizes: {} has {} points along {}; sizes are at least 5 "
+                                   "points per axis", s, e.n[a], kAxisNames[a]));
+  return e;
 }
 
-std::vector<std::int64_t> default_sizes(int dims) {
-  if (dims == 2) return {256, 1024, 4096, 16384};
-  return {64, 128, 256, 512};
+// An entry for every dims asked: its axes match, its grid is at most 2^40 points.
+void check_size(const SizeEntry& e, int dims) {
+  if (e.n.size() > 1 && int(e.n.size()) != dims)
+    throw UsageError(fmt::format("--sizes: {} has {} axes; --dims {} takes N or {}", e.text,
+                                 e.n.size(), dims, dims == 2 ? "NXxNY" : "NXxNYxNZ"));
+  double points = 1;
+  for (std::int64_t n : e.shape(dims)) points *= double(n);
+  if (points > double(std::int64_t(1) << 40))
+    throw UsageError(e.n.size() == 1
+                         ? fmt::format("--sizes: {}^{} is more than 2^40 points", e.text, dims)
+                         : fmt::format("--sizes: {} is more than 2^40 points", e.text));
+}
+
+std::vector<SizeEntry> default_sizes(int dims) {
+  const std::vector<std::int64_t> n =
+      dims == 2 ? std::vector<std::int64_t>{256, 1024, 4096, 16384}
+                : std::vector<std::int64_t>{64, 128, 256, 512};
+  std::vector<SizeEntry> out;
+  for (std::int64_t x : n) out.push_back({std::to_string(x), {x}});
+  return out;
+}
+
+// bench.json's settings.sizes: a number for N, an array [nx, ny(, nz)] otherwise.
+nlohmann::json sizes_json(const std::vector<SizeEntry>& v) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const SizeEntry& e : v)
+    j.push_back(e.n.size() == 1 ? nlohmann::json(e.n[0]) : nlohmann::json(e.n));
+  return j;
 }
 
 struct Plan {
   std::vector<std::string> workloads;
   std::vector<int> dims;
-  std::optional<std::vector<std::int64_t>> sizes;  // given; else per dims
+  std::optional<std::vector<SizeEntry>> sizes;  // given; else per dims
   std::vector<Precision> precisions;
   std::vector<std::string> devices;  // "cpu", "cuda", "cuda:N"
   std::vector<DeviceChoice> choices;
@@ -127,13 +182,11 @@ Plan make_plan(const BenchArgs& a) {
     p.dims.push_back(d[0] - '0');
   }
   if (a.sizes) {
-    std::vector<std::int64_t> s;
+    std::vector<SizeEntry> s;
     for (const std::string& x : split_list("--sizes", *a.sizes)) s.push_back(parse_size(x));
     p.sizes = s;
     for (int d : p.dims)
-      for (std::int64_t n : s)
-        if (std::pow(double(n), d) > double(std::int64_t(1) << 40))
-          throw UsageError(fmt::format("--sizes: {}^{} is more than 2^40 points", n, d));
+      for (const SizeEntry& e : s) check_size(e, d);
   }
   for (const std::string& x : split_list("--precision", a.precision)) {
     if (x == "float32") p.precisions.push_back(Precision::Float32);
@@ -158,7 +211,7 @@ Plan make_plan(const BenchArgs& a) {
   if (p.stencil && std::find(p.workloads.begin(), p.workloads.end(), "stencil") != p.workloads.end())
     for (int d : p.dims) {
       try {
-        bench_case(BenchItem{"stencil", *p.stencil, d, 9, Precision::Float32});
+        bench_case(BenchItem{"stencil", *p.stencil, d, cube_shape(d, 9), Precision::Float32});
       } catch (const CaseError& e) {
         throw UsageError("--stencil " + *p.stencil + ": " + e.message());
       }
@@ -239,10 +292,10 @@ nlohmann::json bench_json(const Plan& p, const BenchArgs& a,
   nlohmann::json dims = p.dims, precisions = nlohmann::json::array(), sizes;
   for (Precision x : p.precisions) precisions.push_back(to_string(x));
   if (p.sizes) {
-    sizes = *p.sizes;
+    sizes = sizes_json(*p.sizes);
   } else {
     sizes = nlohmann::json::object();
-    for (int d : p.dims) sizes[std::to_string(d)] = default_sizes(d);
+    for (int d : p.dims) sizes[std::to_string(d)] = sizes_json(default_sizes(d));
   }
   nlohmann::json rj = nlohmann::json::array();
   for (const BenchRow& r : rows) rj.push_back(bench_row_json(r));
@@ -305,7 +358,7 @@ int cmd_bench(const BenchArgs& a) {
   for (const std::string& w : p.workloads)
     for (int d : p.dims)
       for (Precision prec : p.precisions)
-        for (std::int64_t n : p.sizes ? *p.sizes : default_sizes(d)) {
+        for (const SizeEntry& size : p.sizes ? *p.sizes : default_sizes(d)) {
           std::string method = default_bench_method(w, d);
           if (w == "stencil" && p.stencil) method = *p.stencil;
           // depths for heat, for the stencils the blocked passes run (star5,
@@ -313,7 +366,7 @@ int cmd_bench(const BenchArgs& a) {
           const bool blocks = workload_entry(workload_of(w)).time_block &&
                               (w != "stencil" || method == "star5" || method == "star7");
           for (int tb : blocks ? p.time_blocks : std::vector<int>{1}) {
-            BenchItem it{w, method, d, n, prec, tb};
+            BenchItem it{w, method, d, size.shape(d), prec, tb};
             if (prec == Precision::Float32)
               run_typed(float{}, it);
             else

@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   auto* b = app.add_subcommand("bench", "time workloads over sizes and devices against measured bandwidth");
   b->add_option("--workload", bench.workload, "heat, stencil, laplace (jacobi), wave, a comma list, or all (default heat)");
   b->add_option("--dims", bench.dims, "2 or 3, or 2,3 (default 3)");
-  b->add_option("--sizes", bench.sizes, "points per axis, comma list (default 3D 64,128,256,512; 2D 256,1024,4096,16384)");
+  b->add_option("--sizes", bench.sizes, "grid sizes, comma list: N points on every axis, or NXxNYxNZ (3D) / NXxNY (2D), e.g. 512,509x263x391 (default 3D 64,128,256,512; 2D 256,1024,4096,16384)");
   b->add_option("--precision", bench.precision, "float32, float64 or float32,float64 (default float32)");
   b->add_option("--device,--devices", bench.devices, "cpu, cuda, cuda:N, comma list (default cpu,cuda; cpu when no GPU is usable); --devices is the old name");
   b->add_option("--steps", bench.steps, "timed steps per repetition (default: auto, about 100 ms a repetition)");
@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
   b->add_option("--threads", bench.threads, kThreadsHelp);
   b->add_flag("--quiet", bench.quiet, "print errors and the table only");
   b->add_flag("--json", bench.json, "print bench.json's content on stdout; the table goes to stderr");
-  b->footer("Example: gridforge bench --workload heat --sizes 64,128 --device cpu,cuda");
+  b->footer("Example: gridforge bench --workload heat --sizes 64,128,129x65x33 --device cpu,cuda");
 
   CompareArgs cmp;
   auto* cm = app.add_subcommand("compare", "compare two runs' fields.h5, every field at every step");

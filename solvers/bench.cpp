@@ -18,15 +18,32 @@ namespace gf {
 
 namespace {
 
-
-std::string dims_list(int dims, std::int64_t n) {
+std::string yaml_list(const std::vector<std::int64_t>& v) {
   std::string s = "[";
-  for (int a = 0; a < dims; ++a) {
+  for (std::size_t a = 0; a < v.size(); ++a) {
     if (a) s += ", ";
-    s += std::to_string(n);
+    s += std::to_string(v[a]);
   }
   s += ']';
   return s;
+}
+
+// The case's name: bench-heat-3d-64 for a cube, bench-heat-3d-509x263x391 otherwise.
+std::string shape_name(const BenchItem& it) {
+  if (it.cubic()) return std::to_string(it.size());
+  std::string s;
+  for (std::int64_t n : it.shape) {
+    if (!s.empty()) s += 'x';  // two steps: GCC 12's false -Wrestrict (grid.hpp)
+    s += std::to_string(n);
+  }
+  return s;
+}
+
+Grid grid_of(const BenchItem& it) {
+  Grid g;
+  g.ndim = it.dims;
+  for (int a = 0; a < it.dims && a < int(it.shape.size()); ++a) g.n[a] = it.shape[a];
+  return g;
 }
 
 std::string workload_label(const BenchItem& it) {
@@ -37,6 +54,20 @@ std::string workload_label(const BenchItem& it) {
 }
 
 }  // namespace
+
+bool BenchItem::cubic() const {
+  return std::all_of(shape.begin(), shape.end(), [&](std::int64_t n) { return n == shape[0]; });
+}
+
+std::int64_t BenchItem::points() const {
+  std::int64_t p = 1;
+  for (std::int64_t n : shape) p *= n;
+  return p;
+}
+
+std::vector<std::int64_t> cube_shape(int dims, std::int64_t n) {
+  return std::vector<std::int64_t>(std::size_t(std::max(dims, 0)), n);
+}
 
 Workload workload_of(const std::string& name) {
   for (const WorkloadInfo& w : workloads())
@@ -60,21 +91,36 @@ std::string default_bench_method(const std::string& workload, int dims) {
 
 Case bench_case(const BenchItem& it) {
   if (it.dims < 1 || it.dims > 3) throw std::logic_error("bench_case: dims must be 1, 2 or 3");
-  const std::int64_t n = it.size;
+  if (int(it.shape.size()) != it.dims)
+    throw std::logic_error("bench_case: shape has " + std::to_string(it.shape.size()) +
+                           " axes, dims is " + std::to_string(it.dims));
   const WorkloadEntry& e = workload_entry(workload_of(it.workload));
   if (!e.bench_section) throw std::logic_error("bench_case: no bench rows for " + it.workload);
   const std::string body = e.bench_section(it);
+  // A cube (square) of unit extent; another box has the spacing of its longest
+  // axis (of most points, unit length) on every axis, as the box presets need.
+  std::string lengths = "extent: " + yaml_list(cube_shape(it.dims, 1));
+  if (!it.cubic()) {
+    const std::int64_t most = *std::max_element(it.shape.begin(), it.shape.end());
+    const std::string h = fmt::format("{:.17g}", 1.0 / double(most - 1));
+    lengths = "spacing: [" + h;
+    for (int a = 1; a < it.dims; ++a) {
+      lengths += ", ";
+      lengths += h;
+    }
+    lengths += ']';
+  }
   const std::string text = fmt::format(
       "name: bench-{}-{}d-{}\n"
       "workload: {}\n"
       "precision: {}\n"
-      "grid: {{dims: {}, extent: {}}}\n"
+      "grid: {{dims: {}, {}}}\n"
       "initial: {{value: 1}}\n"
       "boundary: {{default: {{type: dirichlet, value: 2}}}}\n"
       "{}"
       "output: {{every: 0}}\n",
-      it.workload, it.dims, n, it.workload, to_string(it.precision), dims_list(it.dims, n),
-      dims_list(it.dims, 1), body);
+      it.workload, it.dims, shape_name(it), it.workload, to_string(it.precision),
+      yaml_list(it.shape), lengths, body);
   return prepare_case(load_case_text(text, "bench case"));
 }
 
@@ -228,7 +274,7 @@ BenchRow make_bench_row(const BenchItem& item, const std::string& device,
 void fill_speedups(std::vector<BenchRow>& rows) {
   auto same = [](const BenchItem& a, const BenchItem& b) {
     return a.workload == b.workload && a.method == b.method && a.dims == b.dims &&
-           a.size == b.size && a.precision == b.precision;
+           a.shape == b.shape && a.precision == b.precision;
   };
   for (BenchRow& r : rows) {
     if (r.device == "cpu") continue;
@@ -246,14 +292,11 @@ const std::vector<std::string>& bench_row_fields() {
       "precision",      "steps",           "repetitions",    "ms_per_step",
       "ms_per_step_min", "ms_per_step_max", "Gpts_per_s",     "points_per_s",
       "bytes_per_step", "effective_GBps",  "bandwidth_kind", "bandwidth_GBps",
-      "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads"};
+      "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads", "shape"};
   return f;
 }
 
 nlohmann::json bench_row_json(const BenchRow& r) {
-  Grid g;
-  g.ndim = r.item.dims;
-  for (int a = 0; a < r.item.dims; ++a) g.n[a] = r.item.size;
   nlohmann::json j = {
       {"workload", r.item.workload},
       {"method", r.item.method},
@@ -261,8 +304,9 @@ nlohmann::json bench_row_json(const BenchRow& r) {
       // a CPU row's loops: the threads its grid feeds (core/threads.hpp)
       {"threads", r.device == "cpu" ? nlohmann::json(cpu::threads_for(r.points)) : nlohmann::json()},
       {"dims", r.item.dims},
-      {"size", r.item.size},
-      {"grid", g.shape_str()},
+      {"size", r.item.size()},  // nx, as before there were non-cubic rows
+      {"shape", r.item.shape},
+      {"grid", grid_of(r.item).shape_str()},
       {"points", r.points},
       {"device", r.device},
       {"device_name", r.device_name},
@@ -287,9 +331,18 @@ nlohmann::json bench_row_json(const BenchRow& r) {
 
 namespace {
 
-// A CSV field: text quoted when it holds a comma or a quote; numbers in full.
+// A CSV field: text quoted when it holds a comma or a quote; numbers in full;
+// an array of numbers (the shape) joined by x: 509x263x391.
 std::string csv_field(const nlohmann::json& v) {
   if (v.is_null()) return "";
+  if (v.is_array()) {
+    std::string s;
+    for (const nlohmann::json& e : v) {
+      if (!s.empty()) s += 'x';  // two steps: GCC 12's false -Wrestrict (grid.hpp)
+      s += e.dump();
+    }
+    return s;
+  }
   if (v.is_string()) {
     const std::string s = v.get<std::string>();
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -328,15 +381,23 @@ std::string bench_table(const std::vector<BenchRow>& rows) {
   bool any_cpu = false, any_gpu = false;
   for (const BenchRow& r : rows) (r.device == "cpu" ? any_cpu : any_gpu) = true;
   const char* of = any_cpu && any_gpu ? "of BW" : any_cpu ? "of triad BW" : "of copy BW";
-  const std::string fmt_line = "{:<16}  {:<4}  {:<8}  {:<6}  {:<7}  {:>10}  {:>8}  {:>9}  {:>11}  {:>7}\n";
+  // the workload and size (512^3 for a cube, 509x263x391 otherwise) columns as
+  // wide as their widest entry
+  std::size_t work_w = 16, size_w = 8;
+  for (const BenchRow& r : rows) {
+    work_w = std::max(work_w, workload_label(r.item).size());
+    size_w = std::max(size_w, grid_of(r.item).shape_str().size());
+  }
+  const std::string fmt_line = "{:<" + std::to_string(work_w) + "}  {:<4}  {:<" +
+                               std::to_string(size_w) +
+                               "}  {:<6}  {:<7}  {:>10}  {:>8}  {:>9}  {:>11}  {:>7}\n";
   std::string s = fmt::format(fmt::runtime(fmt_line), "workload", "dims", "size", "device", "prec",
                               "ms/step", "Gpts/s", "GB/s eff", of, "vs cpu");
   for (const BenchRow& r : rows) {
-    const nlohmann::json j = bench_row_json(r);
     const std::string speedup =
         r.speedup_vs_cpu ? fmt::format("{:.3g}x", *r.speedup_vs_cpu) : std::string("-");
     s += fmt::format(fmt::runtime(fmt_line), workload_label(r.item), r.item.dims,
-                     j["grid"].get<std::string>(), r.device, to_string(r.item.precision),
+                     grid_of(r.item).shape_str(), r.device, to_string(r.item.precision),
                      fmt::format("{:.4g}", r.ms_per_step),
                      fmt::format("{:.3g}", r.points_per_s / 1e9),
                      fmt::format("{:.4g}", r.effective_GBps),

@@ -15,15 +15,23 @@
 
 namespace gf {
 
-// One thing a row times: a workload on a cube (a square in 2D) of size^dims points.
+// One thing a row times: a workload on a box of shape[0] × shape[1] (× shape[2])
+// points; a cube (a square in 2D) when every axis has the same count.
 struct BenchItem {
   std::string workload = "heat";  // heat | stencil | laplace
   std::string method;             // explicit | a stencil preset | jacobi
   int dims = 3;
-  std::int64_t size = 64;         // points per axis
+  std::vector<std::int64_t> shape = {64, 64, 64};  // points per axis, x first; dims entries
   Precision precision = Precision::Float32;
   int time_block = 1;  // heat, stencil star7, laplace jacobi: steps per pass (<workload>.time_block)
+
+  // bench.json's "size": points along x (the points per axis of a cube).
+  std::int64_t size() const { return shape.empty() ? 0 : shape[0]; }
+  bool cubic() const;
+  std::int64_t points() const;
 };
+// n points on each of dims axes.
+std::vector<std::int64_t> cube_shape(int dims, std::int64_t n);
 
 // The workloads bench knows and their method ("" for the stencil: the preset
 // for dims, star5 in 2D and star7 in 3D, unless one is given).
@@ -112,10 +120,12 @@ BenchRow make_bench_row(const BenchItem& item, const std::string& device,
                         const std::string& device_name, const BenchTiming& t,
                         const Bandwidth& bw);
 // Fills speedup_vs_cpu from the CPU row of the same workload, method, dims,
-// size and precision (left empty where there is none).
+// shape and precision (left empty where there is none).
 void fill_speedups(std::vector<BenchRow>& rows);
 
 // The columns of bench.csv and the keys of each row in bench.json, in order.
+// "size" is points along x (all there was before non-cubic rows); "shape" the
+// points per axis: a JSON array [nx, ny(, nz)], in the CSV "NXxNY(xNZ)".
 const std::vector<std::string>& bench_row_fields();
 nlohmann::json bench_row_json(const BenchRow& r);
 std::string bench_csv(const std::vector<BenchRow>& rows);

@@ -51,8 +51,9 @@ std::string heat_bench(const BenchItem& it) {
                      it.method, kUnlimitedSteps, it.time_block);
 }
 std::string stencil_bench(const BenchItem& it) {
-  // coeff·Σ|w| ≤ 0.4 for every preset (Σ|w| ≤ 20/h²): a stable update.
-  const double h = 1.0 / double(it.size - 1);
+  // coeff·Σ|w| ≤ 0.4 for every preset (Σ|w| ≤ 20/h²): a stable update. h is
+  // the spacing of every axis, 1/(n − 1) of the axis of most points (bench_case).
+  const double h = 1.0 / double(*std::max_element(it.shape.begin(), it.shape.end()) - 1);
   return fmt::format(
       "stencil: {{preset: {}, form: update, coeff: {:.17g}, steps: {}, time_block: {}}}\n",
       it.method, 0.02 * h * h, kUnlimitedSteps, it.time_block);

@@ -19,7 +19,8 @@ DEVICE = ("device", "name", "bandwidth_kind", "bandwidth_GBps", "bandwidth_array
 ROW = ("workload", "method", "dims", "size", "grid", "points", "device", "device_name",
        "precision", "steps", "repetitions", "ms_per_step", "ms_per_step_min", "ms_per_step_max",
        "Gpts_per_s", "points_per_s", "bytes_per_step", "effective_GBps", "bandwidth_kind",
-       "bandwidth_GBps", "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads")
+       "bandwidth_GBps", "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads",
+       "shape")
 
 
 def fail(msg):
@@ -38,10 +39,18 @@ def check_row(i, r, o, bw):
     if set(r) - set(ROW):
         fail(f"row {i} has unexpected keys {sorted(set(r) - set(ROW))}")
     where = f"row {i} ({r['workload']} {r['grid']} {r['precision']} {r['device']})"
-    if r["points"] != r["size"] ** r["dims"]:
-        fail(f"{where}: points {r['points']} != size^dims")
-    if r["grid"] != f"{r['size']}^{r['dims']}":
-        fail(f"{where}: grid {r['grid']}")
+    # shape: the points per axis; size: along x (a cube's points per axis, as before shape)
+    shape = r["shape"]
+    if not (isinstance(shape, list) and len(shape) == r["dims"] and
+            all(isinstance(n, int) and n >= 5 for n in shape)):
+        fail(f"{where}: shape {shape!r} for {r['dims']} dims")
+    if r["size"] != shape[0]:
+        fail(f"{where}: size {r['size']} is not nx of shape {shape}")
+    if r["points"] != math.prod(shape):
+        fail(f"{where}: points {r['points']} != the product of shape {shape}")
+    cubic = len(set(shape)) == 1
+    if r["grid"] != (f"{r['size']}^{r['dims']}" if cubic else "x".join(map(str, shape))):
+        fail(f"{where}: grid {r['grid']} for shape {shape}")
     if r["steps"] != o.steps or r["repetitions"] != o.repetitions:
         fail(f"{where}: steps {r['steps']} x {r['repetitions']}, asked {o.steps} x {o.repetitions}")
     if not 0 < r["ms_per_step_min"] <= r["ms_per_step"] <= r["ms_per_step_max"]:
@@ -110,6 +119,8 @@ def main():
             v = r[k]
             if v is None:
                 ok = text == ""
+            elif k == "shape":  # 509x263x391 in the CSV
+                ok = text == "x".join(map(str, v))
             elif isinstance(v, str):
                 ok = text == v
             else:

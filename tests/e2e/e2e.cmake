@@ -179,11 +179,11 @@ if(GF_PYTHON)
                   OUTPUT_QUIET ERROR_QUIET)
 endif()
 if(_plot_ok EQUAL 0)
-  add_test(NAME "e2e: plot_bench.py draws one PNG per workload"
+  add_test(NAME "e2e: plot_bench.py draws two PNGs per workload, for cubes, shapes and an old bench.json"
     COMMAND ${CMAKE_COMMAND} -DPY=${GF_PYTHON} -DPLOT=${CMAKE_SOURCE_DIR}/postprocess/plot_bench.py
             -DJSON=${CMAKE_BINARY_DIR}/e2e_bench/bench.json -DOUT=${CMAKE_BINARY_DIR}/e2e_bench/plots
-            -P ${GF_E2E}/plot_bench.cmake)
-  set_tests_properties("e2e: plot_bench.py draws one PNG per workload"
+            -DOLD=${CMAKE_SOURCE_DIR}/docs/data/bench_h200.json -P ${GF_E2E}/plot_bench.cmake)
+  set_tests_properties("e2e: plot_bench.py draws two PNGs per workload, for cubes, shapes and an old bench.json"
     PROPERTIES FIXTURES_REQUIRED bench_json)
   # postprocess/plot.py on 1D, 2D and 3D runs' fields.h5, and its errors.
   add_test(NAME "e2e: plot.py plots a line, an image, a slice of fields.h5"
@@ -196,10 +196,29 @@ else()
 endif()
 gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, wave, all$"
   bench --workload heat,waves --devices cpu)
-gf_expect_error(bench_bad_sizes 2 "^error: --sizes: 'x64' is not a whole number of points per axis$"
+gf_expect_error(bench_bad_sizes 2 "^error: --sizes: 'x64' is not N or NXxNYxNZ \\(NXxNY in 2D\\), whole numbers of points per axis, e.g. 512 or 509x263x391$"
   bench --sizes 32,x64 --devices cpu)
 gf_expect_error(bench_size_too_small 2 "^error: --sizes: 3 is too small; sizes are at least 5 points$"
   bench --sizes 3 --devices cpu)
+# Issue 21: non-cubic sizes, NXxNYxNZ (3D) or NXxNY (2D); each entry's errors name it.
+gf_expect_error(bench_shape_four_axes 2 "^error: --sizes: '9x9x9x9' is not N or NXxNYxNZ \\(NXxNY in 2D\\), whole numbers of points per axis, e.g. 512 or 509x263x391$"
+  bench --sizes 16,9x9x9x9 --devices cpu)
+gf_expect_error(bench_shape_empty_axis 2 "^error: --sizes: '509xx391' is not N or NXxNYxNZ \\(NXxNY in 2D\\), whole numbers of points per axis, e.g. 512 or 509x263x391$"
+  bench --sizes 509xx391 --devices cpu)
+gf_expect_error(bench_shape_garbage_axis 2 "^error: --sizes: '509x263xabc' is not N or NXxNYxNZ \\(NXxNY in 2D\\), whole numbers of points per axis, e.g. 512 or 509x263x391$"
+  bench --sizes 509x263xabc --devices cpu)
+gf_expect_error(bench_shape_zero_axis 2 "^error: --sizes: 509x0x391 has 0 points along y; sizes are at least 5 points per axis$"
+  bench --sizes 509x0x391 --devices cpu)
+gf_expect_error(bench_shape_axis_too_small 2 "^error: --sizes: 16x16x4 has 4 points along z; sizes are at least 5 points per axis$"
+  bench --sizes 16,16x16x4 --devices cpu)
+gf_expect_error(bench_shape_3_axes_in_2d 2 "^error: --sizes: 509x263x391 has 3 axes; --dims 2 takes N or NXxNY$"
+  bench --dims 2 --sizes 64,509x263x391 --devices cpu)
+gf_expect_error(bench_shape_2_axes_in_3d 2 "^error: --sizes: 16385x1025 has 2 axes; --dims 3 takes N or NXxNYxNZ$"
+  bench --dims 2,3 --sizes 16385x1025 --devices cpu)
+gf_expect_error(bench_shape_too_many_points 2 "^error: --sizes: 9999999x9999999 is more than 2\\^40 points$"
+  bench --dims 2 --sizes 9999999x9999999 --devices cpu)
+gf_expect_error(bench_cube_too_many_points 2 "^error: --sizes: 20000\\^3 is more than 2\\^40 points$"
+  bench --sizes 20000 --devices cpu)
 gf_expect_error(bench_bad_time_block 2 "^error: --time-block: 'x' is not a whole number of steps from 1 to 8$"
   bench --time-block 1,x --devices cpu)
 gf_expect_error(time_block_raymarch 2 "^error: --time-block: temporal blocking is for heat, stencil and laplace cases; cases/raymarch_cloud.yaml is a raymarch case$"

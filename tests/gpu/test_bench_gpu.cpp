@@ -66,7 +66,8 @@ TEST_CASE("GPU bandwidth and a bench row", "[gpu]") {
   const Bandwidth triad = measure_triad_bandwidth<float>(*gpu, std::size_t(64) << 20, 5);
   CHECK(triad.GBps > 0);
   for (const std::string& w : bench_workloads()) {
-    const Case c = bench_case({w, default_bench_method(w, 3), 3, 37, Precision::Float32});
+    const Case c =
+        bench_case({w, default_bench_method(w, 3), 3, cube_shape(3, 37), Precision::Float32});
     TimingPlan plan;
     plan.steps = 4;
     plan.repetitions = 3;

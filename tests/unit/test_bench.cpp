@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -35,7 +36,8 @@ class FakeTimer final : public Timer {
 
 template <class T>
 void check_bench_case(const std::string& workload, int dims) {
-  BenchItem it{workload, default_bench_method(workload, dims), dims, 12, precision_of<T>()};
+  BenchItem it{workload, default_bench_method(workload, dims), dims, cube_shape(dims, 12),
+               precision_of<T>()};
   const Case c = bench_case(it);
   INFO(workload << " " << dims << "D float" << 8 * sizeof(T));
   CHECK(c.grid.ndim == dims);
@@ -74,8 +76,8 @@ TEST_CASE("bench cases keep their values in [1, 2] (no subnormals on the CPU)", 
   for (const std::string& w : {"heat", "stencil"})
     for (const std::string& preset : {std::string(""), std::string("star13"), std::string("box27")}) {
       if (w == std::string("heat") && !preset.empty()) continue;
-      BenchItem it{w, preset.empty() ? default_bench_method(w, 3) : preset, 3, 9,
-                   Precision::Float32};
+      BenchItem it{w, preset.empty() ? default_bench_method(w, 3) : preset, 3,
+                   cube_shape(3, 9), Precision::Float32};
       const Case c = bench_case(it);
       auto cpu = make_cpu_backend<float>();
       auto s = make_stepper<float>(c, *cpu);
@@ -87,7 +89,7 @@ TEST_CASE("bench cases keep their values in [1, 2] (no subnormals on the CPU)", 
       CHECK(st.max <= 2.0 + 1e-3);
       CHECK(st.max > st.min);  // the walls' value has come in: not a constant field
     }
-  const Case c = bench_case({"laplace", "jacobi", 2, 17, Precision::Float64});
+  const Case c = bench_case({"laplace", "jacobi", 2, cube_shape(2, 17), Precision::Float64});
   auto cpu = make_cpu_backend<double>();
   LaplaceSolver<double> s(c, *cpu);
   s.sweep(300);
@@ -97,7 +99,7 @@ TEST_CASE("bench cases keep their values in [1, 2] (no subnormals on the CPU)", 
 }
 
 TEST_CASE("LaplaceSolver::sweep runs the sweeps iterate runs, without the check", "[bench]") {
-  const Case c = bench_case({"laplace", "jacobi", 2, 15, Precision::Float64});
+  const Case c = bench_case({"laplace", "jacobi", 2, cube_shape(2, 15), Precision::Float64});
   auto cpu = make_cpu_backend<double>();
   LaplaceSolver<double> a(c, *cpu), b(c, *cpu);
   a.iterate(7);
@@ -167,7 +169,7 @@ TEST_CASE("bench rows: median, points/s, T_eff GB/s, fraction, speed-up", "[benc
   t.points = 1'000'000;
   t.bytes_per_step = 8'000'000;
   const Bandwidth triad{"triad", 8.0, 1 << 20, 10};
-  const BenchItem it{"heat", "explicit", 3, 100, Precision::Float32};
+  const BenchItem it{"heat", "explicit", 3, cube_shape(3, 100), Precision::Float32};
   BenchRow cpu = make_bench_row(it, "cpu", "cpu: test", t, triad);
   CHECK(cpu.ms_per_step == 2.0);
   CHECK(cpu.ms_per_step_min == 1.0);
@@ -202,6 +204,8 @@ TEST_CASE("bench rows: median, points/s, T_eff GB/s, fraction, speed-up", "[benc
   }
   CHECK(bench_row_json(rows[2])["speedup_vs_cpu"].is_null());
   CHECK(bench_row_json(rows[0])["grid"] == "100^3");
+  CHECK(bench_row_json(rows[0])["size"] == 100);
+  CHECK(bench_row_json(rows[0])["shape"] == nlohmann::json::array({100, 100, 100}));
   const std::string csv = bench_csv(rows);
   std::istringstream in(csv);
   std::string header, line;
@@ -221,6 +225,107 @@ TEST_CASE("bench rows: median, points/s, T_eff GB/s, fraction, speed-up", "[benc
   CHECK(table.find("vs cpu") != std::string::npos);
   CHECK(table.find("20x") != std::string::npos);
   CHECK(table.find("100^3") != std::string::npos);
+}
+
+TEST_CASE("bench takes non-cubic grids: the case, the row's shape, CSV and table", "[bench]") {
+  CHECK(cube_shape(3, 7) == std::vector<std::int64_t>{7, 7, 7});
+  CHECK(cube_shape(2, 9) == std::vector<std::int64_t>{9, 9});
+  // every workload, 2D and 3D, on a box: the grid has the shape, and the spacing of its
+  // longest axis (unit length) on every axis
+  for (const std::string& w : bench_workloads())
+    for (int dims : {2, 3}) {
+      const std::vector<std::int64_t> shape =
+          dims == 3 ? std::vector<std::int64_t>{13, 9, 7} : std::vector<std::int64_t>{17, 6};
+      const BenchItem it{w, default_bench_method(w, dims), dims, shape, Precision::Float32};
+      CHECK_FALSE(it.cubic());
+      CHECK(it.size() == shape[0]);
+      const Case c = bench_case(it);
+      INFO(w << " " << dims << "D");
+      REQUIRE(c.grid.ndim == dims);
+      for (int a = 0; a < dims; ++a) {
+        CHECK(c.grid.n[a] == shape[a]);
+        CHECK(c.grid.h[a] == Approx(1.0 / double(shape[0] - 1)));
+      }
+      CHECK(c.grid.size() == it.points());
+      auto cpu = make_cpu_backend<float>();
+      TimingPlan plan;
+      plan.steps = 2;
+      plan.repetitions = 1;
+      const BenchTiming t = time_bench_case<float>(c, *cpu, plan);
+      CHECK(t.points == it.points());
+      CHECK(t.bytes_per_step == (w == "wave" ? 3u : 2u) * std::size_t(it.points()) * 4);
+    }
+  // the box presets need equal spacing; the stencil's coeff is stable: values stay in [1, 2]
+  {
+    const Case c = bench_case({"stencil", "box27", 3, {33, 6, 9}, Precision::Float32});
+    auto cpu = make_cpu_backend<float>();
+    auto s = make_stepper<float>(c, *cpu);
+    s->advance(300);
+    const FieldStats st = cpu->vec().stats(s->field());
+    CHECK(st.nonfinite == 0);
+    CHECK(st.min >= 1.0 - 1e-3);
+    CHECK(st.max <= 2.0 + 1e-3);
+  }
+  CHECK_THROWS_AS(bench_case({"heat", "explicit", 3, {9, 9}, Precision::Float32}),
+                  std::logic_error);
+
+  BenchTiming t;
+  t.steps = 10;
+  t.ms_per_step = {1.0};
+  t.points = 509 * 263 * 391;
+  t.bytes_per_step = 2 * std::size_t(t.points) * 4;
+  const Bandwidth triad{"triad", 8.0, 1 << 20, 10};
+  const BenchItem box{"heat", "explicit", 3, {509, 263, 391}, Precision::Float32};
+  BenchItem cube = box;
+  cube.shape = cube_shape(3, 509);  // the same nx: not the same grid
+  std::vector<BenchRow> rows = {make_bench_row(box, "cpu", "cpu: test", t, triad),
+                                make_bench_row(cube, "cuda", "GPU", t, triad)};
+  fill_speedups(rows);
+  CHECK_FALSE(rows[1].speedup_vs_cpu);  // no CPU row of its shape
+
+  const nlohmann::json j = bench_row_json(rows[0]);
+  CHECK(j["shape"] == nlohmann::json::array({509, 263, 391}));
+  CHECK(j["size"] == 509);  // nx, for readers from before shape
+  CHECK(j["grid"] == "509x263x391");
+  CHECK(j["points"] == 509 * 263 * 391);
+  CHECK(bench_row_json(rows[1])["grid"] == "509^3");
+  const BenchItem flat{"laplace", "jacobi", 2, {16385, 1025}, Precision::Float64};
+  CHECK(bench_row_json(make_bench_row(flat, "cpu", "cpu", t, triad))["shape"] ==
+        nlohmann::json::array({16385, 1025}));
+
+  // the CSV's shape column (the last): 509x263x391
+  const std::string csv = bench_csv(rows);
+  std::istringstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  CHECK(header.substr(header.rfind(',') + 1) == "shape");
+  std::getline(in, line);
+  CHECK(line.substr(line.rfind(',') + 1) == "509x263x391");
+  CHECK(line.find(",509,") != std::string::npos);  // size
+  std::getline(in, line);
+  CHECK(line.substr(line.rfind(',') + 1) == "509x509x509");
+
+  // the table's size column is the shape, as wide as the widest
+  const std::string table = bench_table(rows);
+  std::istringstream tin(table);
+  std::string head, first, second;
+  std::getline(tin, head);
+  std::getline(tin, first);
+  std::getline(tin, second);
+  CHECK(first.find(" 509x263x391 ") != std::string::npos);
+  CHECK(second.find(" 509^3 ") != std::string::npos);
+  CHECK(head.find("device") == first.find("cpu"));
+  CHECK(head.find("device") == second.find("cuda"));
+  rows[1].item.workload = "stencil";  // a label wider than 16: stencil/star7/tb2
+  rows[1].item.method = "star7";
+  rows[1].item.time_block = 2;
+  std::istringstream wide(bench_table(rows));
+  std::getline(wide, head);
+  std::getline(wide, first);
+  std::getline(wide, second);
+  CHECK(second.rfind("stencil/star7/tb2  3 ", 0) == 0);
+  CHECK(head.find("dims") == first.find("3 "));
+  CHECK(head.find("size") == second.find("509^3"));
 }
 
 TEMPLATE_TEST_CASE("CPU copy and triad write every point", "[bench]", float, double) {
