@@ -93,6 +93,18 @@ nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t st
   return t;
 }
 
+// What the .vti series' compression did (docs/usage.md#timingjson).
+nlohmann::json vtk_record(const Case& c, const io::VtkWriteStats& s) {
+  return {{"compression", io::to_string(c.output.compression)},
+          {"threads", cpu::max_threads()},
+          {"bytes_in", s.bytes_in},
+          {"bytes_out", s.bytes_out},
+          {"compress_s", s.compress_s},
+          {"compress_cpu_s", s.compress_cpu_s},
+          {"blocks_ahead", s.blocks_ahead},
+          {"blocks_inline", s.blocks_inline}};
+}
+
 // A checkpoint of this case, its solver state still to be filled in.
 io::Checkpoint checkpoint_of(const Case& c, const std::string& version) {
   const Grid& g = c.decomp ? c.decomp->global : c.grid;
@@ -120,10 +132,20 @@ void write_checkpoint_of(const Case& c, io::Checkpoint& ck, const std::filesyste
 }
 
 // The field series (fields.h5 + .xdmf, .vti/.pvti + .pvd) of this run.
+// The .vti blocks are compressed over every thread a loop may take.
 io::SeriesSpec series_spec(const Case& c, const RunOptions& opts) {
-  return io::SeriesSpec{opts.out_dir,  c.name,       c.decomp ? c.decomp->global : c.grid,
-                        c.precision,   c.output.vtk, c.output.hdf5,
-                        opts.version,  std::nullopt, c.decomp};
+  io::SeriesSpec s;
+  s.dir = opts.out_dir;
+  s.name = c.name;
+  s.grid = c.decomp ? c.decomp->global : c.grid;
+  s.precision = c.precision;
+  s.vtk = c.output.vtk;
+  s.hdf5 = c.output.hdf5;
+  s.version = opts.version;
+  s.decomp = c.decomp;
+  s.compression = c.output.compression;
+  s.threads = cpu::max_threads();
+  return s;
 }
 
 // What an interrupted run's message adds when it wrote a checkpoint.
@@ -279,6 +301,7 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
   d.add_timing(timing, start, interrupted);
   if (frames) timing["render"] = frames->summary();
   timing["output_writer"] = outputs.summary();
+  if (c.output.vtk) timing["vtk_output"] = vtk_record(c, series.vtk_stats());
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at {} is written in {}{}", d.stopped_at(),
