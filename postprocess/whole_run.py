@@ -21,7 +21,8 @@ CuPy peer postprocess/heat_whole_run.py N S E DIR (the same case with h5py outpu
 total includes its own sync) when CuPy can be imported, or says why not.
 
 The table gives, per size: timing.json's total; wall and wall+sync of the process; compute,
-output, setup (+ startup before it); the bytes written and the seconds the disk needs for
+output, setup (+ startup before it), other (the total less every phase: the NaN/Inf checks
+and log rows, the final drain of the writer); the bytes written and the seconds the disk needs for
 them (bytes / bandwidth); issue 20's bound 1.25 x disk_s + compute + 0.5 s and whether the
 total is within it; peak host and device memory; the peer's total and bytes; and the peer's
 total over gridforge's wall+sync (above 1: gridforge ahead).
@@ -96,6 +97,8 @@ def run_gridforge(args, n):
     row = {"size": n, "device": t["device"], "total_s": p["total"], "wall_s": wall,
            "wall_sync_s": synced, "compute_s": p["compute"], "output_s": p["output"],
            "setup_s": p["setup"] + p.get("upload", 0.0), "startup_s": p.get("startup", 0.0),
+           "other_s": p["total"] - sum(p.get(k, 0.0) for k in (
+               "startup", "setup", "upload", "compute", "download", "output")),
            "bytes": folder_bytes(out), "host_peak": t.get("host_memory_peak_bytes", 0),
            "device_peak": t.get("device_memory_peak_bytes", 0), "command": " ".join(cmd),
            "vtk_output": t.get("vtk_output"), "output_writer": t.get("output_writer")}
@@ -162,9 +165,9 @@ def main(argv):
     why_no_peer = peer_missing(args)
     if why_no_peer:
         print("peer: skipped: %s" % why_no_peer)
-    head = ("%6s %8s %8s %8s %8s %8s %8s %8s %9s %7s %7s %3s %9s %9s %8s %9s %6s" % (
-        "N", "total", "wall", "+sync", "compute", "output", "setup", "startup", "written",
-        "disk_s", "bound", "ok", "host_pk", "dev_pk", "peer", "peer_wr", "peer/"))
+    head = ("%6s %8s %8s %8s %8s %8s %8s %8s %7s %9s %7s %7s %3s %9s %9s %8s %9s %6s" % (
+        "N", "total", "wall", "+sync", "compute", "output", "setup", "startup", "other",
+        "written", "disk_s", "bound", "ok", "host_pk", "dev_pk", "peer", "peer_wr", "peer/"))
     print(head)
     rows, failed = [], False
     for n in sizes:
@@ -184,16 +187,18 @@ def main(argv):
                                         peer["total_s"] / g["wall_sync_s"])
         else:
             ptxt = "%8s %9s %6s" % ("-", "-", "-")
-        print("%6d %8.2f %8.2f %8.2f %8.3f %8.2f %8.2f %8.2f %9s %7.2f %7.2f %3s %9s %9s %s" % (
+        print("%6d %8.2f %8.2f %8.2f %8.3f %8.2f %8.2f %8.2f %7.2f %9s %7.2f %7.2f %3s %9s %9s %s" % (
             n, g["total_s"], g["wall_s"], g["wall_sync_s"], g["compute_s"], g["output_s"],
-            g["setup_s"], g["startup_s"], human(g["bytes"]), g["disk_s"], g["bound_s"], ok,
+            g["setup_s"], g["startup_s"], g["other_s"], human(g["bytes"]), g["disk_s"],
+            g["bound_s"], ok,
             human(g["host_peak"]), human(g["device_peak"]), ptxt))
         if "error" in peer:
             print("       peer: %s" % peer["error"])
         sys.stdout.flush()
         rows.append(g)
     print("device: %s; total = timing.json's (process start to timing.json); wall = the process; "
-          "+sync = wall and the sync after it; setup includes upload; bound = 1.25*disk_s + "
+          "+sync = wall and the sync after it; setup includes upload; other = total less the "
+          "phases (NaN/Inf checks, log rows); bound = 1.25*disk_s + "
           "compute + 0.5 s; peer/ = the peer's total over gridforge's wall+sync" % (
               next((r["device"] for r in rows if "device" in r), "?")))
     if args.json:
