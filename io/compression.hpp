@@ -22,9 +22,7 @@ struct Compression {
 
 // The default level of each method (docs/performance.md: measured, with the
 // block size of vtk_compress.hpp).
-inline int default_level(Compression::Method m) {
-  return m == Compression::Method::Zlib ? 1 : 9;
-}
+inline int default_level(Compression::Method m) { return m == Compression::Method::Zlib ? 1 : 9; }
 
 inline std::string_view method_name(Compression::Method m) {
   return m == Compression::Method::None ? "none" : m == Compression::Method::Lz4 ? "lz4" : "zlib";

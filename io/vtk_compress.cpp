@@ -3,16 +3,18 @@
 #include "io/vtk_compress.hpp"
 
 #include <omp.h>
+#include <time.h>
 #include <vtkDataCompressor.h>
 #include <vtkLZ4DataCompressor.h>
+#include <vtkObjectFactory.h>
 #include <vtkZLibDataCompressor.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
-
-#include <time.h>
+#include <utility>
+#include <vector>
 
 namespace gf::io::series {
 
@@ -37,11 +39,7 @@ double thread_cpu_seconds() {
 template <class Base>
 class Ahead final : public Base, public AheadRecord {
  public:
-  static Ahead* New() {
-    auto* a = new Ahead;  // VTK's factory idiom: reference counted from here on
-    a->InitializeObjectBase();
-    return a;
-  }
+  static Ahead* New() { VTK_STANDARD_NEW_BODY(Ahead); }  // reference counted from here on
 
   void setup(int level, int threads, std::size_t block, std::vector<ArrayBytes> arrays) {
     this->SetCompressionLevel(level);
@@ -97,7 +95,8 @@ class Ahead final : public Base, public AheadRecord {
     const auto t0 = std::chrono::steady_clock::now();
     const std::size_t per = std::max<std::size_t>(kWindowBytes / block_, 4 * workers_.size());
     std::size_t count = 0;
-    for (const unsigned char* p = from; p < end && count < per; p += std::min(block_, std::size_t(end - p)))
+    for (const unsigned char* p = from; p < end && count < per;
+         p += std::min(block_, std::size_t(end - p)))
       ++count;
     window_.resize(count);
     const unsigned char* p = from;
@@ -122,7 +121,8 @@ class Ahead final : public Base, public AheadRecord {
     }
     stats_.compress_cpu_s += cpu_s;
     next_ = 0;
-    stats_.compress_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - t0;
+    stats_.compress_s += wall.count();
   }
 
   std::size_t block_ = 0;

@@ -22,10 +22,10 @@
 // where it is asked for, as VTK would: slower, never wrong
 // (VtkWriteStats::blocks_inline counts them).
 #pragma once
+#include <vtkSmartPointer.h>
+
 #include <cstddef>
 #include <vector>
-
-#include <vtkSmartPointer.h>
 
 #include "io/compression.hpp"
 #include "io/output.hpp"

@@ -67,7 +67,8 @@ def write_once(args, n, variant, data, env):
     shutil.rmtree(out, ignore_errors=True)
     path, dataset = data
     run([args.gridforge, "run", CASE, "--device", "cpu", "--out", out, "--quiet",
-         "grid.dims=[%d,%d,%d]" % (n, n, n), "initial.file={path: %s, dataset: %s}" % (path, dataset),
+         "grid.dims=[%d,%d,%d]" % (n, n, n),
+         "initial.file={path: %s, dataset: %s}" % (path, dataset),
          "heat.steps=1", "output.every=0", "output.formats=[vtk]", "output.checkpoint_every=0",
          "output.compression=%s" % variant], env)
     with open(os.path.join(out, "timing.json")) as f:
@@ -77,7 +78,8 @@ def write_once(args, n, variant, data, env):
     shutil.rmtree(out, ignore_errors=True)
     return {"size": n, "variant": variant, "write_s": t["output_writer"]["writer_busy_s"],
             "compress_s": t["vtk_output"]["compress_s"],
-            "compress_cpu_s": t["vtk_output"]["compress_cpu_s"], "threads": t["vtk_output"]["threads"],
+            "compress_cpu_s": t["vtk_output"]["compress_cpu_s"],
+            "threads": t["vtk_output"]["threads"],
             "bytes_in": n ** 3 * 4, "file_bytes": size}
 
 
@@ -98,7 +100,8 @@ def main(argv):
         env["OMP_NUM_THREADS"] = str(args.threads)
     os.makedirs(args.out, exist_ok=True)
     disk = disk_write_bandwidth(args.out, args.disk_mb)
-    print("disk write bandwidth (%d MB, fsync) in %s: %.0f MB/s" % (args.disk_mb, args.out, disk / 1e6))
+    print("disk write bandwidth (%d MB, fsync) in %s: %.0f MB/s"
+          % (args.disk_mb, args.out, disk / 1e6))
     print("load average before: %.1f (CPU times say more than wall times on a busy machine)"
           % os.getloadavg()[0])
     print("%6s  %-7s  %7s  %8s  %10s  %8s  %12s  %8s  %6s  %7s" % (

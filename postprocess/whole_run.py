@@ -111,7 +111,8 @@ def peer_missing(args):
     """Why the peer cannot run here, or None."""
     if args.no_peer:
         return "--no-peer"
-    r = subprocess.run([args.peer_python, "-c", "import cupy, h5py; cupy.cuda.runtime.getDeviceCount()"],
+    probe = "import cupy, h5py; cupy.cuda.runtime.getDeviceCount()"
+    r = subprocess.run([args.peer_python, "-c", probe],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         last = (r.stderr.strip().splitlines() or ["?"])[-1]
@@ -129,7 +130,8 @@ def run_peer(args, n):
     wall = time.perf_counter() - t0
     m = PEER_LINE.search(r.stdout)
     if r.returncode != 0 or not m:
-        return {"error": "peer exited %d: %s" % (r.returncode, (r.stderr or r.stdout).strip()[-300:])}
+        said = (r.stderr or r.stdout).strip()[-300:]
+        return {"error": "peer exited %d: %s" % (r.returncode, said)}
     row = {"setup_s": float(m.group(1)), "compute_s": float(m.group(2)),
            "output_s": float(m.group(3)), "total_s": float(m.group(4)), "wall_s": wall,
            "bytes": folder_bytes(out)}
@@ -141,7 +143,8 @@ def run_peer(args, n):
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--gridforge", required=True, help="the gridforge executable")
-    p.add_argument("--sizes", default="257,511,512,513", help="N of the N^3 grids, e.g. 257,512,513")
+    p.add_argument("--sizes", default="257,511,512,513",
+                   help="N of the N^3 grids, e.g. 257,512,513")
     p.add_argument("--steps", type=int, default=400)
     p.add_argument("--every", type=int, default=100, help="steps between outputs")
     p.add_argument("--out", default="/tmp/gf_whole_run", help="folder for the runs (emptied)")
@@ -187,7 +190,8 @@ def main(argv):
                                         peer["total_s"] / g["wall_sync_s"])
         else:
             ptxt = "%8s %9s %6s" % ("-", "-", "-")
-        print("%6d %8.2f %8.2f %8.2f %8.3f %8.2f %8.2f %8.2f %7.2f %9s %7.2f %7.2f %3s %9s %9s %s" % (
+        print(("%6d %8.2f %8.2f %8.2f %8.3f %8.2f %8.2f %8.2f %7.2f %9s %7.2f %7.2f %3s %9s %9s"
+               " %s") % (
             n, g["total_s"], g["wall_s"], g["wall_sync_s"], g["compute_s"], g["output_s"],
             g["setup_s"], g["startup_s"], g["other_s"], human(g["bytes"]), g["disk_s"],
             g["bound_s"], ok,

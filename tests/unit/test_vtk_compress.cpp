@@ -16,8 +16,8 @@
 #include <vtkXMLImageDataReader.h>
 #include <vtkXMLImageDataWriter.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -42,8 +42,8 @@ namespace {
 
 struct Folder {
   explicit Folder(const std::string& label)
-      : path(fs::temp_directory_path() /
-             ("gridforge-test-compress-" + std::to_string(::getpid())) / label) {
+      : path(fs::temp_directory_path() / ("gridforge-test-compress-" + std::to_string(::getpid())) /
+             label) {
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -168,9 +168,9 @@ void every_variant(const std::string& label) {
   const std::int64_t blocks_per_array =
       (g.size() * std::int64_t(sizeof(T)) + std::int64_t(block) - 1) / std::int64_t(block);
   using M = Compression::Method;
-  for (const Compression c : {Compression{M::None, 9}, Compression{M::Lz4, 1},
-                              Compression{M::Lz4, 9}, Compression{M::Zlib, 1},
-                              Compression{M::Zlib, 9}}) {
+  for (const Compression c :
+       {Compression{M::None, 9}, Compression{M::Lz4, 1}, Compression{M::Lz4, 9},
+        Compression{M::Zlib, 1}, Compression{M::Zlib, 9}}) {
     for (int threads : {1, 3}) {
       std::string name = gf::io::to_string(c) + "_t" + std::to_string(threads);
       INFO(name);
@@ -195,9 +195,9 @@ void every_variant(const std::string& label) {
         CHECK(head.find("compressor=") == std::string::npos);
         CHECK(stats.blocks_ahead == 0);
       } else {
-        CHECK(head.find(c.method == M::Lz4 ? "compressor=\"vtkLZ4DataCompressor\""
-                                           : "compressor=\"vtkZLibDataCompressor\"") !=
-              std::string::npos);
+        CHECK(head.find(c.method == M::Lz4
+                            ? "compressor=\"vtkLZ4DataCompressor\""
+                            : "compressor=\"vtkZLibDataCompressor\"") != std::string::npos);
         // Every block of both arrays at both steps came from the threads.
         CHECK(stats.blocks_inline == 0);
         CHECK(stats.blocks_ahead == 2 * 2 * blocks_per_array);
@@ -240,11 +240,11 @@ TEST_CASE("the ahead compressor compresses a block it does not know where it is 
       REQUIRE(std::size_t(back->GetNumberOfValues()) == n);
       CHECK(std::memcmp(back->GetPointer(0), p, n) == 0);
     };
-    round(a.data(), 4096);          // the first block: the window is compressed
-    round(a.data() + 4096, 4096);   // from the window
-    round(foreign.data(), 3000);    // not of the arrays: inline
-    round(a.data() + 100, 500);     // inside the array, not a block: inline
-    round(a.data() + 8192, 1808);   // the last, short block
+    round(a.data(), 4096);         // the first block: the window is compressed
+    round(a.data() + 4096, 4096);  // from the window
+    round(foreign.data(), 3000);   // not of the arrays: inline
+    round(a.data() + 100, 500);    // inside the array, not a block: inline
+    round(a.data() + 8192, 1808);  // the last, short block
     const gf::io::VtkWriteStats s = ahead.record->stats();
     CHECK(s.blocks_ahead == 3);
     CHECK(s.blocks_inline == 2);
