@@ -78,6 +78,16 @@ std::vector<MemoryCheck> check_memory(const Case& c, const DeviceChoice& d) {
           host};
 }
 
+// The done line's peak memory: the process's resident set, and the device
+// allocator's peak (on the CPU that allocator's memory is host memory, part
+// of the first).
+std::string peak_memory(const nlohmann::json& timing, bool gpu) {
+  const double host = timing.value("host_memory_peak_bytes", 0.0);
+  const double fields = timing.value("device_memory_peak_bytes", 0.0);
+  return gpu ? fmt::format("{} host, {} device", human_bytes(host), human_bytes(fields))
+             : fmt::format("{} host ({} of it fields)", human_bytes(host), human_bytes(fields));
+}
+
 std::string memory_line(const Case& c, const MemoryCheck& m) {
   // Over several ranks rank 0 draws the images from the whole grid (solvers/raymarch.hpp).
   std::string shape = c.grid.shape_str(), extra;
@@ -537,30 +547,32 @@ int run_typed(const Case& c, const RunArgs& a, const DeviceChoice& d,
   io::write_json_atomic(out / "run.json", info);
 
   const double compute = timing["phases_s"]["compute"];
+  const std::string memory = peak_memory(timing, backend->is_gpu());
   if (entry.run == RunKind::Solve && c.laplace.method == LaplaceMethod::Fft)
-    spdlog::info("done: fft, a direct solve, residual {:.3g}; {:.3f} s compute, {:.3f} s total; "
-                 "output in {}",
+    spdlog::info("done: fft, a direct solve, residual {:.3g}; {:.3f} s compute, {:.3f} s total, "
+                 "peak memory {}; output in {}",
                  double(timing["residual"]), compute, double(timing["phases_s"]["total"]),
-                 out.string());
+                 memory, out.string());
   else if (entry.run == RunKind::Solve) {
     const auto iterations = timing["iterations"].get<std::int64_t>();
     spdlog::info("done: {} {} in {} iteration{}, residual {:.3g} (tolerance {:.3g}); {:.3f} s "
-                 "compute, {:.3f} s total; output in {}",
+                 "compute, {:.3f} s total, peak memory {}; output in {}",
                  to_string(c.laplace.method), timing["reason"].get<std::string>(), iterations,
                  iterations == 1 ? "" : "s", double(timing["residual"]), c.laplace.tolerance,
-                 compute, double(timing["phases_s"]["total"]), out.string());
+                 compute, double(timing["phases_s"]["total"]), memory, out.string());
   }
   else if (entry.run == RunKind::Render)
-    spdlog::info("done: {}×{} {} in {:.3f} ms ({:.3g} rays/s), {:.3f} s total; output in {}",
+    spdlog::info("done: {}×{} {} in {:.3f} ms ({:.3g} rays/s), {:.3f} s total, peak memory {}; "
+                 "output in {}",
                  c.raymarch.width, c.raymarch.height, c.raymarch.mode,
                  double(timing["ms_per_frame"]), double(timing["rays_per_s"]),
-                 double(timing["phases_s"]["total"]), out.string());
+                 double(timing["phases_s"]["total"]), memory, out.string());
   else
     spdlog::info("done: {} steps in {:.3f} s compute ({:.3g} Gpts/s, {:.4g} GB/s effective), "
-               "{:.3f} s total; output in {}",
+               "{:.3f} s total, peak memory {}; output in {}",
                timing["steps"].get<std::int64_t>(), compute, double(timing["points_per_s"]) / 1e9,
                double(timing["effective_GBps"]), double(timing["phases_s"]["total"]),
-               out.string());
+               memory, out.string());
   if (a.json && mpi::rank() == 0) {
     print_json_summary({{"status", "completed"}, {"exit_code", kExitOk},
                         {"output_dir", out.string()}, {"timing", timing}});

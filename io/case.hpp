@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/precision.hpp"
 #include "grid/grid.hpp"
+#include "io/compression.hpp"
 #include "io/raymarch_spec.hpp"
 
 namespace gf {
@@ -183,6 +184,7 @@ struct OutputSpec {
   std::int64_t check_every = 100;  // steps between NaN/Inf checks (≥ 1)
   bool vtk = true;
   bool hdf5 = true;
+  io::Compression compression;  // of the .vti files
   std::int64_t checkpoint_every = 0;
 };
 

@@ -1,5 +1,6 @@
 // The output: section (SPEC §3): the folder, the output, NaN-check and
-// checkpoint cadence, the formats; echoed in the resolved case.
+// checkpoint cadence, the formats and the .vti files' compression; echoed in
+// the resolved case.
 #include "io/case_sections.hpp"
 
 namespace gf::case_sections {
@@ -16,6 +17,26 @@ void read_formats(const Value& v, OutputSpec& o) {
   }
 }
 
+// none, lz4, zlib, or lz4:L / zlib:L with a level L from 1 to 9 (the
+// btrfs/zstd way of naming a method and its level in one word).
+io::Compression read_compression(const Value& v) {
+  const std::string expected =
+      "expected none, lz4 or zlib, or lz4:L or zlib:L with a level L from 1 (fastest) to 9 "
+      "(smallest)";
+  if (!v.node().IsScalar()) v.fail(expected + ", got " + v.describe());
+  const std::string& text = v.node().Scalar();
+  if (const auto c = io::parse_compression(text)) return *c;
+  const std::string name = text.substr(0, text.find(':'));
+  if (name == "none") v.fail("none takes no level, got " + v.describe());
+  std::string msg = expected + ", got " + v.describe();
+  const bool known = std::find(std::begin(schema::kCompressions), std::end(schema::kCompressions),
+                               name) != std::end(schema::kCompressions);
+  if (!known)
+    if (auto near = schema::nearest(name, schema::kCompressions); !near.empty())
+      msg += fmt::format("; did you mean '{}'?", near);
+  v.fail(msg);
+}
+
 }  // namespace
 
 void read_output(const Map& top, const std::string& name, OutputSpec& o) {
@@ -30,6 +51,7 @@ void read_output(const Map& top, const std::string& name, OutputSpec& o) {
   if (m.has("every")) o.every = m.get("every").integer(0);
   if (m.has("check_every")) o.check_every = m.get("check_every").integer(1);
   if (m.has("formats")) read_formats(m.get("formats"), o);
+  if (m.has("compression")) o.compression = read_compression(m.get("compression"));
   if (m.has("checkpoint_every")) {
     const Value v = m.get("checkpoint_every");
     o.checkpoint_every = v.integer(0);
@@ -45,6 +67,7 @@ void emit_output(YAML::Emitter& out, const OutputSpec& o) {
   if (o.vtk) out << "vtk";
   if (o.hdf5) out << "hdf5";
   out << YAML::EndSeq;
+  out << YAML::Key << "compression" << YAML::Value << io::to_string(o.compression);
   out << YAML::Key << "checkpoint_every" << YAML::Value << o.checkpoint_every;
   out << YAML::EndMap;
 }

@@ -35,8 +35,8 @@ inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "st
                                                  "t_end", "source", "solver", "time_block"};
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
 inline constexpr std::string_view kWaveKeys[] = {"c", "dt", "steps", "t_end", "velocity", "source"};
-inline constexpr std::string_view kOutputKeys[] = {"dir", "every", "check_every", "formats",
-                                                   "checkpoint_every"};
+inline constexpr std::string_view kOutputKeys[] = {"dir",     "every",       "check_every",
+                                                   "formats", "compression", "checkpoint_every"};
 inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps", "time_block"};
 inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tolerance",  "max_iters",
                                                     "check_every", "omega", "remove_mean",
@@ -73,6 +73,8 @@ inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};
 inline constexpr std::string_view kSchemes[] = {"explicit", "implicit", "crank-nicolson"};
 inline constexpr std::string_view kBcTypes[] = {"dirichlet", "neumann", "periodic", "absorbing"};
 inline constexpr std::string_view kFormats[] = {"vtk", "hdf5"};
+// output.compression's methods; lz4 and zlib take a level 1-9 (io/compression.hpp).
+inline constexpr std::string_view kCompressions[] = {"none", "lz4", "zlib"};
 inline constexpr std::string_view kStencilPresets[] = {"star5", "star7", "star9",
                                                        "star13", "box9", "box27"};
 inline constexpr std::string_view kStencilForms[] = {"update", "replace"};

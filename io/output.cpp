@@ -587,6 +587,10 @@ void FieldSeriesWriter::write(std::int64_t step, double time,
   m.last_step = step;
 }
 
+VtkWriteStats FieldSeriesWriter::vtk_stats() const {
+  return impl_->vtk ? impl_->vtk->stats() : VtkWriteStats{};
+}
+
 void FieldSeriesWriter::finish() {
   if (!impl_ || impl_->finished) return;
   impl_->finished = true;

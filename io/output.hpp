@@ -1,6 +1,7 @@
 // Writers for the files of SPEC §4. Every file appears whole or not at all:
 // it is written under a temporary name in the same folder and renamed.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "core/precision.hpp"
 #include "grid/decomp.hpp"
 #include "grid/grid.hpp"
+#include "io/compression.hpp"
 
 namespace gf::io {
 
@@ -44,6 +46,20 @@ struct SeriesSpec {
   // HDF5, one hyperslab per rank), the VTK series as a .pvti per step over
   // one .vti piece per rank. Every rank calls every method. Null on one rank.
   std::shared_ptr<const Decomp> decomp;
+  // The .vti files' appended data (output.compression), compressed in blocks
+  // of vtk_block_bytes by up to `threads` threads (io/vtk_compress.hpp).
+  Compression compression;
+  int threads = 1;
+  std::size_t vtk_block_bytes = std::size_t(1) << 20;
+};
+
+// What the VTK series' compression did, over the steps written so far.
+struct VtkWriteStats {
+  std::int64_t bytes_in = 0, bytes_out = 0;  // the arrays' bytes, and what their blocks became
+  double compress_s = 0;      // the blocks compressed by the threads: wall time,
+  double compress_cpu_s = 0;  // and CPU time, summed over the threads
+  std::int64_t blocks_ahead = 0;       // blocks compressed by the threads
+  std::int64_t blocks_inline = 0;      // blocks VTK handed over that were not (none expected)
 };
 
 // The time series of fields of one run: VTK (.vti per output step + .pvd) and
@@ -59,6 +75,8 @@ class FieldSeriesWriter {
   void write(std::int64_t step, double time, const std::vector<FieldView>& fields);
   // Closes fields.h5 and moves it into place. Idempotent.
   void finish();
+  // The .vti compression's record (zeros without vtk or compression).
+  VtkWriteStats vtk_stats() const;
 
  private:
   struct Impl;

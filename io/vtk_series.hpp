@@ -108,6 +108,7 @@ class VtkSeries {
  public:
   explicit VtkSeries(const SeriesSpec& spec);
   void write_step(std::int64_t step, double time, const std::vector<FieldView>& fields);
+  const VtkWriteStats& stats() const { return stats_; }
 
  private:
   void write_pieces(std::int64_t step, double time, const std::vector<FieldView>& fields);
@@ -115,6 +116,7 @@ class VtkSeries {
 
   const SeriesSpec& spec_;
   std::vector<std::pair<double, std::string>> datasets_;
+  VtkWriteStats stats_;
 };
 
 }  // namespace gf::io::series

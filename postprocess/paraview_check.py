@@ -4,15 +4,19 @@ Run with ParaView's own Python, under a virtual X server:
 
     xvfb-run -a pvbatch postprocess/paraview_check.py \
         --pvd OUT/<name>.pvd --xdmf OUT/fields.xdmf --array u --steps N \
-        [--range MIN MAX] [--screenshot OUT/check.png]
+        [--range MIN MAX] [--screenshot OUT/check.png] [--compression none|lz4|zlib]
 
 It opens <name>.pvd with the PVD reader and fields.xdmf with the Xdmf3
 reader, and checks that both series have N time steps at the same times,
 that the array exists on every point, that both readers put the grid in the
 same place, and, at the LAST time step (UpdatePipeline(t)), that the two
-readers give the same values (min/max and every point, to 1e-6 relative)
-and that the range lies within [MIN, MAX] when --range is given. Exits 1
-with one line per failed check, 0 after printing a summary.
+readers give the same values (min/max, and every point exactly: the .vti
+files and fields.h5 hold the same bits, whatever output.compression was)
+and that the range lies within [MIN, MAX] when --range is given. With
+--compression, every .vti the series names (each piece of a .pvti) must say
+that compressor (none: no compressor), so a check of a variant cannot pass
+on files of another. Exits 1 with one line per failed check, 0 after
+printing a summary.
 """
 
 import argparse
@@ -20,6 +24,7 @@ import math
 import os
 import re
 import sys
+import xml.etree.ElementTree as ET
 
 # `make deps` unpacks python3-paraview into .deps/ of the repository (the
 # package cannot be installed beside Debian's pvbatch): put it on the path
@@ -38,6 +43,9 @@ except ImportError as e:
              "python3-paraview, or put an unpacked copy's dist-packages on PYTHONPATH" % e)
 
 REL_TOL = 1e-6
+
+# output.compression's methods and the compressor a .vti names for each.
+COMPRESSORS = {"none": None, "lz4": "vtkLZ4DataCompressor", "zlib": "vtkZLibDataCompressor"}
 
 
 class CheckFailed(Exception):
@@ -69,6 +77,8 @@ def parse_args(argv):
     p.add_argument("--range", nargs=2, type=float, metavar=("MIN", "MAX"),
                    help="bounds the array must stay within at the last time step")
     p.add_argument("--screenshot", help="PNG of the last time step, coloured by the array")
+    p.add_argument("--compression", choices=sorted(COMPRESSORS),
+                   help="the output.compression method every .vti must have been written with")
     # argparse takes "-1e-3" for an option (its negative-number pattern has no
     # exponent); widen the pattern so that --range -1e-3 1e-3 works.
     p._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -159,10 +169,40 @@ def compare_points(readers, array, t):
     x = values_at(readers["xdmf"], array, t)
     if p.shape != x.shape:
         raise CheckFailed("array shapes differ: pvd %s, xdmf %s" % (p.shape, x.shape))
-    scale = max(float(abs(p).max()), 1e-300)
-    worst = float(abs(p - x).max())
-    if worst > REL_TOL * scale:
-        raise CheckFailed("pvd and xdmf values differ by up to %g (largest value %g)" % (worst, scale))
+    if not (p == x).all():
+        worst = float(abs(p - x).max())
+        raise CheckFailed("pvd and xdmf values differ at %d of %d points, by up to %g"
+                          % (int((p != x).sum()), p.size, worst))
+
+
+def vti_files(pvd):
+    """Every .vti the .pvd names, through the pieces of each .pvti."""
+    out = []
+    folder = os.path.dirname(pvd)
+    for ds in ET.parse(pvd).getroot().iter("DataSet"):
+        path = os.path.join(folder, ds.get("file"))
+        if path.endswith(".pvti"):
+            out += [os.path.join(os.path.dirname(path), piece.get("Source"))
+                    for piece in ET.parse(path).getroot().iter("Piece")]
+        else:
+            out.append(path)
+    return out
+
+
+def check_compression(pvd, method):
+    want = COMPRESSORS[method]
+    files = vti_files(pvd)
+    if not files:
+        raise CheckFailed("%s names no .vti files" % pvd)
+    for path in files:
+        with open(path, "rb") as f:
+            head = f.read(4096).split(b"<AppendedData")[0].decode("utf-8", "replace")
+        found = re.search(r'compressor="([^"]*)"', head)
+        found = found.group(1) if found else None
+        if found != want:
+            raise CheckFailed("%s: compressor %s, expected %s (output.compression: %s)"
+                              % (path, found, want, method))
+    return len(files)
 
 
 def check_range(infos, lo, hi):
@@ -196,6 +236,10 @@ def screenshot(reader, array, t, path):
 
 
 def run(args):
+    if args.compression:
+        n = check_compression(args.pvd, args.compression)
+        print("paraview_check: %d .vti files written with compression %s"
+              % (n, args.compression))
     readers = open_readers(args)
     times = check_times(readers, args.steps)
     t = times[-1]

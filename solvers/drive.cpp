@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
+#include "core/process.hpp"
 #include "core/progress.hpp"
 #include "grid/gather.hpp"
 #include "io/output.hpp"
@@ -47,8 +49,11 @@ nlohmann::json per_step_stats(std::vector<Chunk> chunks) {
 }
 
 // The timing record of SPEC §4 (timing.json), common to every workload.
+// startup: from the process's start to the run's (t_start); total: the
+// whole process up to the writing of timing.json.
 struct Phases {
-  double setup_s = 0, upload_s = 0, compute_s = 0, download_s = 0, output_s = 0, total_s = 0;
+  double startup_s = 0, setup_s = 0, upload_s = 0, compute_s = 0, download_s = 0, output_s = 0,
+         total_s = 0;
 };
 
 template <class T>
@@ -69,7 +74,8 @@ nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t st
       {"grid", std::vector<std::int64_t>(g.n.begin(), g.n.begin() + g.ndim)},
       {"steps", steps},
       {"phases_s",
-       {{"setup", p.setup_s},
+       {{"startup", p.startup_s},
+        {"setup", p.setup_s},
         {"upload", p.upload_s},
         {"compute", p.compute_s},
         {"download", p.download_s},
@@ -79,6 +85,7 @@ nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t st
       {"points_per_s", q.compute_s > 0 ? pts * double(steps) / q.compute_s : 0.0},
       {"effective_GBps", q.compute_s > 0 ? bytes_all * double(steps) / q.compute_s / 1e9 : 0.0},
       {"device_memory_peak_bytes", backend.memory().peak_bytes()},
+      {"host_memory_peak_bytes", host_memory_peak_bytes()},
   };
   if (!backend.is_gpu()) {
     // the threads a step's loops take on this grid (a rank's block), and the most any may
@@ -91,6 +98,18 @@ nlohmann::json timing_record(const Case& c, Backend<T>& backend, std::int64_t st
     t["rank_dims"] = std::vector<int>(c.decomp->dims.begin(), c.decomp->dims.begin() + g.ndim);
   }
   return t;
+}
+
+// What the .vti series' compression did (docs/usage.md#timingjson).
+nlohmann::json vtk_record(const Case& c, const io::VtkWriteStats& s) {
+  return {{"compression", io::to_string(c.output.compression)},
+          {"threads", cpu::max_threads()},
+          {"bytes_in", s.bytes_in},
+          {"bytes_out", s.bytes_out},
+          {"compress_s", s.compress_s},
+          {"compress_cpu_s", s.compress_cpu_s},
+          {"blocks_ahead", s.blocks_ahead},
+          {"blocks_inline", s.blocks_inline}};
 }
 
 // A checkpoint of this case, its solver state still to be filled in.
@@ -120,10 +139,20 @@ void write_checkpoint_of(const Case& c, io::Checkpoint& ck, const std::filesyste
 }
 
 // The field series (fields.h5 + .xdmf, .vti/.pvti + .pvd) of this run.
+// The .vti blocks are compressed over every thread a loop may take.
 io::SeriesSpec series_spec(const Case& c, const RunOptions& opts) {
-  return io::SeriesSpec{opts.out_dir,  c.name,       c.decomp ? c.decomp->global : c.grid,
-                        c.precision,   c.output.vtk, c.output.hdf5,
-                        opts.version,  std::nullopt, c.decomp};
+  io::SeriesSpec s;
+  s.dir = opts.out_dir;
+  s.name = c.name;
+  s.grid = c.decomp ? c.decomp->global : c.grid;
+  s.precision = c.precision;
+  s.vtk = c.output.vtk;
+  s.hdf5 = c.output.hdf5;
+  s.version = opts.version;
+  s.decomp = c.decomp;
+  s.compression = c.output.compression;
+  s.threads = cpu::max_threads();
+  return s;
 }
 
 // What an interrupted run's message adds when it wrote a checkpoint.
@@ -272,13 +301,14 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
 
   ph.compute_s = compute_ms / 1e3;
   ph.download_s = outputs.download_ms() / 1e3;
-  ph.total_s = seconds_since(t_start);
+  std::tie(ph.startup_s, ph.total_s) = whole_process(t_start);
   // Throughput over the counts run (fewer than planned when interrupted).
   nlohmann::json timing =
       timing_record(c, backend, d.count() - start, ph, chunks, d.bytes_per_count());
   d.add_timing(timing, start, interrupted);
   if (frames) timing["render"] = frames->summary();
   timing["output_writer"] = outputs.summary();
+  if (c.output.vtk) timing["vtk_output"] = vtk_record(c, series.vtk_stats());
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at {} is written in {}{}", d.stopped_at(),

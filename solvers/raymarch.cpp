@@ -10,6 +10,7 @@
 
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
+#include "core/process.hpp"
 #include "grid/gather.hpp"
 #include "core/threads.hpp"
 #include "io/expression.hpp"
@@ -399,6 +400,7 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
   if (c.output.hdf5) io::write_image_h5(opts.out_dir / "image.h5", img);
   const double output_s = seconds_since(t_out);
   const double rays = double(s.width) * double(s.height);
+  const auto [startup_s, total_s] = whole_process(t_start);
   nlohmann::json timing = {
       {"case", c.name},
       {"workload", "raymarch"},
@@ -407,12 +409,13 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
       {"grid", {c.grid.n[0], c.grid.n[1], c.grid.n[2]}},
       {"steps", 1},
       {"phases_s",
-       {{"setup", setup_s},
+       {{"startup", startup_s},
+        {"setup", setup_s},
         {"upload", upload_ms / 1e3},
         {"compute", ms / 1e3},
         {"download", renderer.last_download_ms() / 1e3},
         {"output", output_s},
-        {"total", seconds_since(t_start)}}},
+        {"total", total_s}}},
       {"per_step_ms", {{"min", ms}, {"median", ms}, {"max", ms}}},
       {"image", {s.width, s.height}},
       {"mode", s.mode},
@@ -422,6 +425,7 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
       {"points_per_s", 0.0},
       {"effective_GBps", 0.0},
       {"device_memory_peak_bytes", backend.memory().peak_bytes()},
+      {"host_memory_peak_bytes", host_memory_peak_bytes()},
   };
   if (!backend.is_gpu()) {
     timing["threads"] = cpu::threads_for_rays(std::int64_t(s.width) * s.height);

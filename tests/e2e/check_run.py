@@ -100,12 +100,23 @@ def main():
 
     t = json.load(open(os.path.join(out, "timing.json")))
     for k in ("case", "workload", "device", "precision", "grid", "steps", "phases_s",
-              "per_step_ms", "points_per_s", "effective_GBps", "device_memory_peak_bytes"):
+              "per_step_ms", "points_per_s", "effective_GBps", "device_memory_peak_bytes",
+              "host_memory_peak_bytes"):
         if k not in t:
             fail(f"timing.json lacks {k}")
-    for k in ("setup", "upload", "compute", "download", "output", "total"):
+    phases = ("startup", "setup", "upload", "compute", "download", "output")
+    for k in phases + ("total",):
         if t["phases_s"].get(k, -1) < 0:
             fail(f"timing.json phases_s.{k} missing or negative")
+    # total is the whole process: every phase lies within it (1 ms for rounding).
+    if sum(t["phases_s"][k] for k in phases) > t["phases_s"]["total"] + 1e-3:
+        fail(f"timing.json phases add up to more than total: {t['phases_s']}")
+    # The process holds at least its fields (the CPU's allocator counts host memory).
+    if not t["host_memory_peak_bytes"] >= t["device_memory_peak_bytes"] > 0:
+        fail("timing.json host_memory_peak_bytes %r is below the fields' %r"
+             % (t["host_memory_peak_bytes"], t["device_memory_peak_bytes"]))
+    if "vtk_output" in t and t["vtk_output"]["blocks_inline"] != 0:
+        fail(f"VTK compressed blocks itself, one thread: {t['vtk_output']}")
     name, steps = t["case"], t["steps"]
     if t["workload"] == "raymarch":
         check_raymarch(out, t)

@@ -5,8 +5,9 @@ Visible files must each parse completely: .json (json), .csv (a header and
 rows of the same width, ending in a newline), .pvd, .pvti and .xdmf (XML,
 and every reference resolves: each file a .pvd or .pvti names exists, each
 `file.h5:/path` of an .xdmf names an .h5 file beside it holding that
-dataset with as many values as the DataItem's Dimensions), .vti (the XML header, then every zlib block of the
-appended data inflates to the size the header promises), .h5 (h5py opens it
+dataset with as many values as the DataItem's Dimensions), .vti (the XML header, then the appended
+data: every zlib or lz4 block inflates to the size the header promises, or the uncompressed values
+are all there), .h5 (h5py opens it
 and reads every dataset; checkpoint.h5 holds u, the case and the state). Hidden files are the temporaries of writes cut
 short; they must be named so (".<name>.tmp", ".fields.h5.partial",
 ".fields.xdmf.partial"), or be a run's lock (".gridforge.lock").
@@ -27,13 +28,24 @@ import numpy as np
 TEMP = re.compile(r"^\.(.+\.tmp|fields\.h5\.partial|fields\.xdmf\.partial|gridforge\.lock)$")
 
 
+def inflate(compressor, block, size):
+    """One block of a .vti's appended data, uncompressed (output.compression)."""
+    if compressor == "vtkZLibDataCompressor":
+        return zlib.decompress(block)
+    import lz4.block  # Debian's python3-lz4
+    return lz4.block.decompress(block, uncompressed_size=size)
+
+
 def check_vti(path):
     data = open(path, "rb").read()
     marker = data.find(b"<AppendedData encoding=\"raw\">")
     assert marker > 0, "no raw appended data"
     head = data[:marker].decode()
-    assert 'header_type="UInt64"' in head and 'compressor="vtkZLibDataCompressor"' in head, \
-        "not the UInt64 + zlib layout gridforge writes"
+    compressor = re.search(r'compressor="([^"]*)"', head)
+    compressor = compressor.group(1) if compressor else None
+    assert 'header_type="UInt64"' in head and compressor in (
+        None, "vtkZLibDataCompressor", "vtkLZ4DataCompressor"), \
+        "not the UInt64 layout, uncompressed, zlib or lz4, that gridforge writes"
     ext = [int(v) for v in re.search(r'WholeExtent="([^"]+)"', head).group(1).split()]
     points = (ext[1] - ext[0] + 1) * (ext[3] - ext[2] + 1) * (ext[5] - ext[4] + 1)
     arrays = re.findall(r'<DataArray type="(Float32|Float64)"[^>]*offset="(\d+)"', head)
@@ -41,14 +53,20 @@ def check_vti(path):
     start = data.index(b"_", marker) + 1
     for kind, offset in arrays:
         p = start + int(offset)
-        nblocks, block, last = struct.unpack_from("<QQQ", data, p)
-        sizes = struct.unpack_from(f"<{nblocks}Q", data, p + 24)
-        q = p + 24 + 8 * nblocks
-        raw = b"".join(zlib.decompress(data[q + sum(sizes[:i]):q + sum(sizes[:i + 1])])
-                       for i in range(nblocks))
+        if compressor is None:  # the byte count, then the values
+            (count,) = struct.unpack_from("<Q", data, p)
+            raw = data[p + 8:p + 8 + count]
+        else:  # blocks: count, size, last size, compressed sizes, then the blocks
+            nblocks, block, last = struct.unpack_from("<QQQ", data, p)
+            sizes = struct.unpack_from(f"<{nblocks}Q", data, p + 24)
+            q = p + 24 + 8 * nblocks
+            raw = b"".join(
+                inflate(compressor, data[q + sum(sizes[:i]):q + sum(sizes[:i + 1])],
+                        last if i == nblocks - 1 and last else block)
+                for i in range(nblocks))
+            assert len(raw) == block * (nblocks - 1) + (last or block)
         want = points * (4 if kind == "Float32" else 8)
         assert len(raw) == want, f"{len(raw)} bytes of data, {want} expected"
-        assert len(raw) == block * (nblocks - 1) + (last or block)
         np.frombuffer(raw, dtype="<f4" if kind == "Float32" else "<f8")
     assert data.rstrip().endswith(b"</VTKFile>"), "no closing </VTKFile>"
 

@@ -154,6 +154,15 @@ if(GF_PYTHON)
             ${CMAKE_SOURCE_DIR}/cases/heat3d_hotspot.yaml ${CMAKE_BINARY_DIR}/e2e_sigkill ${GF_PYTHON})
 endif()
 
+# postprocess/whole_run.py (issue 20, item 3) on the CPU, CuPy's peer skipped.
+if(GF_PYTHON)
+  add_test(NAME "e2e: whole_run.py times whole runs beside the disk, the peer skipped"
+    COMMAND bash ${GF_E2E}/whole_run.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
+            ${CMAKE_BINARY_DIR}/e2e_whole_run ${GF_PYTHON})
+  set_tests_properties("e2e: whole_run.py times whole runs beside the disk, the peer skipped"
+    PROPERTIES ENVIRONMENT "OMP_NUM_THREADS=2")
+endif()
+
 # Refused runs change nothing in the output folder (issue 23): a second run
 # into a folder in use, a restart of a series that cannot be continued, case
 # errors found while setting up; and the messages of a few refusals.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A second Ctrl-C exits at once: the first SIGINT starts the final output of
-# a large field (seconds of zlib), the second, a moment later, must end the
+# a large field (seconds of zlib:9, on purpose: the default lz4 may finish
+# before the second arrives), the second, a moment later, must end the
 # process within a second with exit 130 and a message, without waiting for
 # that output (run.json is never rewritten from "running").
 # Usage: interrupt_twice.sh GRIDFORGE CASE OUT
@@ -9,7 +10,8 @@ gf=$1 case=$2 out=$3
 fail() { echo "interrupt_twice: FAIL: $*"; exit 1; }
 rm -rf "$out"
 "$gf" run "$case" --device cpu --out "$out" --quiet grid.dims=[256,256,256] precision=float64 \
-  heat.steps=100000000 output.every=0 output.formats=[vtk] 2>"$out.stderr" &
+  heat.steps=100000000 output.every=0 output.formats=[vtk] output.compression=zlib:9 \
+  2>"$out.stderr" &
 pid=$!
 # vtk/ is made once the initial state is set up: the time loop is running.
 for _ in $(seq 600); do [ -d "$out/vtk" ] && break; sleep 0.1; done

@@ -46,8 +46,8 @@ row none_hdf5 "[hdf5]" 1000 0 0
 row every100_hdf5_in_turn "[hdf5]" 1000 100 1
 row every100_hdf5_background "[hdf5]" 1000 100 0
 row every1000_hdf5_background "[hdf5]" 1000 1000 0
-if [ "${SKIP_VTK:-0}" != 1 ]; then  # SKIP_VTK=1: the zlib-bound VTK rows left out
-say "512^3 float32 heat3d_hotspot, 300 steps, [vtk,hdf5] (zlib)"
+if [ "${SKIP_VTK:-0}" != 1 ]; then  # SKIP_VTK=1: the VTK rows left out
+say "512^3 float32 heat3d_hotspot, 300 steps, [vtk,hdf5] (the default output.compression)"
 row none_vtk "[vtk,hdf5]" 300 0 0
 row every100_vtk_in_turn "[vtk,hdf5]" 300 100 1
 row every100_vtk_background "[vtk,hdf5]" 300 100 0

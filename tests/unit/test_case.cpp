@@ -397,3 +397,28 @@ heat: {alpha: 1.0, steps: 10}
   CHECK_THROWS_AS(load(text, {"heat.time_block=9"}), gf::CaseError);
   CHECK_THROWS_AS(load(text, {"heat.time_block=2.5"}), gf::CaseError);
 }
+
+TEST_CASE("output.compression: lz4:9 by default, a method and its level, kept in the resolved case",
+          "[case]") {
+  using M = gf::io::Compression::Method;
+  const gf::Case d = load(kMinimal);
+  CHECK(d.output.compression.method == M::Lz4);
+  CHECK(d.output.compression.level == 9);
+  CHECK_THAT(d.resolved_yaml, Contains("compression: lz4:9"));
+  const auto with = [](const std::string& v) {
+    return load(kMinimal, {"output.compression=" + v}).output.compression;
+  };
+  CHECK(with("none").method == M::None);
+  CHECK(with("lz4") == gf::io::Compression{M::Lz4, 9});
+  CHECK(with("lz4:1") == gf::io::Compression{M::Lz4, 1});
+  CHECK(with("zlib") == gf::io::Compression{M::Zlib, 1});
+  CHECK(with("zlib:9") == gf::io::Compression{M::Zlib, 9});
+  for (const char* v : {"none", "lz4:3", "zlib:6"}) {
+    const gf::Case a = load(kMinimal, {std::string("output.compression=") + v});
+    CHECK_THAT(a.resolved_yaml, Contains(std::string("compression: ") + v));
+    CHECK(gf::load_case_text(a.resolved_yaml, "resolved.yaml").output.compression ==
+          a.output.compression);
+  }
+  const gf::Case f = load(std::string(kMinimal) + "output:\n  compression: zlib:4\n");
+  CHECK(f.output.compression == gf::io::Compression{M::Zlib, 4});
+}

@@ -53,7 +53,7 @@ TEST_CASE("an unknown key far from every known key lists them", "[case]") {
         "wave");
   CHECK(error_of(with(kDims, kHeat, "output: {directory: x}\n")) ==
         "case.yaml:7:10: output.directory: unknown key; expected one of dir, every, check_every, "
-        "formats, checkpoint_every");
+        "formats, compression, checkpoint_every");
 }
 
 TEST_CASE("output.checkpoint_every is a count of steps, 0 for none", "[case]") {
@@ -153,6 +153,28 @@ TEST_CASE("names from a fixed set are checked against it", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "name: a/b\n")) ==
         "case.yaml:7:7: name: expected a name of letters A-Z a-z, digits, '_', '-' and '.' (not "
         "first), at most 100 characters (it names the output files), got 'a/b'");
+}
+
+TEST_CASE("output.compression names a method, and lz4 and zlib a level from 1 to 9", "[case]") {
+  const std::string expected =
+      "case.yaml:7:23: output.compression: expected none, lz4 or zlib, or lz4:L or zlib:L with a "
+      "level L from 1 (fastest) to 9 (smallest), got ";
+  const auto compression = [](const std::string& v) {
+    return error_of(with(kDims, kHeat, "output: {compression: " + v + "}\n"));
+  };
+  CHECK(compression("zlib:0") == expected + "'zlib:0'");
+  CHECK(compression("zlib:10") == expected + "'zlib:10'");
+  CHECK(compression("\"lz4:\"") == expected + "'lz4:'");
+  CHECK(compression("lz4:x") == expected + "'lz4:x'");
+  CHECK(compression("lz5") == expected + "'lz5'; did you mean 'lz4'?");
+  CHECK(compression("Zlib") == expected + "'Zlib'; did you mean 'zlib'?");
+  CHECK(compression("gzip") == expected + "'gzip'");
+  CHECK(compression("[lz4]") == expected + "a list");
+  CHECK(compression("none:1") ==
+        "case.yaml:7:23: output.compression: none takes no level, got 'none:1'");
+  CHECK(error_of(with(kDims, kHeat), {"output.compression=zlib:0"}) ==
+        "command line: output.compression: expected none, lz4 or zlib, or lz4:L or zlib:L with a "
+        "level L from 1 (fastest) to 9 (smallest), got 'zlib:0'");
 }
 
 // Issue 23: a 300-character name, or one with a space YAML does not trim
