@@ -1,0 +1,117 @@
+// The expressions' bytecode (core/expr_code.hpp, compiled by
+// io/expression.cpp, run by kernels/expr/expr_ops.hpp) against muparser
+// itself.
+#include <catch2/catch.hpp>
+#include <muParser.h>
+
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "expr_test_cases.hpp"
+#include "io/expression.hpp"
+#include "kernels/expr/expr_ops.hpp"
+
+using namespace gf;
+
+namespace {
+
+Expr expr(const std::string& text) { return Expr{text, {"case.yaml", 3, 7}, "initial.expr"}; }
+
+double run(const ExprCode& c, double x, double y, double z) {
+  std::vector<double> s(std::size_t(c.stack) + 1);
+  return expr_value(c.code.data(), int(c.code.size()), x, y, z, s.data());
+}
+
+bool same_bits(double a, double b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// Points where comparisons, signs and rounding sit on their edges, and random ones.
+std::vector<std::array<double, 3>> test_points() {
+  std::vector<std::array<double, 3>> p;
+  const double edges[] = {-2, -1, -0.5, 0, 0.5, 1, 2, 1.0 / 3.7};
+  for (double x : edges)
+    for (double y : edges) p.push_back({x, y, x - y});
+  std::mt19937_64 rng(20);
+  std::uniform_real_distribution<double> d(-2.0, 2.0);
+  for (int i = 0; i < 3000; ++i) p.push_back({d(rng), d(rng), d(rng)});
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("the bytecode gives muparser's values, every operation and function", "[expr]") {
+  const auto points = test_points();
+  for (const std::string& text : test::expr_test_cases()) {
+    const Expression f(expr(text), test::expr_test_params());
+    const ExprCode c = f.code();
+    INFO(text);
+    CHECK(c.constant() == f.is_constant());
+    std::size_t differ = 0, not_bitwise = 0;
+    for (const auto& [x, y, z] : points) {
+      const double want = f(x, y, z), got = run(c, x, y, z);
+      if (same_bits(want, got)) continue;
+      ++not_bitwise;
+      // round-off at most (the same libm calls in the same order: none expected)
+      if (!(std::abs(got - want) <= 1e-14 * std::abs(want))) {
+        ++differ;
+        if (differ < 4) WARN("at (" << x << ", " << y << ", " << z << "): muparser " << want
+                                    << ", bytecode " << got);
+      }
+    }
+    CHECK(differ == 0);
+    CHECK(not_bitwise == 0);
+  }
+}
+
+TEST_CASE("the test expressions use every bytecode operation and every muparser function",
+          "[expr]") {
+  std::set<int> used;
+  std::set<std::string> called;  // the names written before a '('
+  for (const std::string& text : test::expr_test_cases()) {
+    for (const ExprInstr& i : Expression(expr(text), test::expr_test_params()).code().code)
+      used.insert(int(i.op));
+    std::string name;
+    for (char ch : text) {
+      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
+        name += ch;
+        continue;
+      }
+      if (ch == '(' && !name.empty()) called.insert(name);
+      name.clear();
+    }
+  }
+  for (int op = int(ExprOp::Const); op <= int(ExprOp::Max); ++op) {
+    INFO("ExprOp " << op);
+    CHECK(used.count(op) == 1);
+  }
+  // A function a newer muparser adds would not compile to bytecode: this names it.
+  const mu::Parser parser;
+  for (const auto& [name, cb] : parser.GetFunDef()) {
+    INFO("muparser's function " << name);
+    CHECK(called.count(name) == 1);
+  }
+}
+
+TEST_CASE("the bytecode's stack depth is what the program needs", "[expr]") {
+  CHECK(Expression(expr("x"), {}).code().stack == 1);
+  CHECK(Expression(expr("sin(x)*2 + 1"), {}).code().stack == 2);
+  CHECK(Expression(expr("min(x, y, z, 1, 2, 3)"), {}).code().stack == 6);
+  // sin(x) + (sin(y) + (sin(z) + ...)): one more value a level
+  std::string deep = "sin(x)";
+  for (int i = 0; i < 40; ++i) deep = "sin(" + std::string(i % 2 ? "y" : "z") + ") + (" + deep + ")";
+  const Expression f(expr(deep), {});
+  const ExprCode c = f.code();
+  CHECK(c.stack == 41);
+  CHECK(c.stack > kExprDeviceStack);  // the GPU evaluates it on the host
+  CHECK(same_bits(run(c, 0.1, 0.2, 0.3), f(0.1, 0.2, 0.3)));
+  CHECK(ExprCode::of_value(2.5).constant());
+  CHECK(run(ExprCode::of_value(2.5), 9, 9, 9) == 2.5);
+}
