@@ -1,6 +1,6 @@
 // The expressions' bytecode (core/expr_code.hpp, compiled by
 // io/expression.cpp, run by kernels/expr/expr_ops.hpp) against muparser
-// itself.
+// itself, and the CPU executor that fills fields with it.
 #include <catch2/catch.hpp>
 #include <muParser.h>
 
@@ -15,7 +15,7 @@
 
 #include "expr_test_cases.hpp"
 #include "io/expression.hpp"
-#include "kernels/expr/expr_ops.hpp"
+#include "kernels/expr/expr_exec.hpp"
 
 using namespace gf;
 
@@ -114,4 +114,33 @@ TEST_CASE("the bytecode's stack depth is what the program needs", "[expr]") {
   CHECK(same_bits(run(c, 0.1, 0.2, 0.3), f(0.1, 0.2, 0.3)));
   CHECK(ExprCode::of_value(2.5).constant());
   CHECK(run(ExprCode::of_value(2.5), 9, 9, 9) == 2.5);
+}
+
+TEST_CASE("the CPU executor fills boxes in order and names each part's first bad point",
+          "[expr]") {
+  Grid g;
+  g.ndim = 3;
+  g.n = {7, 5, 4};
+  g.h = {0.25, 0.5, 0.125};
+  g.origin = {-1, 0.5, 2};
+  g.offset = {3, -1, 2};  // a rank's block: coordinates from global indices
+  auto cpu = make_cpu_backend<double>();
+  Field<double> f = cpu->make_field(g, "f");
+  const ExprCode whole = Expression(expr("x + 10*y + 100*z"), {}).code();
+  const ExprCode face = Expression(expr("1/(y - 1)"), {}).code();  // y = 1 at j = 2
+  Box left = Box::whole(g.n.data());
+  left.hi[0] = 1;
+  const auto bad = make_expr_exec(*cpu)->fill(
+      {ExprPart{&whole, Box::whole(g.n.data())}, ExprPart{&face, left}}, ExprPoints::of(g), f);
+  REQUIRE(bad.size() == 2);
+  CHECK(bad[0] == -1);
+  CHECK(bad[1] == g.layout().index(0, 2, 0));
+  for (std::int64_t k = 0; k < g.n[2]; ++k)
+    for (std::int64_t j = 0; j < g.n[1]; ++j)
+      for (std::int64_t i = 0; i < g.n[0]; ++i) {
+        const double x = g.coord(0, i), y = g.coord(1, j), z = g.coord(2, k);
+        const double want = i == 0 ? 1 / (y - 1) : x + 10 * y + 100 * z;
+        INFO(i << " " << j << " " << k);
+        CHECK(same_bits(f.view()(i, j, k), want));
+      }
 }
