@@ -2,14 +2,10 @@
 
 #include <fmt/format.h>
 #include <muParser.h>
-#include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <numbers>
 #include <stack>
@@ -18,7 +14,6 @@
 #include <vector>
 
 #include "io/case_schema.hpp"
-#include "core/threads.hpp"
 
 namespace gf {
 
@@ -261,77 +256,6 @@ ExprCode Expression::code() const {
   out.stack = checked_depth(out.code, text);
   return out;
 }
-
-namespace {
-
-std::array<double, 3> point_of(const Grid& grid, std::int64_t idx) {
-  const std::int64_t i = idx % grid.n[0], j = (idx / grid.n[0]) % grid.n[1],
-                     k = idx / (grid.n[0] * grid.n[1]);
-  const std::array<std::int64_t, 3> ijk{i, j, k};
-  std::array<double, 3> p{0, 0, 0};
-  for (int a = 0; a < grid.ndim; ++a) p[a] = grid.coord(a, ijk[a]);
-  return p;
-}
-
-template <class T>
-[[noreturn]] void not_finite(const Expr& expr, const Expression& f, const Grid& grid,
-                             std::int64_t idx) {
-  const auto [x, y, z] = point_of(grid, idx);
-  const double v = f(x, y, z);
-  const std::string where = fmt::format("(x, y, z) = ({:g}, {:g}, {:g})", x, y, z);
-  if (std::isfinite(v))  // finite in double, but out of range of float32
-    throw CaseError(
-        expr.loc, expr.key,
-        fmt::format("value {:g} does not fit in {} at {}", v, to_string(precision_of<T>()), where));
-  throw CaseError(expr.loc, expr.key, "value is not finite at " + where);
-}
-
-// Fills out[] row by row; returns the lowest index whose value is not finite
-// in T, or -1. mu::Parser is not thread-safe: each thread evaluates its own
-// copy, all built here before the parallel loop so none can throw inside it.
-template <class T>
-std::int64_t sample_rows(const Expr& expr, const Params& params, const Grid& grid, T* out) {
-  std::vector<Expression> per_thread;
-  for (int t = 0; t < omp_get_max_threads(); ++t) per_thread.emplace_back(expr, params);
-  std::int64_t first_bad = std::numeric_limits<std::int64_t>::max();
-  const std::int64_t nx = grid.n[0], ny = grid.n[1], nz = grid.n[2];
-  // muparser takes some 50-100 ns a value: a thread per 4096 points
-#pragma omp parallel for collapse(2) schedule(static) reduction(min : first_bad) \
-    num_threads(cpu::threads_for(grid.size(), 4096))
-  for (std::int64_t k = 0; k < nz; ++k) {
-    for (std::int64_t j = 0; j < ny; ++j) {
-      const Expression& f = per_thread[omp_get_thread_num()];
-      const double y = grid.ndim > 1 ? grid.coord(1, j) : 0.0;
-      const double z = grid.ndim > 2 ? grid.coord(2, k) : 0.0;
-      const std::int64_t row = grid.index(0, j, k);
-      for (std::int64_t i = 0; i < nx; ++i) {
-        const T v = static_cast<T>(f(grid.coord(0, i), y, z));
-        out[row + i] = v;
-        if (!std::isfinite(v)) first_bad = std::min(first_bad, row + i);
-      }
-    }
-  }
-  return first_bad == std::numeric_limits<std::int64_t>::max() ? -1 : first_bad;
-}
-
-}  // namespace
-
-template <class T>
-void sample_expression(const Expr& expr, const Params& params, const Grid& grid, T* out) {
-  const Expression f(expr, params);  // parse faults are thrown here, once
-  std::int64_t bad = -1;
-  if (f.is_constant()) {
-    const T v = static_cast<T>(f(0, 0, 0));
-    std::fill(out, out + grid.size(), v);
-    if (!std::isfinite(v)) bad = 0;
-  } else {
-    bad = sample_rows(expr, params, grid, out);
-  }
-  if (bad >= 0) not_finite<T>(expr, f, grid, bad);
-}
-
-template void sample_expression<float>(const Expr&, const Params&, const Grid&, float*);
-template void sample_expression<double>(const Expr&, const Params&, const Grid&, double*);
 
 namespace schema {
 

@@ -1,6 +1,7 @@
 // Expressions (muparser) of x, y, z, pi, e and the case parameters: parsed
 // and checked here, and compiled to the bytecode (core/expr_code.hpp) that
-// kernels/expr/expr_ops.hpp evaluates on the CPU and the GPU.
+// the executors evaluate where a field lives (kernels/expr/; the fields are
+// filled by solvers/expr_fill.hpp).
 #pragma once
 #include <memory>
 
@@ -36,10 +37,5 @@ class Expression {
 
 // Checks that expr parses and uses only known names (throws CaseError).
 void check_expression(const Expr& expr, const Params& params);
-
-// Evaluates expr at every grid point (x-fastest), in parallel. Throws CaseError
-// if a value is not finite.
-template <class T>
-void sample_expression(const Expr& expr, const Params& params, const Grid& grid, T* out);
 
 }  // namespace gf

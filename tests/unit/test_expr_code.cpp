@@ -16,6 +16,7 @@
 #include "expr_test_cases.hpp"
 #include "io/expression.hpp"
 #include "kernels/expr/expr_exec.hpp"
+#include "solvers/expr_fill.hpp"
 
 using namespace gf;
 
@@ -143,4 +144,34 @@ TEST_CASE("the CPU executor fills boxes in order and names each part's first bad
         INFO(i << " " << j << " " << k);
         CHECK(same_bits(f.view()(i, j, k), want));
       }
+}
+
+TEST_CASE("fill_expression on a backend: values and errors as sample_expression's", "[expr]") {
+  Grid g;
+  g.ndim = 2;
+  g.n = {4, 3, 1};
+  g.h = {0.5, 0.25, 1};
+  g.origin = {1.0, -1.0, 0};
+  auto cpu = make_cpu_backend<float>();
+  Field<float> f = cpu->make_field(g, "f");
+  fill_expression(*cpu, expr("A*y"), {{"A", 2.0}}, f);
+  std::vector<float> h(std::size_t(g.size()));
+  cpu->download(f, h.data());
+  CHECK(h[0] == Approx(-2.0f));
+  CHECK(h[11] == Approx(-1.0f));
+  try {
+    fill_expression(*cpu, expr("1e39*x"), {}, f);
+    FAIL("no error");
+  } catch (const CaseError& e) {
+    CHECK(std::string(e.what()) ==
+          "case.yaml:3:7: initial.expr: value 1e+39 does not fit in float32 at (x, y, z) = (1, "
+          "-1, 0)");
+  }
+  try {
+    fill_expression(*cpu, expr("1/((y+0.5)*(y+0.75))"), {}, f);
+    FAIL("no error");
+  } catch (const CaseError& e) {
+    CHECK(std::string(e.what()) ==
+          "case.yaml:3:7: initial.expr: value is not finite at (x, y, z) = (1, -0.75, 0)");
+  }
 }
