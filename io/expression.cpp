@@ -2,19 +2,18 @@
 
 #include <fmt/format.h>
 #include <muParser.h>
-#include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <cmath>
 #include <cstdint>
-#include <limits>
+#include <map>
 #include <numbers>
+#include <stack>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "io/case_schema.hpp"
-#include "core/threads.hpp"
 
 namespace gf {
 
@@ -57,6 +56,12 @@ std::string reason(const mu::Parser::exception_type& err) {
   throw CaseError(expr.loc, expr.key, fmt::format("cannot parse \"{}\": {}", shown(expr.text), why));
 }
 
+// muparser's own sign operators (MathImpl::UnaryMinus, UnaryPlus), defined
+// here so that code() knows them by address: muparser does not list its
+// infix operators as it lists its functions (GetFunDef).
+double unary_minus(double v) { return -v; }
+double unary_plus(double v) { return v; }
+
 }  // namespace
 
 struct Expression::Impl {
@@ -71,6 +76,9 @@ Expression::Expression(const Expr& expr, const Params& params) : impl_(std::make
   if (has_assignment(expr.text)) parse_error(expr, "'=' assigns in muparser; use == to compare");
   mu::Parser& p = impl_->parser;
   try {
+    p.ClearInfixOprt();  // the same two as muparser's Parser::InitOprt
+    p.DefineInfixOprt("-", unary_minus);
+    p.DefineInfixOprt("+", unary_plus);
     p.DefineVar("x", &impl_->x);
     p.DefineVar("y", &impl_->y);
     p.DefineVar("z", &impl_->z);
@@ -108,74 +116,146 @@ void check_expression(const Expr& expr, const Params& params) { (void)Expression
 
 namespace {
 
-std::array<double, 3> point_of(const Grid& grid, std::int64_t idx) {
-  const std::int64_t i = idx % grid.n[0], j = (idx / grid.n[0]) % grid.n[1],
-                     k = idx / (grid.n[0] * grid.n[1]);
-  const std::array<std::int64_t, 3> ijk{i, j, k};
-  std::array<double, 3> p{0, 0, 0};
-  for (int a = 0; a < grid.ndim; ++a) p[a] = grid.coord(a, ijk[a]);
-  return p;
+// muparser's default functions (Parser::InitFun) by name; `log` is the
+// natural logarithm in muparser 2.3, as `ln`.
+const std::pair<const char*, ExprOp> kFunctions[] = {
+    {"sin", ExprOp::Sin},     {"cos", ExprOp::Cos},     {"tan", ExprOp::Tan},
+    {"asin", ExprOp::Asin},   {"acos", ExprOp::Acos},   {"atan", ExprOp::Atan},
+    {"sinh", ExprOp::Sinh},   {"cosh", ExprOp::Cosh},   {"tanh", ExprOp::Tanh},
+    {"asinh", ExprOp::Asinh}, {"acosh", ExprOp::Acosh}, {"atanh", ExprOp::Atanh},
+    {"log", ExprOp::Ln},      {"ln", ExprOp::Ln},       {"log2", ExprOp::Log2},
+    {"log10", ExprOp::Log10}, {"exp", ExprOp::Exp},     {"sqrt", ExprOp::Sqrt},
+    {"abs", ExprOp::Abs},     {"sign", ExprOp::Sign},   {"rint", ExprOp::Rint},
+    {"atan2", ExprOp::Atan2}, {"sum", ExprOp::Sum},     {"avg", ExprOp::Avg},
+    {"min", ExprOp::Min},     {"max", ExprOp::Max},
+};
+
+bool is_variadic(ExprOp op) { return op >= ExprOp::Sum; }
+
+[[noreturn]] void unknown_token(const std::string& text, std::size_t at, const std::string& what) {
+  throw std::logic_error(fmt::format("expression \"{}\": muparser's token {} ({}) has no bytecode",
+                                     text, at, what));
 }
 
-template <class T>
-[[noreturn]] void not_finite(const Expr& expr, const Expression& f, const Grid& grid,
-                             std::int64_t idx) {
-  const auto [x, y, z] = point_of(grid, idx);
-  const double v = f(x, y, z);
-  const std::string where = fmt::format("(x, y, z) = ({:g}, {:g}, {:g})", x, y, z);
-  if (std::isfinite(v))  // finite in double, but out of range of float32
-    throw CaseError(
-        expr.loc, expr.key,
-        fmt::format("value {:g} does not fit in {} at {}", v, to_string(precision_of<T>()), where));
-  throw CaseError(expr.loc, expr.key, "value is not finite at " + where);
+// How many values instruction i takes from the stack and leaves on it.
+std::pair<int, int> stack_effect(const ExprInstr& i) {
+  if (i.op <= ExprOp::VarPow4) return {0, 1};
+  if (i.op <= ExprOp::Or || i.op == ExprOp::Atan2) return {2, 1};
+  if (i.op == ExprOp::If) return {1, 0};
+  if (i.op == ExprOp::Else || i.op == ExprOp::EndIf) return {0, 0};
+  if (is_variadic(i.op)) return {i.n, 1};
+  return {1, 1};
 }
 
-// Fills out[] row by row; returns the lowest index whose value is not finite
-// in T, or -1. mu::Parser is not thread-safe: each thread evaluates its own
-// copy, all built here before the parallel loop so none can throw inside it.
-template <class T>
-std::int64_t sample_rows(const Expr& expr, const Params& params, const Grid& grid, T* out) {
-  std::vector<Expression> per_thread;
-  for (int t = 0; t < omp_get_max_threads(); ++t) per_thread.emplace_back(expr, params);
-  std::int64_t first_bad = std::numeric_limits<std::int64_t>::max();
-  const std::int64_t nx = grid.n[0], ny = grid.n[1], nz = grid.n[2];
-  // muparser takes some 50-100 ns a value: a thread per 4096 points
-#pragma omp parallel for collapse(2) schedule(static) reduction(min : first_bad) \
-    num_threads(cpu::threads_for(grid.size(), 4096))
-  for (std::int64_t k = 0; k < nz; ++k) {
-    for (std::int64_t j = 0; j < ny; ++j) {
-      const Expression& f = per_thread[omp_get_thread_num()];
-      const double y = grid.ndim > 1 ? grid.coord(1, j) : 0.0;
-      const double z = grid.ndim > 2 ? grid.coord(2, k) : 0.0;
-      const std::int64_t row = grid.index(0, j, k);
-      for (std::int64_t i = 0; i < nx; ++i) {
-        const T v = static_cast<T>(f(grid.coord(0, i), y, z));
-        out[row + i] = v;
-        if (!std::isfinite(v)) first_bad = std::min(first_bad, row + i);
-      }
+// Checks what the interpreter relies on (every operation finds its operands,
+// each if/else jumps to its own else/endif, one value is left) and returns
+// the deepest stack.
+int checked_depth(const std::vector<ExprInstr>& code, const std::string& text) {
+  int d = 0, most = 0;
+  struct Branch {
+    std::size_t if_at, else_at;
+    int depth, then_depth;
+  };
+  std::stack<Branch> open;
+  for (std::size_t k = 0; k < code.size(); ++k) {
+    const ExprInstr& i = code[k];
+    const auto [in, out] = stack_effect(i);
+    if (in > d || (is_variadic(i.op) && i.n < 1)) unknown_token(text, k, "stack underflow");
+    d += out - in;
+    most = std::max(most, d);
+    if (i.op == ExprOp::If) {
+      open.push(Branch{k, 0, d, 0});
+    } else if (i.op == ExprOp::Else) {
+      if (open.empty() || open.top().else_at || open.top().if_at + std::size_t(code[open.top().if_at].n) != k)
+        unknown_token(text, k, "an else without its if");
+      open.top().else_at = k;
+      open.top().then_depth = d;
+      d = open.top().depth;
+    } else if (i.op == ExprOp::EndIf) {
+      if (open.empty() || !open.top().else_at ||
+          open.top().else_at + std::size_t(code[open.top().else_at].n) != k ||
+          d != open.top().then_depth)
+        unknown_token(text, k, "an endif without its else");
+      open.pop();
     }
   }
-  return first_bad == std::numeric_limits<std::int64_t>::max() ? -1 : first_bad;
+  if (!open.empty() || d != 1) unknown_token(text, code.size(), "not one value at the end");
+  return most;
 }
 
 }  // namespace
 
-template <class T>
-void sample_expression(const Expr& expr, const Params& params, const Grid& grid, T* out) {
-  const Expression f(expr, params);  // parse faults are thrown here, once
-  std::int64_t bad = -1;
-  if (f.is_constant()) {
-    const T v = static_cast<T>(f(0, 0, 0));
-    std::fill(out, out + grid.size(), v);
-    if (!std::isfinite(v)) bad = 0;
-  } else {
-    bad = sample_rows(expr, params, grid, out);
+// muparser's program (ParserByteCode, reverse Polish, after its optimiser)
+// one instruction for each of its tokens, so that the jumps of if/else keep
+// their offsets. Variables are x, y, z by address; functions by the address
+// muparser calls (its callback), named through GetFunDef.
+ExprCode Expression::code() const {
+  const mu::Parser& p = impl_->parser;
+  const std::string& text = p.GetExpr();
+  std::map<void*, ExprOp> fun;
+  for (const auto& [name, cb] : p.GetFunDef())
+    for (const auto& [known, op] : kFunctions)
+      if (name == known) fun[cb.GetAddr()] = op;
+  const mu::ParserByteCode& rpn = p.GetByteCode();
+  const mu::SToken* tok = rpn.GetBase();
+  const auto var = [&](std::size_t k, const double* ptr) {
+    if (ptr == &impl_->x) return 0;
+    if (ptr == &impl_->y) return 1;
+    if (ptr == &impl_->z) return 2;
+    unknown_token(text, k, "a variable other than x, y, z");
+  };
+  ExprCode out;
+  for (std::size_t k = 0; k < rpn.GetSize() && tok[k].Cmd != mu::cmEND; ++k) {
+    const mu::SToken& t = tok[k];
+    ExprInstr i;
+    switch (t.Cmd) {
+      case mu::cmVAL: i = {ExprOp::Const, 0, t.Val.data2, 0}; break;
+      case mu::cmVAR: i = {ExprOp::Var, var(k, t.Val.ptr), 0, 0}; break;
+      case mu::cmVARMUL: i = {ExprOp::VarMul, var(k, t.Val.ptr), t.Val.data, t.Val.data2}; break;
+      case mu::cmVARPOW2: i = {ExprOp::VarPow2, var(k, t.Val.ptr), 0, 0}; break;
+      case mu::cmVARPOW3: i = {ExprOp::VarPow3, var(k, t.Val.ptr), 0, 0}; break;
+      case mu::cmVARPOW4: i = {ExprOp::VarPow4, var(k, t.Val.ptr), 0, 0}; break;
+      case mu::cmLE: i.op = ExprOp::Le; break;
+      case mu::cmGE: i.op = ExprOp::Ge; break;
+      case mu::cmNEQ: i.op = ExprOp::Ne; break;
+      case mu::cmEQ: i.op = ExprOp::Eq; break;
+      case mu::cmLT: i.op = ExprOp::Lt; break;
+      case mu::cmGT: i.op = ExprOp::Gt; break;
+      case mu::cmADD: i.op = ExprOp::Add; break;
+      case mu::cmSUB: i.op = ExprOp::Sub; break;
+      case mu::cmMUL: i.op = ExprOp::Mul; break;
+      case mu::cmDIV: i.op = ExprOp::Div; break;
+      case mu::cmPOW: i.op = ExprOp::Pow; break;
+      case mu::cmLAND: i.op = ExprOp::And; break;
+      case mu::cmLOR: i.op = ExprOp::Or; break;
+      case mu::cmIF: i = {ExprOp::If, t.Oprt.offset, 0, 0}; break;
+      case mu::cmELSE: i = {ExprOp::Else, t.Oprt.offset, 0, 0}; break;
+      case mu::cmENDIF: i.op = ExprOp::EndIf; break;
+      case mu::cmFUNC: {
+        void* addr = reinterpret_cast<void*>(t.Fun.cb._pRawFun);
+        if (t.Fun.cb._pUserData) unknown_token(text, k, "a function with user data");
+        if (addr == reinterpret_cast<void*>(&unary_minus)) {
+          i.op = ExprOp::Neg;
+        } else if (addr == reinterpret_cast<void*>(&unary_plus)) {
+          i.op = ExprOp::Plus;
+        } else if (const auto f = fun.find(addr); f != fun.end()) {
+          i.op = f->second;
+        } else {
+          unknown_token(text, k, "a function outside muparser's defaults");
+        }
+        const int argc = t.Fun.argc;
+        const bool ok = is_variadic(i.op) ? argc < 0 : i.op == ExprOp::Atan2 ? argc == 2 : argc == 1;
+        if (!ok) unknown_token(text, k, fmt::format("{} arguments", argc));
+        if (is_variadic(i.op)) i.n = -argc;
+        break;
+      }
+      default: unknown_token(text, k, fmt::format("command {}", int(t.Cmd)));
+    }
+    out.code.push_back(i);
   }
-  if (bad >= 0) not_finite<T>(expr, f, grid, bad);
+  out.stack = checked_depth(out.code, text);
+  return out;
 }
-
-template void sample_expression<float>(const Expr&, const Params&, const Grid&, float*);
-template void sample_expression<double>(const Expr&, const Params&, const Grid&, double*);
 
 namespace schema {
 

@@ -10,6 +10,7 @@
 #include "core/interrupt.hpp"
 
 #include "io/expression.hpp"
+#include "solvers/expr_fill.hpp"
 
 namespace gf {
 
@@ -30,12 +31,10 @@ HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
     source_const_ = src(0, 0, 0);
   } else {
     has_source_field_ = true;
-    std::vector<T> s(static_cast<std::size_t>(g.size()));
-    sample_expression<T>(c.heat.source, c.parameters, g, s.data());
     source_ = field("the source s(x)");
-    backend.upload(s.data(), source_);
+    fill_expression(backend, c.heat.source, c.parameters, source_);
   }
-  upload_ms_ = upload_initial_state(c, backend, u_);
+  upload_ms_ = set_initial_state(c, backend, u_);
   if (c.heat.implicit()) {
     delta_ = field("the change of u in a step");
     r_ = field("the CG residual r");

@@ -9,6 +9,7 @@
 
 #include "core/interrupt.hpp"
 #include "io/expression.hpp"
+#include "solvers/expr_fill.hpp"
 #include "solvers/laplace_setup.hpp"
 #include "solvers/stepper.hpp"
 
@@ -61,7 +62,7 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     return dense ? be_.make_dense_field(g, what) : be_.make_field(g, what);
   };
   u_ = field("the solution u");
-  upload_ms_ = upload_initial_state(c, be_, u_);
+  upload_ms_ = set_initial_state(c, be_, u_);
   args_ = laplace_args<T>(c, false);
   args_.omega = static_cast<T>(spec_.omega);
 
@@ -70,14 +71,16 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
   // refused a real one unless remove_mean, so what goes here is that or rounding.
   const Expression rhs(spec_.rhs, c.parameters);
   if (!rhs.is_constant() || spec_.singular || method == LaplaceMethod::Fft) {
-    std::vector<T> f(static_cast<std::size_t>(g.size()));
-    sample_expression<T>(spec_.rhs, c.parameters, g, f.data());
-    if (spec_.singular) {
-      mean_removed_ = incompatible_mean(g, c.boundary, f.data());
-      for (T& v : f) v -= static_cast<T>(mean_removed_);
-    }
     f_ = field("the right-hand side f");
-    be_.upload(f.data(), f_);
+    fill_expression(be_, spec_.rhs, c.parameters, f_);
+    if (spec_.singular) {
+      // The mismatch of f as stored in T, summed on the host as before
+      // (a one-rank case: laplace_check_ranks), then taken out where f lives.
+      std::vector<T> f(static_cast<std::size_t>(g.size()));
+      be_.download(f_, f.data());
+      mean_removed_ = incompatible_mean(g, c.boundary, f.data());
+      be_.vec().add_constant(f_, -static_cast<T>(mean_removed_));
+    }
     args_.f = f_.data();
     has_f_field_ = true;
   } else {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "io/expression.hpp"
+#include "solvers/expr_fill.hpp"
 #include "core/threads.hpp"
 
 namespace gf {

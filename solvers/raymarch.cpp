@@ -15,6 +15,7 @@
 #include "core/threads.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
+#include "solvers/expr_fill.hpp"
 #include "solvers/input_values.hpp"
 #include "solvers/frame_plot.hpp"
 
@@ -138,6 +139,21 @@ std::vector<T> raymarch_volume(const Case& c) {
     }
   }
   return v;
+}
+
+template <class T>
+double set_raymarch_volume(const Case& c, Backend<T>& backend, Field<T>& volume) {
+  const RayVolumeSpec& vol = c.raymarch.volume;
+  if (vol.kind == RayVolumeSpec::Kind::Expr) {
+    fill_expression(backend, Expr{vol.expr, vol.expr_loc, "raymarch.volume.expr"}, c.parameters,
+                    volume);
+    return 0;
+  }
+  const std::vector<T> host = raymarch_volume<T>(c);
+  auto timer = backend.make_timer();
+  timer->start();
+  backend.upload(host.data(), volume);
+  return timer->stop_ms();
 }
 
 template <class T>
@@ -368,20 +384,13 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
   }
   const auto t_start = Clock::now();
   const RaySpec& s = c.raymarch;
-  std::vector<T> host = raymarch_volume<T>(c);
-  double vmin = INFINITY, vmax = -INFINITY;
-  for (T x : host) {
-    vmin = std::min(vmin, double(x));
-    vmax = std::max(vmax, double(x));
-  }
   Field<T> volume = backend.make_field(c.grid, "the volume");
+  const double upload_ms = set_raymarch_volume(c, backend, volume);
+  // the range of its values (the points are all finite: checked as sampled)
+  const FieldStats range = backend.vec().stats(volume);
+  const double vmin = range.min, vmax = range.max;
   FrameRenderer<T> renderer(s, c.grid, backend, s.volume.kind == RayVolumeSpec::Kind::Sdf);
-  const double setup_s = seconds_since(t_start);
-  auto timer = backend.make_timer();
-  timer->start();
-  backend.upload(host.data(), volume);
-  const double upload_ms = timer->stop_ms();
-  host = {};
+  const double setup_s = seconds_since(t_start) - upload_ms / 1e3;
   // Ctrl-C: no image is written (the CPU stops between rows).
   const auto stopped = [&] {
     if (interrupt_requested())
@@ -437,6 +446,7 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
 
 #define GF_INSTANTIATE(T)                                                             \
   template std::vector<T> raymarch_volume<T>(const Case&);                            \
+  template double set_raymarch_volume<T>(const Case&, Backend<T>&, Field<T>&);        \
   template RayArgs<T> ray_args<T>(const RaySpec&, const Grid&, double, double, bool); \
   template class FrameRenderer<T>;                                                    \
   template class InSituFrames<T>;                                                     \

@@ -1,5 +1,5 @@
-// The raymarch workload and in-situ frames (SPEC §1, §3): the volume on the
-// host (expr, sdf, file), the RayArgs of a render spec, rendering a field in
+// The raymarch workload and in-situ frames (SPEC §1, §3): the volume (expr on
+// the device, sdf and file on the host), the RayArgs of a render spec, rendering a field in
 // the backend that holds it, and the raymarch run itself. Written against
 // Backend<T>; knows nothing of CUDA.
 #pragma once
@@ -25,9 +25,15 @@ double sdf_distance(const SdfNode& n, const double p[3]);
 // The scene (a union of its shapes).
 double sdf_scene(const std::vector<SdfNode>& scene, const double p[3]);
 
-// The raymarch case's volume at every grid point (x-fastest).
+// The raymarch case's volume at every grid point (x-fastest), on the host.
 template <class T>
 std::vector<T> raymarch_volume(const Case& c);
+
+// The case's volume in `volume` (of c.grid), on its backend: an expression
+// evaluated where the field lives (kernels/expr/), a scene or a file sampled
+// on the host and uploaded. Returns how long an upload took (ms; 0 when none).
+template <class T>
+double set_raymarch_volume(const Case& c, Backend<T>& backend, Field<T>& volume);
 
 // The RayArgs of spec `s` for a volume on grid g whose values span [vmin, vmax]
 // (used when the range is auto); sphere tracing for distance fields.

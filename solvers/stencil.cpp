@@ -38,7 +38,7 @@ StencilSolver<T>::StencilSolver(const Case& c, Backend<T>& backend)
   u_ = backend.make_field(c.grid, "the field u");
   u_next_ = backend.make_field(c.grid, "the next step of u");
   exec_->set_taps(stencil_taps<T>(c));
-  upload_ms_ = upload_initial_state(c, backend, u_);
+  upload_ms_ = set_initial_state(c, backend, u_);
   // Steps per pass, as heat picks them (HeatSolver::pick_time_block).
   const Layout& l = u_.layout();
   if (c.stencil.time_block > 0) {

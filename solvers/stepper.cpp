@@ -16,108 +16,141 @@
 #include "io/expression.hpp"
 #include "io/output.hpp"
 #include "core/threads.hpp"
+#include "kernels/expr/expr_exec.hpp"
+#include "solvers/expr_fill.hpp"
 #include "solvers/input_values.hpp"
 
 namespace gf {
 
 namespace {
 
-// Points of face f (x- x+ y- y+ z- z+) as (i, j, k) ranges.
-void for_each_face_point(const Grid& g, int f, auto&& fn) {
+// The points of face f (x- x+ y- y+ z- z+) of grid g.
+Box face_box(const Grid& g, int f) {
+  Box b = Box::whole(g.n.data());
   const int axis = f / 2;
-  std::int64_t lo[3] = {0, 0, 0}, hi[3] = {g.n[0], g.n[1], g.n[2]};
-  lo[axis] = (f % 2 == 0) ? 0 : g.n[axis] - 1;
-  hi[axis] = lo[axis] + 1;
-  for (std::int64_t k = lo[2]; k < hi[2]; ++k)
-    for (std::int64_t j = lo[1]; j < hi[1]; ++j)
-      for (std::int64_t i = lo[0]; i < hi[0]; ++i) fn(i, j, k);
+  b.lo[axis] = (f % 2 == 0) ? 0 : g.n[axis] - 1;
+  b.hi[axis] = b.lo[axis] + 1;
+  return b;
 }
 
+// initial.file's values at the points of c.grid (a rank's block of the
+// global dataset, its halo wrapping around), checked in T.
 template <class T>
-void fill_initial(const Case& c, std::vector<T>& u) {
+std::vector<T> file_values(const Case& c) {
   const InitialSpec& in = c.initial;
-  switch (in.kind) {
-    case InitialSpec::Kind::Value:
-      if (const std::string bad = not_a_value<T>(in.value); !bad.empty())
-        throw CaseError(in.loc, "initial.value", bad);
-      std::fill(u.begin(), u.end(), static_cast<T>(in.value));
-      break;
-    case InitialSpec::Kind::Expr:
-      sample_expression<T>(in.expr, c.parameters, c.grid, u.data());
-      break;
-    case InitialSpec::Kind::File: {
-      const std::vector<double> v = io::h5_read_dataset(in.path, in.dataset);
-      if (v.size() == std::size_t((c.decomp ? c.decomp->global : c.grid).size()))
-        check_values<T>(v, c.decomp ? c.decomp->global : c.grid, in.loc, "initial.file",
-                        fmt::format("dataset '{}' in '{}'", in.dataset, in.path));
-      if (c.decomp) {  // a rank's block of the global dataset (halo indices wrap)
-        const Grid& gg = c.decomp->global;
-        const Grid& g = c.grid;
-        if (v.size() != std::size_t(gg.size()))
-          throw CaseError(SourceLoc{c.file}, "initial.file.dataset",
-                          "dataset '" + in.dataset + "' in '" + in.path + "' has " +
-                              std::to_string(v.size()) + " values; the grid has " +
-                              std::to_string(gg.size()));
-        auto wrap = [&](int a, std::int64_t i) {
-          return ((i + g.offset[a]) % gg.n[a] + gg.n[a]) % gg.n[a];
-        };
-        for (std::int64_t k = 0; k < g.n[2]; ++k)
-          for (std::int64_t j = 0; j < g.n[1]; ++j)
-            for (std::int64_t i = 0; i < g.n[0]; ++i)
-              u[g.index(i, j, k)] = static_cast<T>(v[gg.index(wrap(0, i), wrap(1, j), wrap(2, k))]);
-        break;
-      }
-      if (v.size() != u.size())
-        throw CaseError(SourceLoc{c.file}, "initial.file.dataset",
-                        "dataset '" + in.dataset + "' in '" + in.path + "' has " +
-                            std::to_string(v.size()) + " values; the grid has " +
-                            std::to_string(u.size()));
-      std::transform(v.begin(), v.end(), u.begin(), [](double d) { return static_cast<T>(d); });
-      break;
-    }
+  const Grid& g = c.grid;
+  std::vector<T> u(static_cast<std::size_t>(g.size()));
+  const std::vector<double> v = io::h5_read_dataset(in.path, in.dataset);
+  if (v.size() == std::size_t((c.decomp ? c.decomp->global : c.grid).size()))
+    check_values<T>(v, c.decomp ? c.decomp->global : c.grid, in.loc, "initial.file",
+                    fmt::format("dataset '{}' in '{}'", in.dataset, in.path));
+  if (c.decomp) {  // a rank's block of the global dataset (halo indices wrap)
+    const Grid& gg = c.decomp->global;
+    if (v.size() != std::size_t(gg.size()))
+      throw CaseError(SourceLoc{c.file}, "initial.file.dataset",
+                      "dataset '" + in.dataset + "' in '" + in.path + "' has " +
+                          std::to_string(v.size()) + " values; the grid has " +
+                          std::to_string(gg.size()));
+    auto wrap = [&](int a, std::int64_t i) {
+      return ((i + g.offset[a]) % gg.n[a] + gg.n[a]) % gg.n[a];
+    };
+    for (std::int64_t k = 0; k < g.n[2]; ++k)
+      for (std::int64_t j = 0; j < g.n[1]; ++j)
+        for (std::int64_t i = 0; i < g.n[0]; ++i)
+          u[g.index(i, j, k)] = static_cast<T>(v[gg.index(wrap(0, i), wrap(1, j), wrap(2, k))]);
+    return u;
   }
+  if (v.size() != u.size())
+    throw CaseError(SourceLoc{c.file}, "initial.file.dataset",
+                    "dataset '" + in.dataset + "' in '" + in.path + "' has " +
+                        std::to_string(v.size()) + " values; the grid has " +
+                        std::to_string(u.size()));
+  std::transform(v.begin(), v.end(), u.begin(), [](double d) { return static_cast<T>(d); });
+  return u;
+}
+
+// The CaseError of face f's Dirichlet value at the point whose x-fastest
+// index in g is `point`.
+template <class T>
+[[noreturn]] void dirichlet_not_a_value(const Case& c, int f, std::int64_t point) {
+  const Grid& g = c.grid;
+  const FaceBc& bc = c.boundary[f];
+  std::int64_t ijk[3] = {0, 0, 0};
+  g.layout().position(point, ijk[0], ijk[1], ijk[2]);
+  const double p[3] = {g.coord(0, ijk[0]), g.coord(1, ijk[1]), g.coord(2, ijk[2])};
+  const double v = Expression(bc.value, c.parameters)(p[0], p[1], p[2]);
+  std::string bad = not_a_value<T>(v);
+  if (bad.empty())  // muparser's value fits where the executor's did not (round-off at T's limit)
+    bad = fmt::format("{:g} does not fit in {}", v, to_string(precision_of<T>()));
+  throw CaseError(bc.value.loc, bc.value.key,
+                  fmt::format("the value at ({}) = ({}): {}",
+                              std::string("x, y, z").substr(0, 3 * g.ndim - 2),
+                              fmt::format("{:g}", fmt::join(p, p + g.ndim, ", ")), bad));
 }
 
 }  // namespace
 
 template <class T>
-std::vector<T> initial_state(const Case& c) {
+double set_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
   const Grid& g = c.grid;
-  std::vector<T> u(static_cast<std::size_t>(g.size()));
-  fill_initial(c, u);
-  for (int f = 0; f < 2 * g.ndim; ++f) {
-    const FaceBc& bc = c.boundary[f];
-    if (bc.type != BcType::Dirichlet) continue;
-    Expression value(bc.value, c.parameters);
-    for_each_face_point(g, f, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
-      const double x = g.coord(0, i), y = g.coord(1, j), z = g.coord(2, k);
-      const double v = value(x, y, z);
-      if (const std::string bad = not_a_value<T>(v); !bad.empty()) {
-        const double p[3] = {x, y, z};
-        throw CaseError(bc.value.loc, bc.value.key,
-                        fmt::format("the value at ({}) = ({}): {}",
-                                    std::string("x, y, z").substr(0, 3 * g.ndim - 2),
-                                    fmt::format("{:g}", fmt::join(p, p + g.ndim, ", ")), bad));
-      }
-      u[g.index(i, j, k)] = static_cast<T>(v);
-    });
+  const InitialSpec& in = c.initial;
+  double upload_ms = 0;
+  std::vector<ExprCode> codes;
+  codes.reserve(1 + kFaces);  // the parts point into it: no reallocation
+  std::vector<ExprPart> parts;
+  std::vector<int> face_of;  // each part's face, −1 for the initial condition
+  switch (in.kind) {
+    case InitialSpec::Kind::Value:
+      if (const std::string bad = not_a_value<T>(in.value); !bad.empty())
+        throw CaseError(in.loc, "initial.value", bad);
+      codes.push_back(ExprCode::of_value(in.value));
+      break;
+    case InitialSpec::Kind::Expr:
+      codes.push_back(Expression(in.expr, c.parameters).code());
+      break;
+    case InitialSpec::Kind::File: {
+      const std::vector<T> u = file_values<T>(c);
+      auto timer = backend.make_timer();
+      timer->start();
+      backend.upload(u.data(), f);
+      upload_ms = timer->stop_ms();
+      break;
+    }
   }
-  return u;
+  if (!codes.empty()) {
+    parts.push_back(ExprPart{&codes.back(), Box::whole(f.layout().n)});
+    face_of.push_back(-1);
+  }
+  for (int face = 0; face < 2 * g.ndim; ++face) {
+    const FaceBc& bc = c.boundary[face];
+    if (bc.type != BcType::Dirichlet) continue;
+    codes.push_back(Expression(bc.value, c.parameters).code());
+    parts.push_back(ExprPart{&codes.back(), face_box(g, face)});
+    face_of.push_back(face);
+  }
+  if (parts.empty()) return upload_ms;
+  const std::vector<std::int64_t> bad = make_expr_exec(backend)->fill(parts, ExprPoints::of(g), f);
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    if (bad[p] < 0) continue;
+    if (face_of[p] < 0) expression_not_finite<T>(in.expr, c.parameters, g, bad[p]);
+    dirichlet_not_a_value<T>(c, face_of[p], bad[p]);
+  }
+  return upload_ms;
 }
 
+template <class T>
+std::vector<T> initial_state(const Case& c) {
+  auto cpu = make_cpu_backend<T>();
+  Field<T> f = cpu->make_field(c.grid, "the initial state");
+  set_initial_state(c, *cpu, f);
+  std::vector<T> u(static_cast<std::size_t>(c.grid.size()));
+  cpu->download(f, u.data());
+  return u;
+}
 
 Schedule output_schedule(std::int64_t total, std::int64_t every) {
   // Every's steps past the last are never reached: the run stops there.
   return Schedule{Every{every}, AtSteps{{total}}};
-}
-
-template <class T>
-double upload_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
-  const std::vector<T> u0 = initial_state<T>(c);
-  auto timer = backend.make_timer();
-  timer->start();
-  backend.upload(u0.data(), f);
-  return timer->stop_ms();
 }
 
 // operator new's alignment (16) is enough for T.
@@ -260,8 +293,8 @@ template std::vector<float> initial_state<float>(const Case&);
 template std::vector<double> initial_state<double>(const Case&);
 template MemoryNeed stepper_memory_needed<float>(const Case&);
 template MemoryNeed stepper_memory_needed<double>(const Case&);
-template double upload_initial_state<float>(const Case&, Backend<float>&, Field<float>&);
-template double upload_initial_state<double>(const Case&, Backend<double>&, Field<double>&);
+template double set_initial_state<float>(const Case&, Backend<float>&, Field<float>&);
+template double set_initial_state<double>(const Case&, Backend<double>&, Field<double>&);
 template std::vector<unsigned char> download_bytes<float>(Backend<float>&, const Field<float>&);
 template std::vector<unsigned char> download_bytes<double>(Backend<double>&,
                                                            const Field<double>&);

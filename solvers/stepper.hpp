@@ -72,15 +72,19 @@ MemoryNeed stepper_memory_needed(const Case& c);
 template <class T>
 MemoryNeed workload_memory_needed(const Case& c);
 
-// The initial state on the host: the initial condition, with the Dirichlet
-// values written onto their faces (faces in the order x- x+ y- y+ z- z+, so
-// where two Dirichlet faces meet the later one's value stands).
+// The case's initial state in f, on f's backend: the initial condition
+// (a value or an expression, evaluated where f lives: kernels/expr/; a file,
+// read on the host and uploaded), then the Dirichlet values on their faces
+// (faces in the order x- x+ y- y+ z- z+, so where two Dirichlet faces meet
+// the later one's value stands). Returns how long an upload took (ms; 0
+// when nothing was uploaded: the evaluation is setup, not a transfer).
+template <class T>
+double set_initial_state(const Case& c, Backend<T>& backend, Field<T>& f);
+
+// The same on the host (the CPU executor), as one array x-fastest: tests,
+// and whoever needs the values there.
 template <class T>
 std::vector<T> initial_state(const Case& c);
-
-// Uploads the case's initial state into f; returns how long the upload took (ms).
-template <class T>
-double upload_initial_state(const Case& c, Backend<T>& backend, Field<T>& f);
 
 // The case's boundary conditions, per axis of the grid, as the kernels take them.
 template <class T>

@@ -8,6 +8,7 @@
 
 #include "core/interrupt.hpp"
 #include "io/expression.hpp"
+#include "solvers/expr_fill.hpp"
 
 namespace gf {
 
@@ -36,21 +37,18 @@ WaveSolver<T>::WaveSolver(const Case& c, Backend<T>& backend)
   u_prev_ = backend.make_field(g, "the wave's previous level");
   u_ = backend.make_field(g, "the field u");
   u_next_ = backend.make_field(g, "the wave's next level");
-  std::vector<T> host(static_cast<std::size_t>(g.size()));
   Expression src(c.wave.source, c.parameters);
   if (src.is_constant()) {
     args_.source_const = static_cast<T>(src(0, 0, 0));
   } else {
-    sample_expression<T>(c.wave.source, c.parameters, g, host.data());
     source_ = backend.make_field(g, "the source f(x)");
-    backend.upload(host.data(), source_);
+    fill_expression(backend, c.wave.source, c.parameters, source_);
     args_.source = source_.data();
   }
-  upload_ms_ = upload_initial_state(c, backend, u_);
+  upload_ms_ = set_initial_state(c, backend, u_);
   // The level before the first, u⁻¹ = u⁰ − dt·v₀ + ½(c·dt)²Δu⁰ + ½dt²·f,
   // with v₀ in the next level's field for the while.
-  sample_expression<T>(c.wave.velocity, c.parameters, g, host.data());
-  backend.upload(host.data(), u_next_);
+  fill_expression(backend, c.wave.velocity, c.parameters, u_next_);
   WaveArgs<T> first = args(c, true);
   first.source = args_.source;
   first.source_const = args_.source_const;

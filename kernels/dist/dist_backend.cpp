@@ -357,6 +357,11 @@ DistributedBackend<T>::~DistributedBackend() = default;
 template <class T>
 void DistributedBackend<T>::upload(const T* host, Field<T>& f) {
   in_->upload(host, f);
+  refresh_whole(f);
+}
+
+template <class T>
+void DistributedBackend<T>::refresh_whole(Field<T>& f) {
   refresh(f, d_.halo);
   if (d_.time_block > 1) x_->deep[f.data()] = d_.halo;
 }
@@ -458,6 +463,8 @@ template <class T>
 DistributedBackend<T>::~DistributedBackend() = default;
 template <class T>
 void DistributedBackend<T>::upload(const T*, Field<T>&) {}
+template <class T>
+void DistributedBackend<T>::refresh_whole(Field<T>&) {}
 template <class T>
 void DistributedBackend<T>::refresh(Field<T>&, int) {}
 template <class T>

@@ -94,6 +94,9 @@ class DistributedBackend final : public Backend<T> {
   // The w layers of f's halo next to the owned points refreshed (w = 0: one
   // step's, the stencil radius). Fields of other grids (1D scratch) have no halo.
   void refresh(Field<T>& f, int w = 0);
+  // The whole halo of f refreshed, as after an upload: for fields written
+  // in place by the inner backend's executors (the expressions', kernels/expr/).
+  void refresh_whole(Field<T>& f);
   // One step that reads neighbours, from `in` into `out` (`what` names it in
   // the log, e.g. "explicit heat steps"): split for the overlap where it
   // applies and part(p) runs part p on the inner executor (false: it does

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/expression.hpp"
+#include "solvers/expr_fill.hpp"
 
 namespace {
 

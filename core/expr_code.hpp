@@ -1,0 +1,61 @@
+// The bytecode of an expression of the case (SPEC §3: muparser syntax, x y z,
+// pi, e and the parameters). io/expression.cpp compiles muparser's own
+// reverse-Polish program into it, one instruction for each of muparser's
+// (parameters and constant subexpressions already folded to numbers by
+// muparser's optimiser); kernels/expr/expr_ops.hpp runs it, on the CPU and in
+// CUDA kernels, operation for operation as muparser evaluates it. Plain data:
+// it sits in core/ because io/ (the compiler) and kernels/ (the interpreter)
+// both use it and neither may include the other.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace gf {
+
+enum class ExprOp : std::int32_t {
+  Const,    // push a
+  Var,      // push coordinate n (0 x, 1 y, 2 z)
+  VarMul,   // push coordinate n · a + b
+  VarPow2,  // push v·v, v = coordinate n
+  VarPow3,  // v·v·v
+  VarPow4,  // v·v·v·v
+  // binary: pop b, pop a, push a ∘ b
+  Add, Sub, Mul, Div, Pow, Lt, Gt, Le, Ge, Eq, Ne, And, Or,
+  If,     // pop c; when c == 0 skip the next n instructions (to the else branch)
+  Else,   // skip the next n instructions (past the else branch)
+  EndIf,  // nothing
+  // unary: pop v, push f(v)
+  Neg, Plus, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh,
+  Ln, Log2, Log10, Exp, Sqrt, Abs, Sign, Rint,
+  Atan2,  // binary
+  // n arguments: pop n, push f
+  Sum, Avg, Min, Max,
+};
+
+struct ExprInstr {
+  ExprOp op = ExprOp::Const;
+  std::int32_t n = 0;  // coordinate, jump or argument count
+  double a = 0, b = 0;
+};
+
+struct ExprCode {
+  std::vector<ExprInstr> code;
+  int stack = 0;  // the most values on the stack at any instruction
+  // True when no instruction reads a coordinate.
+  bool constant() const {
+    for (const ExprInstr& i : code)
+      if (i.op == ExprOp::Var || i.op == ExprOp::VarMul || i.op == ExprOp::VarPow2 ||
+          i.op == ExprOp::VarPow3 || i.op == ExprOp::VarPow4)
+        return false;
+    return true;
+  }
+  // The program of one number.
+  static ExprCode of_value(double v) {
+    ExprCode c;
+    c.code.push_back(ExprInstr{ExprOp::Const, 0, v, 0});
+    c.stack = 1;
+    return c;
+  }
+};
+
+}  // namespace gf
