@@ -156,12 +156,18 @@ void laplace_cases() {
             u.swap(v);
           }
         });
-        INFO("red-black SOR");
-        padded_equals_dense<T>(ndim, n, [&](Backend<T>& be, Field<T>& u, Field<T>&) {
-          auto exec = make_laplace_exec(be);
-          exec->sor_sweep(a, u, 0);
-          exec->sor_sweep(a, u, 1);
-        });
+        // (red-black SOR needs an even number of points on a periodic axis,
+        // as the case reader says: otherwise two neighbours share a colour)
+        bool odd_periodic = false;
+        for (int ax = 0; ax < ndim; ++ax) odd_periodic |= lo == BcType::Periodic && n[ax] % 2;
+        if (!odd_periodic) {
+          INFO("red-black SOR");
+          padded_equals_dense<T>(ndim, n, [&](Backend<T>& be, Field<T>& u, Field<T>&) {
+            auto exec = make_laplace_exec(be);
+            exec->sor_sweep(a, u, 0);
+            exec->sor_sweep(a, u, 1);
+          });
+        }
         INFO("residual, dot, stats");
         double res[2] = {0, 0}, dots[2] = {0, 0};
         FieldStats st[2];
