@@ -232,7 +232,7 @@ struct TbvShape {
   static_assert(32 % TX == 0, "a row of threads is a power-of-two part of a warp");
 };
 
-template <bool XYW, class Op, class Sh, class T = typename Op::value_type>
+template <bool XYW, class Op, class Sh, bool PART = false, class T = typename Op::value_type>
 __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
                                           T* __restrict__ out, const Layout& l,
                                           T* __restrict__ edge, int zchunk, int bx, int by) {
@@ -246,8 +246,8 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
   const int gy0 = by * Sh::IY - K + ty * S;
   // nx % W == 0: the thread's W columns are all on the grid or all off it,
   // and wrap together on a periodic axis; else (rows padded to whole
-  // vectors, x not periodic) the row's last piece has its last points in
-  // its first lanes and padding beyond, whose values no point uses
+  // vectors, x not periodic: PART) the row's last piece has its last points
+  // in its first lanes and padding beyond, whose values no point uses
   const int ix = XYW ? tb_axis_index(gx, nx, px) : gx;
   TbWalls wx[W];
 #pragma unroll
@@ -350,6 +350,18 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
         lefts[s] = __shfl_up_sync(0xffffffffu, r[l - 1][C][s][W - 1], 1, TX);
         rights[s] = __shfl_down_sync(0xffffffffu, r[l - 1][C][s][0], 1, TX);
       }
+      // beyond an x wall (the patch's first point on x = 0, or its last on
+      // x = nx − 1, nx % W == 0): the mirrored neighbour plus the ghost
+      if constexpr (XYW && !PART) {
+        if (wx[0].lo) {
+#pragma unroll
+          for (int s = 0; s < S; ++s) lefts[s] = r[l - 1][C][s][1] + a.bc[0].ghost_lo;
+        }
+        if (wx[W - 1].hi) {
+#pragma unroll
+          for (int s = 0; s < S; ++s) rights[s] = r[l - 1][C][s][W - 2] + a.bc[0].ghost_hi;
+        }
+      }
       T v[S][W];
       // plane p's place in z, alike for the whole block: an ordinary plane
       // (inside the grid and, unless z is periodic, off the wall faces) of a
@@ -405,9 +417,9 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
 #pragma unroll
           for (int e = 0; e < W; ++e) {
             T xl = e > 0 ? c[e - 1] : left, xr = e < W - 1 ? c[e + 1] : right;
-            if constexpr (XYW && !G) {
-              // beyond an x wall (lane 0 on x = 0; the lane on x = nx − 1,
-              // the last one unless the row ends in a partial piece): the
+            if constexpr (XYW && PART && !G) {
+              // PART: beyond an x wall (lane 0 on x = 0; the lane on
+              // x = nx − 1, anywhere in the row's partial last piece): the
               // mirrored neighbour plus the ghost (tb_point's rule)
               const T xl0 = xl;
               if (wx[e].lo) xl = xr + a.bc[0].ghost_lo;
@@ -450,7 +462,7 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
 #pragma unroll
           for (int e = 0; e < W; ++e) r[l][N][s][e] = v[s][e];
         } else if (writes[s] && p >= kb && p < ke) {
-          if constexpr (XYW) {  // a partial piece's padding is written as zeros
+          if constexpr (XYW && PART) {  // a partial piece's padding is written as zeros
 #pragma unroll
             for (int e = 0; e < W; ++e)
               if (gx + e >= nx) v[s][e] = T(0);
@@ -473,7 +485,7 @@ __device__ __forceinline__ void tbv_march(const Op& a, const T* __restrict__ in,
 // false: launched over that rectangle alone) and the others (XYW true:
 // launched over the whole grid, the rectangle's blocks leave at once), as two
 // kernels, so that the blocks in the middle carry no registers for the rules.
-template <class Op, class Sh, bool XYW, class T = typename Op::value_type>
+template <class Op, class Sh, bool XYW, bool PART = false, class T = typename Op::value_type>
 __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
     time_block3d_vec(Op a, const T* __restrict__ in, T* __restrict__ out, Layout l, int zchunk,
                      int bx0, int bx1, int by0, int by1) {
@@ -493,7 +505,7 @@ __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
     const int strip = rest < SPARE ? 0 : Sh::TY + 1;
     edge[buf * Sh::EDGE + strip * SPARE + rest % SPARE] = T(0);
   }
-  tbv_march<XYW, Op, Sh>(a, in, out, l, edge, zchunk, bx, by);
+  tbv_march<XYW, Op, Sh, PART>(a, in, out, l, edge, zchunk, bx, by);
 }
 
 // The current device's SMs (at least 1), which the passes' chunks fill.
@@ -532,12 +544,12 @@ inline void tb_plain_blocks(int n_blocks, int inner, int pad, int width, int n, 
   }
 }
 
-template <class Op, class Sh, bool XYW>
+template <class Op, class Sh, bool XYW, bool PART = false>
 int tbv_blocks_per_sm() {
   static const int per_sm = [] {
     int blocks = 0;
     GF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks, time_block3d_vec<Op, Sh, XYW>, Sh::THREADS, Sh::SMEM));
+        &blocks, time_block3d_vec<Op, Sh, XYW, PART>, Sh::THREADS, Sh::SMEM));
     return blocks > 0 ? blocks : 1;
   }();
   return per_sm;
@@ -562,11 +574,21 @@ void launch_tbv(const Op& a, const FieldView<const T>& in, const FieldView<T>& o
     time_block3d_vec<Op, Sh, false><<<grid, dim3(Sh::TX, Sh::TY), Sh::SMEM, s>>>(
         a, in.p, out.p, in, zchunk, bx0, bx1, by0, by1);
   }
-  if (middle < (long long)bx * by) {
-    const int zchunk = tb_zchunk((long long)bx * by - middle, nz, Sh::K, tbv_blocks_per_sm<Op, Sh, true>() * sms);
+  // the blocks at the faces: PART where rows end in a partial piece (the
+  // per-lane x rules cost the whole-vector rows 2-8 % at 512³ on an H100)
+  const auto faces = [&](auto part) {
+    constexpr bool P = decltype(part)::value;
+    const int zchunk = tb_zchunk((long long)bx * by - middle, nz, Sh::K,
+                                 tbv_blocks_per_sm<Op, Sh, true, P>() * sms);
     const dim3 grid(unsigned(bx), unsigned(by), unsigned((nz + zchunk - 1) / zchunk));
-    time_block3d_vec<Op, Sh, true><<<grid, dim3(Sh::TX, Sh::TY), Sh::SMEM, s>>>(
+    time_block3d_vec<Op, Sh, true, P><<<grid, dim3(Sh::TX, Sh::TY), Sh::SMEM, s>>>(
         a, in.p, out.p, in, zchunk, bx0, bx1, by0, by1);
+  };
+  if (middle < (long long)bx * by) {
+    if (nx % Sh::W != 0)
+      faces(std::true_type{});
+    else
+      faces(std::false_type{});
   }
 }
 
