@@ -156,5 +156,17 @@ elseif(GF_PVBATCH AND GF_XVFB_RUN)
         TIMEOUT 300
         ENVIRONMENT "PYTHONPATH=${GF_PARAVIEW_PYTHONPATH};OMP_NUM_THREADS=1")
     endif()
+    # One X server at a time: two `xvfb-run -a` started together can take the
+    # same display, and pvbatch then aborts on "bad X server connection"
+    # (seen under ctest -j2 once there were six of these tests).
+    foreach(t paraview_check paraview_check_none paraview_check_lz4_1 paraview_check_zlib_6
+              paraview_check_as_documented paraview_check_mpi)
+      if(TEST ${t})
+        set_tests_properties(${t} PROPERTIES RESOURCE_LOCK xvfb)
+        if(t STREQUAL "paraview_check_mpi")
+          set_tests_properties(${t} PROPERTIES RESOURCE_LOCK "xvfb;mpi")
+        endif()
+      endif()
+    endforeach()
   endif()
 endif()

@@ -294,8 +294,10 @@ if(GRIDFORGE_MPI AND GF_PYTHON AND GF_MPIEXEC)
       COMMAND ${GF_PYTHON} ${GF_E2E}/mpi.py $<TARGET_FILE:gridforge> ${mode}
               ${CMAKE_BINARY_DIR}/e2e_mpi/${mode}
       WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    # one MPI test at a time: its ranks already oversubscribe a 2-core CI
+    # machine, and two together starved a 3-rank restart past its 300 s
     set_tests_properties("e2e: mpi ${mode}" PROPERTIES
-      ENVIRONMENT "GF_MPIRUN=${GF_MPIEXEC}" TIMEOUT 600)
+      ENVIRONMENT "GF_MPIRUN=${GF_MPIEXEC}" TIMEOUT 600 RESOURCE_LOCK mpi)
   endforeach()
 endif()
 
