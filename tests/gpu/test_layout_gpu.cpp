@@ -24,6 +24,7 @@
 #include "kernels/stencil/stencil_exec.hpp"
 #include "kernels/wave/wave_exec.hpp"
 #include "tests/unit/heat_test_util.hpp"
+#include "tests/unit/stencil_test_util.hpp"
 #include "tests/unit/wave_test_util.hpp"
 
 using namespace gf;
@@ -83,6 +84,23 @@ void padded_equals_dense(int ndim, const std::vector<std::int64_t>& n,
   CHECK(same_bits(padded, dense));
 }
 
+// Three steps one at a time (args `one`: the marches), then a temporally
+// blocked pass of each depth 2 to 4 the executor takes (args `blocked`), u
+// the result: heat's and the stencils' executors alike.
+template <class Exec, class Args, class T>
+void steps_then_passes(Exec& exec, const Args& one, const Args& blocked, Field<T>& u,
+                       Field<T>& v) {
+  for (int k = 0; k < 3; ++k) {
+    exec.step(one, u, v);
+    u.swap(v);
+  }
+  for (int k = 2; k <= 4; ++k) {
+    if (exec.time_block(blocked, u.layout(), k) != k) continue;
+    exec.steps(blocked, k, u, v);
+    u.swap(v);
+  }
+}
+
 template <class T>
 void heat_cases() {
   for (auto [lo, hi] : kBcs)
@@ -97,15 +115,7 @@ void heat_cases() {
           be.copy(u, s);
           HeatArgs<T> b = a;
           b.source = s.data();
-          for (int k = 0; k < 3; ++k) {
-            exec->step(b, u, v);
-            u.swap(v);
-          }
-          for (int k = 2; k <= 4; ++k) {
-            if (exec->time_block(a, u.layout(), k) != k) continue;
-            exec->steps(a, k, u, v);
-            u.swap(v);
-          }
+          steps_then_passes(*exec, b, a, u, v);
         });
       }
 }
@@ -197,23 +207,7 @@ void stencil_cases() {
       for (bool box : {false, true})
         for (const auto& n : ndim == 3 ? kSizes3 : kSizes2) {
           std::mt19937_64 rng(5);
-          std::uniform_real_distribution<double> d(-1, 1);
-          std::vector<StencilTap<T>> taps;
-          const auto add = [&](int dx, int dy, int dz) {
-            StencilTap<T> t{};
-            t.d[0] = dx, t.d[1] = dy, t.d[2] = dz;
-            t.w = static_cast<T>(d(rng) / 9);
-            taps.push_back(t);
-          };
-          if (box) {
-            for (int dz = ndim == 3 ? -1 : 0; dz <= (ndim == 3 ? 1 : 0); ++dz)
-              for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx) add(dx, dy, dz);
-          } else {
-            add(0, 0, 0);
-            for (int ax = 0; ax < ndim; ++ax)
-              for (int sg : {-1, 1}) add(ax == 0 ? sg : 0, ax == 1 ? sg : 0, ax == 2 ? sg : 0);
-          }
+          const std::vector<StencilTap<T>> taps = test::preset_shaped<T>(ndim, box, rng);
           StencilArgs<T> a;
           a.ndim = ndim;
           for (int ax = 0; ax < 3; ++ax) a.bc[ax] = AxisBc<T>{lo, hi, T(0.02), T(-0.01)};
@@ -224,15 +218,7 @@ void stencil_cases() {
           padded_equals_dense<T>(ndim, n, [&](Backend<T>& be, Field<T>& u, Field<T>& v) {
             auto exec = make_stencil_exec(be);
             exec->set_taps(taps);
-            for (int k = 0; k < 3; ++k) {
-              exec->step(a, u, v);
-              u.swap(v);
-            }
-            for (int k = 2; k <= 4; ++k) {
-              if (exec->time_block(a, u.layout(), k) != k) continue;
-              exec->steps(a, k, u, v);
-              u.swap(v);
-            }
+            steps_then_passes(*exec, a, a, u, v);
           });
         }
 }

@@ -15,6 +15,7 @@
 #include "kernels/device.hpp"
 #include "kernels/stencil/stencil_exec.hpp"
 #include "tests/unit/heat_test_util.hpp"
+#include "tests/unit/stencil_test_util.hpp"
 
 using namespace gf;
 
@@ -99,31 +100,6 @@ void compare(int ndim, std::vector<std::int64_t> n, int radius, int ntaps, BcTyp
   compare_taps<T>(ndim, n, taps, bc, bc, update, steps, rng);
 }
 
-// The radius-1 presets' offsets in the presets' order (centre, −x, +x, −y, +y,
-// −z, +z; the box with dz, dy, dx from −1 to 1), with random weights: the
-// shapes the CUDA backend runs through its marches.
-template <class T>
-std::vector<StencilTap<T>> preset_shaped(int ndim, bool box, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<StencilTap<T>> taps;
-  auto add = [&](int dx, int dy, int dz) {
-    StencilTap<T> t{};
-    t.d[0] = dx, t.d[1] = dy, t.d[2] = dz;
-    t.w = static_cast<T>(d(rng) / 9);
-    taps.push_back(t);
-  };
-  if (box) {
-    for (int dz = ndim == 3 ? -1 : 0; dz <= (ndim == 3 ? 1 : 0); ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) add(dx, dy, dz);
-  } else {
-    add(0, 0, 0);
-    for (int ax = 0; ax < ndim; ++ax)
-      for (int sign : {-1, 1}) add(ax == 0 ? sign : 0, ax == 1 ? sign : 0, ax == 2 ? sign : 0);
-  }
-  return taps;
-}
-
 }  // namespace
 
 TEST_CASE("GPU stencils equal the CPU reference on random fields and stencils", "[gpu]") {
@@ -171,14 +147,14 @@ TEST_CASE("GPU star and box stencils of the presets' shape (the marches) equal t
   for (auto [lo, hi] : bcs)
     for (bool box : {false, true})
       for (bool update : {true, false}) {
-        compare_taps<float>(3, {68, 37, 29}, preset_shaped<float>(3, box, rng), lo, hi, update, 3, rng);
-        compare_taps<double>(3, {36, 21, 19}, preset_shaped<double>(3, box, rng), lo, hi, update, 3, rng);
-        compare_taps<float>(3, {4, 3, 3}, preset_shaped<float>(3, box, rng), lo, hi, update, 2, rng);
-        compare_taps<double>(3, {34, 9, 11}, preset_shaped<double>(3, box, rng), lo, hi, update, 2, rng);
-        compare_taps<float>(2, {132, 45}, preset_shaped<float>(2, box, rng), lo, hi, update, 3, rng);
-        compare_taps<double>(2, {266, 40}, preset_shaped<double>(2, box, rng), lo, hi, update, 3, rng);
-        compare_taps<float>(2, {8, 2}, preset_shaped<float>(2, box, rng), lo, hi, update, 2, rng);
-        compare_taps<float>(3, {66, 20, 18}, preset_shaped<float>(3, box, rng), lo, hi, update, 2, rng);
+        compare_taps<float>(3, {68, 37, 29}, test::preset_shaped<float>(3, box, rng), lo, hi, update, 3, rng);
+        compare_taps<double>(3, {36, 21, 19}, test::preset_shaped<double>(3, box, rng), lo, hi, update, 3, rng);
+        compare_taps<float>(3, {4, 3, 3}, test::preset_shaped<float>(3, box, rng), lo, hi, update, 2, rng);
+        compare_taps<double>(3, {34, 9, 11}, test::preset_shaped<double>(3, box, rng), lo, hi, update, 2, rng);
+        compare_taps<float>(2, {132, 45}, test::preset_shaped<float>(2, box, rng), lo, hi, update, 3, rng);
+        compare_taps<double>(2, {266, 40}, test::preset_shaped<double>(2, box, rng), lo, hi, update, 3, rng);
+        compare_taps<float>(2, {8, 2}, test::preset_shaped<float>(2, box, rng), lo, hi, update, 2, rng);
+        compare_taps<float>(3, {66, 20, 18}, test::preset_shaped<float>(3, box, rng), lo, hi, update, 2, rng);
       }
 }
 
