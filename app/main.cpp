@@ -300,6 +300,7 @@ int main(int argc, char** argv) {
       throw gf::UsageError("only `gridforge run` runs over several MPI ranks; start the other "
                            "subcommands without mpirun");
     gf::gpu_row_align_bytes();  // a bad GRIDFORGE_ROW_ALIGN is exit 2 on every path, GPU or not
+    gf::gpu_dependent_launch();  // and a bad GRIDFORGE_PDL
     apply_threads(r->parsed()   ? run.threads
                   : v->parsed() ? val.threads
                   : b->parsed() ? bench.threads

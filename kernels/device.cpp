@@ -81,6 +81,17 @@ std::int64_t gpu_row_align_bytes() {
   return align;
 }
 
+bool gpu_dependent_launch() {
+  static const bool on = [] {
+    const char* e = std::getenv("GRIDFORGE_PDL");
+    if (!e || !*e || std::string(e) == "1") return true;
+    if (std::string(e) == "0") return false;
+    throw UsageError(std::string("GRIDFORGE_PDL='") + e +
+                     "': give 1 (dependent launches, the default) or 0 (ordinary launches)");
+  }();
+  return on;
+}
+
 Layout gpu_field_layout(const Grid& g, std::size_t elem_bytes) {
   return Layout::aligned_rows(g.n.data(), std::int64_t(elem_bytes), gpu_row_align_bytes());
 }

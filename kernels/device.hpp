@@ -49,4 +49,9 @@ std::unique_ptr<Backend<T>> make_cuda_backend(int device, std::int64_t row_align
 Layout gpu_field_layout(const Grid& g, std::size_t elem_bytes);
 std::int64_t gpu_row_align_bytes();
 
+// Whether the GPU's one-step marches take programmatic dependent launches
+// (kernels/cuda/pdl.cuh): GRIDFORGE_PDL, 1 (default) or 0; anything else is
+// a UsageError.
+bool gpu_dependent_launch();
+
 }  // namespace gf

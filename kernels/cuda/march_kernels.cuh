@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "grid/view.hpp"
+#include "kernels/cuda/pdl.cuh"
 #include "kernels/cuda/vec16.cuh"
 #include "kernels/ops/boundary.hpp"
 
@@ -41,6 +42,19 @@ namespace gf {
 struct MarchRange {
   int i_lo = 0, i_hi = 0, j_lo = 0, j_hi = 0, k_lo = 0, k_hi = 0;
 };
+
+// Whether a march launch makes the faces too (face blocks, below): yes
+// unless the op says faces_apart. The stencil presets' face point is the
+// general stencil formula, out of line; in the march kernel its call took
+// the star march from 44 to 60 registers (float32), so their faces keep a
+// kernel of their own.
+template <class Op, class = void>
+struct FacesInMarch : std::true_type {};
+template <class Op>
+struct FacesInMarch<Op, std::void_t<decltype(Op::faces_apart)>>
+    : std::bool_constant<!Op::faces_apart> {};
+template <class Op>
+inline constexpr bool faces_in_march = FacesInMarch<Op>::value;
 
 // What every march shares: a thread owns W = 16/sizeof(T) consecutive
 // points of a row, from i0, moved as one 16-byte vector, and loads the
@@ -125,6 +139,61 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
 }
 
+// Point t of the y and z faces of a 3D grid (the marches do the x faces):
+// rows of nx points, consecutive t along x so rows are read whole, y faces
+// (both, every k) first, then z faces (interior j); through op.face (the
+// boundary rules). t past the faces does nothing. 32-bit index arithmetic
+// where the grid allows: the divisions dominate.
+template <class Op, class I>
+__device__ __forceinline__ void face3d_point(const Op& op,
+                                             const typename Op::value_type* __restrict__ in,
+                                             typename Op::value_type* __restrict__ out,
+                                             const Layout& l, I t) {
+  using T = typename Op::value_type;
+  const I nx = I(l.n[0]), ny = I(l.n[1]), nz = I(l.n[2]);
+  const I i = t % nx;
+  I r = t / nx;  // the row: (face, k) for y faces, then (face, j) for z faces
+  I j, k;
+  if (r < 2 * nz) {  // y faces: all k
+    j = (r % 2) ? ny - 1 : 0;
+    k = r / 2;
+  } else if ((r -= 2 * nz) < 2 * (ny - 2)) {  // z faces: interior j
+    k = (r % 2) ? nz - 1 : 0;
+    j = 1 + r / 2;
+  } else {
+    return;
+  }
+  out[l.index_as<I>(i, j, k)] =
+      op.face(FieldView<const T>(in, l), std::int64_t(i), std::int64_t(j), std::int64_t(k));
+}
+
+// Point t of rows 0 and ny − 1 of a 2D grid, through op.face.
+template <class Op>
+__device__ __forceinline__ void row2d_point(const Op& op,
+                                            const typename Op::value_type* __restrict__ in,
+                                            typename Op::value_type* __restrict__ out,
+                                            const Layout& l, int t) {
+  using T = typename Op::value_type;
+  const int nx = int(l.n[0]), ny = int(l.n[1]);
+  if (t >= 2 * nx) return;
+  const int i = t % nx, j = t < nx ? 0 : ny - 1;
+  out[l.index_as<int>(i, j, 0)] = op.face(FieldView<const T>(in, l), i, j, 0);
+}
+
+// A march launch also makes the faces (3D) or end rows (2D) the march leaves
+// out, in blocks past its own: those whose last grid coordinate is at least
+// `mb` (the march's blocks along it). One launch a step instead of two: the
+// second kernel and the gap before it cost 10-15 % of a step at 256³ and
+// 4097² on an H100 (ncu: march 44.4 µs, faces 4.3 µs, step 53.5 µs at 256³).
+// The face blocks come last, into the march's tail. Their thread t counts
+// blocks x first, then y, then the face slices.
+__device__ __forceinline__ int face_thread(int mb_dim_index, int mb) {
+  const int slice = mb_dim_index - mb;
+  return ((slice * int(gridDim.y) + int(blockIdx.y)) * int(gridDim.x) + int(blockIdx.x)) *
+             int(blockDim.x * blockDim.y) +
+         int(threadIdx.y * blockDim.x + threadIdx.x);
+}
+
 // Off the y and z faces, vectorised in x: each thread owns W = 16/sizeof(T)
 // consecutive points of a row and moves them with 16-byte loads and stores;
 // it marches along z over kchunk planes with the z − 1, z, z + 1 vectors in
@@ -135,9 +204,16 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
 template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false>
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
                                                           T* __restrict__ out, Layout l,
-                                                          int kchunk, MarchRange rg = {}) {
+                                                          int kchunk, MarchRange rg = {},
+                                                          int mz = 1 << 30) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
+  pdl_begin();
+  if constexpr (!RANGED && faces_in_march<Op>)
+    if (int(blockIdx.z) >= mz) {  // a face block
+      face3d_point<Op, int>(op, in, out, l, face_thread(int(blockIdx.z), mz));
+      return;
+    }
   const int nx = int(l.n[0]), ny = int(l.n[1]), nz = int(l.n[2]);
   const int sy = int(l.sy), plane = int(l.sz);
   const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
@@ -212,9 +288,16 @@ template <class Op, class T, int MINB, bool RANGED = false, int RY = 1, int PFD 
           bool PARTIAL = false>
 __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restrict__ in,
                                                          T* __restrict__ out, Layout l,
-                                                         int kchunk, MarchRange rg = {}) {
+                                                         int kchunk, MarchRange rg = {},
+                                                         int mz = 1 << 30) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
+  pdl_begin();
+  if constexpr (!RANGED && faces_in_march<Op>)
+    if (int(blockIdx.z) >= mz) {  // a face block
+      face3d_point<Op, int>(op, in, out, l, face_thread(int(blockIdx.z), mz));
+      return;
+    }
   constexpr int NR = RY + 2;  // rows loaded a plane
   const int nx = int(l.n[0]), ny = int(l.n[1]), nz = int(l.n[2]);
   const int sy = int(l.sy), plane = int(l.sz);
@@ -278,31 +361,15 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
   }
 }
 
-// The y and z faces (the marches do the x faces), one thread a point,
-// consecutive threads along x so rows are read whole, through op.face (the
-// boundary rules). 32-bit index arithmetic where the grid allows: the
-// divisions dominate.
+// The y and z faces alone, one thread a point (face3d_point): beside the
+// generic interior kernels, and where a march's face blocks would not fit
+// the grid's z limit.
 template <class Op, class I>
 __global__ void __launch_bounds__(256) faces3d(Op op, const typename Op::value_type* __restrict__ in,
                                                typename Op::value_type* __restrict__ out,
                                                Layout l) {
-  using T = typename Op::value_type;
-  const I nx = I(l.n[0]), ny = I(l.n[1]), nz = I(l.n[2]);
-  I t = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
-  const I i = t % nx;
-  I r = t / nx;  // the row: (face, k) for y faces, then (face, j) for z faces
-  I j, k;
-  if (r < 2 * nz) {  // y faces: all k
-    j = (r % 2) ? ny - 1 : 0;
-    k = r / 2;
-  } else if ((r -= 2 * nz) < 2 * (ny - 2)) {  // z faces: interior j
-    k = (r % 2) ? nz - 1 : 0;
-    j = 1 + r / 2;
-  } else {
-    return;
-  }
-  out[l.index_as<I>(i, j, k)] =
-      op.face(FieldView<const T>(in, l), std::int64_t(i), std::int64_t(j), std::int64_t(k));
+  face3d_point<Op, I>(op, in, out, l, I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x));
+  pdl_wait();  // launched after a march that took the dependent launch: done with it
 }
 
 // 2D, vectorised in x and marching along y over kc rows (rows 1 to ny − 2),
@@ -318,9 +385,16 @@ __global__ void __launch_bounds__(256) faces3d(Op op, const typename Op::value_t
 template <bool BOX, class Op, class T, bool RANGED = false, bool PARTIAL = false>
 __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
                                                T* __restrict__ out, Layout l, int kc,
-                                               MarchRange rg = {}) {
+                                               MarchRange rg = {}, int my = 1 << 30) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
+  pdl_begin();
+  if constexpr (!RANGED && faces_in_march<Op>)
+    if (int(blockIdx.y) >= my) {  // an end-row block
+      const int t = (int(blockIdx.y) - my) * int(gridDim.x) + int(blockIdx.x);
+      row2d_point(op, in, out, l, t * 256 + int(threadIdx.y * blockDim.x + threadIdx.x));
+      return;
+    }
   const int nx = int(l.n[0]), ny = int(l.n[1]), sy = int(l.sy);
   const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
   const int jb = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y) * kc;
@@ -386,19 +460,6 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
   }
 }
 
-// Rows 0 and ny − 1 of a 2D grid, through op.face (the boundary rules).
-template <class Op>
-__global__ void __launch_bounds__(256) rows2d(Op op, const typename Op::value_type* __restrict__ in,
-                                              typename Op::value_type* __restrict__ out,
-                                              Layout l) {
-  using T = typename Op::value_type;
-  const std::int64_t nx = l.n[0], ny = l.n[1];
-  const std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (t >= 2 * nx) return;
-  const std::int64_t i = t % nx, j = t < nx ? 0 : ny - 1;
-  out[l.index(i, j)] = op.face(FieldView<const T>(in, l), i, j, 0);
-}
-
 inline unsigned march_blocks(std::int64_t n, unsigned b) { return unsigned((n + b - 1) / b); }
 
 // True when rows of a field are whole 16-byte vectors (nx a multiple of W,
@@ -415,15 +476,25 @@ bool vector_rows(const FieldView<const T>& in, const FieldView<T>& out) {
 }
 
 // True when a 3D field can take the vectorised marches.
+// (The grid's last coordinate holds the march's z chunks, at least 4
+// planes each, and the faces' blocks: at most 65535. The face slice counted
+// as its smallest, at two rows a thread.)
 template <class T>
 bool march3d_fits(const FieldView<const T>& in, const FieldView<T>& out) {
-  return vector_rows(in, out) && in.n[1] >= 3 && in.n[2] >= 3;
+  if (!(vector_rows(in, out) && in.n[1] >= 3 && in.n[2] >= 3)) return false;
+  constexpr std::int64_t W = Vec16<T>::n;
+  const std::int64_t pieces = (in.n[0] + W - 1) / W;
+  const std::int64_t slice = (pieces + 31) / 32 * ((in.n[1] - 2 + 15) / 16) * 256;
+  const std::int64_t faces = 2 * in.n[0] * (in.n[2] + in.n[1] - 2);
+  return (in.n[2] - 2 + 3) / 4 + (faces + slice - 1) / slice <= 65535;
 }
 
 // True when a 2D field can take the vectorised march.
+// (The grid's y holds the march's row chunks, 32 rows each, and the end
+// rows' blocks: at most 65535.)
 template <class T>
 bool march2d_fits(const FieldView<const T>& in, const FieldView<T>& out) {
-  return vector_rows(in, out) && in.n[1] >= 2;
+  return vector_rows(in, out) && in.n[1] >= 2 && (in.n[1] - 2 + 31) / 32 + 2 <= 65535;
 }
 
 // One 2D step: the march over rows 1 to ny − 2, then rows 0 and ny − 1.
@@ -434,6 +505,16 @@ constexpr int kMarch2dRows = 4;
 
 // The 2D march over the rows of range r (inside its reach); RANGED: only r,
 // else the whole reach.
+// Rows 0 and ny − 1 of a 2D grid alone (row2d_point), for ops whose faces
+// stay apart.
+template <class Op>
+__global__ void __launch_bounds__(256) rows2d(Op op, const typename Op::value_type* __restrict__ in,
+                                              typename Op::value_type* __restrict__ out,
+                                              Layout l) {
+  row2d_point(op, in, out, l, int(blockIdx.x * blockDim.x + threadIdx.x));
+  pdl_wait();  // as faces3d
+}
+
 template <bool BOX, bool RANGED, class Op>
 void run_march2d(const Op& op, const FieldView<const typename Op::value_type>& in,
                  const FieldView<typename Op::value_type>& out, const MarchRange& r,
@@ -441,33 +522,51 @@ void run_march2d(const Op& op, const FieldView<const typename Op::value_type>& i
   using T = typename Op::value_type;
   const int kc = kMarch2dRows;
   constexpr int W = Vec16<T>::n;
-  const dim3 grid(march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32),
-                  march_blocks((r.j_hi - r.j_lo + kc - 1) / kc, 8));
+  dim3 grid(march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32),
+            march_blocks((r.j_hi - r.j_lo + kc - 1) / kc, 8));
+  int my = 1 << 30;
+  if constexpr (!RANGED && faces_in_march<Op>) {  // the end rows' blocks after the march's
+    my = int(grid.y);
+    grid.y += march_blocks(2 * in.n[0], grid.x * 256);
+  }
+  if (grid.y == 0) return;
+  const Layout& l = in;
+  const bool dep = pdl_pays(in.n[0] * in.n[1] * in.n[2] * std::int64_t(sizeof(T)));
   if (!RANGED && in.n[0] % W != 0)  // rows end in a partial piece
-    march2d<BOX, Op, T, RANGED, true><<<grid, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+    launch_pdl(march2d<BOX, Op, T, RANGED, true>, grid, dim3(32, 8), s, dep, op, in.p, out.p, l,
+               kc, r, my);
   else
-    march2d<BOX, Op, T, RANGED><<<grid, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+    launch_pdl(march2d<BOX, Op, T, RANGED>, grid, dim3(32, 8), s, dep, op, in.p, out.p, l, kc, r,
+               my);
 }
 
+// One 2D step: the march over rows 1 to ny − 2 and rows 0 and ny − 1, in one
+// launch (the end rows' blocks come last) unless the op's faces stay apart.
 template <bool BOX, class Op>
 void launch_march2d(const Op& op, const FieldView<const typename Op::value_type>& in,
                     const FieldView<typename Op::value_type>& out, cudaStream_t s) {
-  const std::int64_t nx = in.n[0], ny = in.n[1];
-  if (ny > 2) run_march2d<BOX, false>(op, in, out, MarchRange{0, int(nx), 1, int(ny) - 1, 0, 1}, s);
-  rows2d<Op><<<march_blocks(2 * nx, 256), 256, 0, s>>>(op, in.p, out.p, in);
+  const int nx = int(in.n[0]), ny = int(in.n[1]);
+  run_march2d<BOX, false>(op, in, out, MarchRange{0, nx, 1, ny - 1, 0, 1}, s);
+  if constexpr (!faces_in_march<Op>)
+    launch_pdl(rows2d<Op>, dim3(march_blocks(2 * std::int64_t(nx), 256)), dim3(256), s,
+               ny > 2 && pdl_pays(std::int64_t(nx) * ny * std::int64_t(sizeof(typename Op::value_type))),
+               op, in.p, out.p, Layout(in));
 }
 
 // The y and z faces of a 3D grid.
 template <class Op>
 void launch_faces3d(const Op& op, const FieldView<const typename Op::value_type>& in,
-                    const FieldView<typename Op::value_type>& out, cudaStream_t s) {
+                    const FieldView<typename Op::value_type>& out, cudaStream_t s,
+                    bool dependent = false) {
   const std::int64_t nx = in.n[0], ny = in.n[1], nz = in.n[2];
   const std::int64_t faces = 2 * nx * (nz + std::max<std::int64_t>(0, ny - 2));
   if (faces == 0) return;
+  const Layout& l = in;
+  const dim3 g(march_blocks(faces, 256));
   if (in.span() < (std::int64_t(1) << 31))
-    faces3d<Op, int><<<march_blocks(faces, 256), 256, 0, s>>>(op, in.p, out.p, in);
+    launch_pdl(faces3d<Op, int>, g, dim3(256), s, dependent, op, in.p, out.p, l);
   else
-    faces3d<Op, std::int64_t><<<march_blocks(faces, 256), 256, 0, s>>>(op, in.p, out.p, in);
+    launch_pdl(faces3d<Op, std::int64_t>, g, dim3(256), s, dependent, op, in.p, out.p, l);
 }
 
 // How the 3D marches run, by precision (an H100 at 512³, bench --repeat 3):
@@ -494,16 +593,24 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
   using S = March3dShape<BOX, T>;
   constexpr int W = Vec16<T>::n;
   const int kc = std::min(S::kc, r.k_hi - r.k_lo);
-  const dim3 g(march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32),
-               march_blocks(r.j_hi - r.j_lo, 8 * S::ry), march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
+  dim3 g(march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32), march_blocks(r.j_hi - r.j_lo, 8 * S::ry),
+         march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
+  int mz = 1 << 30;
+  if constexpr (!RANGED && faces_in_march<Op>) {  // the faces' blocks after the march's
+    const std::int64_t nx = in.n[0], ny = in.n[1], nz = in.n[2];
+    mz = int(g.z);
+    g.z += march_blocks(2 * nx * (nz + ny - 2), g.x * g.y * 256);
+  }
+  const bool dep = pdl_pays(in.n[0] * in.n[1] * in.n[2] * std::int64_t(sizeof(T)));
   const auto go = [&](auto partial) {
     constexpr bool P = decltype(partial)::value;
+    const Layout& l = in;
     if constexpr (BOX)
-      march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd, P>
-          <<<g, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+      launch_pdl(march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd, P>, g, dim3(32, 8), s,
+                 dep, op, in.p, out.p, l, kc, r, mz);
     else
-      march3d_star<Op, T, Op::min_blocks, RANGED, P>
-          <<<g, dim3(32, 8), 0, s>>>(op, in.p, out.p, in, kc, r);
+      launch_pdl(march3d_star<Op, T, Op::min_blocks, RANGED, P>, g, dim3(32, 8), s, dep, op,
+                 in.p, out.p, l, kc, r, mz);
   };
   if (!RANGED && in.n[0] % W != 0)  // rows end in a partial piece
     go(std::true_type{});
@@ -511,14 +618,18 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
     go(std::false_type{});
 }
 
-// One step through a march (BOX: march3d_box, else march3d_star) and the
-// faces kernel; the caller has checked march3d_fits.
+// One step through a march (BOX: march3d_box, else march3d_star) with the
+// faces in the same launch (or, faces_apart, the faces kernel after it); the
+// caller has checked march3d_fits.
 template <bool BOX, class Op>
 void launch_march3d(const Op& op, const FieldView<const typename Op::value_type>& in,
                     const FieldView<typename Op::value_type>& out, cudaStream_t s) {
   const MarchRange all{0, int(in.n[0]), 1, int(in.n[1]) - 1, 1, int(in.n[2]) - 1};
   run_march3d<BOX, false>(op, in, out, all, s);
-  launch_faces3d(op, in, out, s);
+  if constexpr (!faces_in_march<Op>)
+    launch_faces3d(op, in, out, s,
+                   pdl_pays(in.n[0] * in.n[1] * in.n[2] *
+                            std::int64_t(sizeof(typename Op::value_type))));
 }
 
 // The march alone over range r (non-empty, inside its reach; no faces

@@ -407,6 +407,7 @@ template <class T, int D>
 struct StarStencilOp : StencilArgs<T> {
   using value_type = T;
   static constexpr int min_blocks = 4;
+  static constexpr bool faces_apart = true;  // (march_kernels.cuh: FacesInMarch)
   T w[2 * D + 1];
   __device__ __forceinline__ T interior(T u, const T* m, const T* p, int) const {
     return star_point<D>(*this, w, u, m, p);
@@ -423,6 +424,7 @@ template <class T, int D>
 struct BoxStencilOp : StencilArgs<T> {
   using value_type = T;
   static constexpr int min_blocks = 4;  // the box march: 64 registers, no spills
+  static constexpr bool faces_apart = true;
   static constexpr int N = D == 3 ? 27 : 9;
   static constexpr int G = N / 3;  // taps a group: one plane (3D) or row (2D)
   T w[N];

@@ -328,3 +328,6 @@ endif()
 add_test(NAME "e2e: a bad GRIDFORGE_ROW_ALIGN is exit 2 before anything is written"
          COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_row_align'; rm -rf \"$d\"; GRIDFORGE_ROW_ALIGN=24 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_ROW_ALIGN='24': give 0 (dense rows) or a power of two from 16 to 4096\" \"$d.err\""
                  $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)
+add_test(NAME "e2e: a bad GRIDFORGE_PDL is exit 2 before anything is written"
+         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_pdl'; rm -rf \"$d\"; GRIDFORGE_PDL=yes \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_PDL='yes': give 1\" \"$d.err\""
+                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)
