@@ -20,7 +20,7 @@ ROW = ("workload", "method", "dims", "size", "grid", "points", "device", "device
        "precision", "steps", "repetitions", "ms_per_step", "ms_per_step_min", "ms_per_step_max",
        "Gpts_per_s", "points_per_s", "bytes_per_step", "effective_GBps", "bandwidth_kind",
        "bandwidth_GBps", "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads",
-       "shape")
+       "shape", "image", "rays_per_s", "samples_per_s")
 
 
 def fail(msg):
@@ -58,6 +58,17 @@ def check_row(i, r, o, bw):
              f"max {r['ms_per_step_max']}")
     value = 4 if r["precision"] == "float32" else 8
     fields = 3 if r["workload"] == "wave" else 2  # the leapfrog reads u and the level before
+    if r["workload"] == "raymarch":  # a step is a frame: no T_eff; rays and samples a second
+        fields = 0
+        if not (isinstance(r["image"], list) and len(r["image"]) == 2 and min(r["image"]) >= 1):
+            fail(f"{where}: image {r['image']!r}")
+        rays = r["image"][0] * r["image"][1]
+        if not close(r["rays_per_s"], rays / (r["ms_per_step"] / 1e3)):
+            fail(f"{where}: rays_per_s {r['rays_per_s']} for {rays} rays")
+        if not r["samples_per_s"] > r["rays_per_s"]:
+            fail(f"{where}: samples_per_s {r['samples_per_s']} below rays_per_s")
+    elif r["image"] is not None or r["rays_per_s"] is not None or r["samples_per_s"] is not None:
+        fail(f"{where}: image, rays_per_s or samples_per_s on a row that is no raymarch")
     if r["bytes_per_step"] != fields * r["points"] * value:
         fail(f"{where}: bytes_per_step {r['bytes_per_step']}, T_eff counts {fields} fields")
     s = r["ms_per_step"] / 1e3
