@@ -20,6 +20,7 @@
 #include "app/common.hpp"
 #include "core/error.hpp"
 #include "kernels/device.hpp"
+#include "kernels/raymarch/raymarch_exec.hpp"
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
 #include "gf_version.hpp"
@@ -304,6 +305,7 @@ int main(int argc, char** argv) {
       throw gf::UsageError("only `gridforge run` runs over several MPI ranks; start the other "
                            "subcommands without mpirun");
     gf::gpu_row_align_bytes();  // a bad GRIDFORGE_ROW_ALIGN is exit 2 on every path, GPU or not
+    gf::raymarch_options_from_env();  // and a bad GRIDFORGE_RM_* (the GPU's ray marcher)
     apply_threads(r->parsed()   ? run.threads
                   : v->parsed() ? val.threads
                   : b->parsed() ? bench.threads

@@ -330,9 +330,9 @@ double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
   const std::filesystem::path path = frame_path(dir_, c_.name, step);
   if (queue) {
     auto copy = std::make_shared<const io::Image>(img);  // the renderer's is reused
-    queue([copy, path] { io::write_png(path, *copy); });
+    queue([copy, path] { io::write_png(path, *copy, io::kFramePngLevel); });
   } else {
-    io::write_png(path, img);
+    io::write_png(path, img, io::kFramePngLevel);
   }
   ++frames_;
   const double s = seconds_since(t0);
@@ -362,7 +362,7 @@ double InSituFrames<T>::plot(std::int64_t step, const Field<T>& f,
     const auto [lo, hi] = frame_range(c_.render, host->data(), std::int64_t(host->size()));
     const io::Image img = draw_frame(c_.render, g, host->data(), lo, hi);
     draw_us_ += std::int64_t(seconds_since(d0) * 1e6);
-    io::write_png(path, img);
+    io::write_png(path, img, io::kFramePngLevel);
   };
   if (queue)
     queue(std::move(draw));

@@ -158,7 +158,9 @@ class RaymarchCuda final : public RaymarchExec<T> {
     brick_kernel<T><<<unsigned(bl.size()), block, 0, be_.stream()>>>(volume.view(), opt_.brick,
                                                                       bl, mn, mx);
     GF_CUDA_CHECK_LAUNCH();
-    return Bricks<T>{bl, mn, mx, opt_.brick};
+    Bricks<T> br{bl, mn, mx, opt_.brick, 0};
+    while ((1 << br.shift) < br.B) ++br.shift;
+    return br;
   }
 
   // A 3D array holding the volume's values, copied from the field this frame.

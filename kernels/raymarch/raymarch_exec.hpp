@@ -17,11 +17,12 @@ namespace gf {
 // How the GPU executor marches (the CPU reference always takes every sample
 // with the software trilinear sampler). Defaults from the environment
 // (raymarch_options_from_env): GRIDFORGE_RM_SKIP=0 turns empty-space
-// skipping off, GRIDFORGE_RM_BRICK=N sets the bricks' edge in cells (4 to
-// 64), GRIDFORGE_RM_TEXTURE=1 samples a float32 volume through a 3D texture
+// skipping off, GRIDFORGE_RM_BRICK=N sets the bricks' edge in cells (a power
+// of two, 4 to 64), GRIDFORGE_RM_TEXTURE=1 samples a float32 volume through a 3D texture
 // with the hardware's trilinear filtering (8-bit weights: images differ from
 // the CPU's by more than round-off; measure with validate),
-// GRIDFORGE_RM_TILE=WxH sets the pixels of a block (W·H from 32 to 1024).
+// GRIDFORGE_RM_TILE=WxH sets the pixels of a block (W·H from 32 to 256: the
+// kernels take up to 128 registers a thread).
 struct RayExecOptions {
   bool skip = true;
   int brick = 8;

@@ -4,7 +4,7 @@
 // update provably changes nothing, so that the image is the plain march's
 // bit for bit (raymarch_ops.hpp's per-sample functions do the work of both).
 //
-// A brick covers B × B × B cells: cells [b·B, b·B + B) per axis, whose
+// A brick covers B × B × B cells (B a power of two): cells [b·B, b·B + B) per axis, whose
 // samples read points [b·B, b·B + B]. Its range is taken over one point
 // more on each side, [b·B − 1, b·B + B + 1] (clamped to the grid), so a
 // sample that the march places in a brick by continuous arithmetic, but
@@ -39,7 +39,8 @@ struct Bricks {
   Layout l;
   const T* mn = nullptr;
   const T* mx = nullptr;
-  int B = 8;
+  int B = 8;      // a power of two
+  int shift = 3;  // log2(B)
 };
 
 // Bricks per axis of a volume of n points per axis.
@@ -87,6 +88,8 @@ Bricks<T> host_bricks(const FieldView<const T>& v, int B, std::vector<T>& mn, st
   Bricks<T> br;
   br.l = brick_layout(v, B);
   br.B = B;
+  while ((1 << br.shift) < B) ++br.shift;
+  while ((1 << br.shift) > B) --br.shift;
   mn.assign(std::size_t(br.l.size()), T(0));
   mx.assign(std::size_t(br.l.size()), T(0));
   for (std::int64_t bk = 0; bk < br.l.n[2]; ++bk)
@@ -136,28 +139,25 @@ bool skip_fits(const RayArgs<T>& a, const Layout& v) {
   return 64 * eps * far < 0.5;
 }
 
-// The brick a sample at cell coordinates u reads (the sampler's cells).
+// The brick a sample at cell coordinates u reads (the sampler's cells):
+// its index per axis in b, its place in the brick grid returned.
 template <class T, class I>
-GF_HD I brick_of(const Layout& v, const Bricks<T>& br, const T u[3]) {
-  I b[3];
+GF_HD I brick_of(const Layout& v, const Bricks<T>& br, const T u[3], I b[3]) {
   for (int c = 0; c < 3; ++c) {
     T f;
-    b[c] = cell_of(u[c], I(v.n[c] - 1), f) / I(br.B);
+    b[c] = cell_of(u[c], I(v.n[c] - 1), f) >> br.shift;
   }
   return br.l.template index_as<I>(b[0], b[1], b[2]);
 }
 
-// Where the ray leaves the box of the brick (cells [b·B, b·B + B) per axis)
-// that holds cell coordinates u; inv: 1/r.dir (0 where r.dir is 0).
+// Where the ray leaves the box of brick b (cells [b·B, b·B + B) per axis);
+// inv: 1/r.dir (0 where r.dir is 0).
 template <class T, class I>
-GF_HD T brick_exit(const Layout& v, const Bricks<T>& br, const RayCells<T>& r, const T inv[3],
-                   const T u[3]) {
+GF_HD T brick_exit(const Bricks<T>& br, const RayCells<T>& r, const T inv[3], const I b[3]) {
   T exit = T(1e30);
   for (int c = 0; c < 3; ++c) {
     if (r.dir[c] == T(0)) continue;
-    T f;
-    const I b = cell_of(u[c], I(v.n[c] - 1), f) / I(br.B);
-    const T face = T(r.dir[c] > T(0) ? (b + 1) * I(br.B) : b * I(br.B));
+    const T face = T((r.dir[c] > T(0) ? b[c] + 1 : b[c]) << br.shift);
     const T t = (face - r.eye[c]) * inv[c];
     exit = t < exit ? t : exit;
   }
@@ -165,11 +165,11 @@ GF_HD T brick_exit(const Layout& v, const Bricks<T>& br, const RayCells<T>& r, c
 }
 
 // The first sample index past t_exit: samples k with k + half < (exit − t0)/step
-// lie before it; at least k + 1, at most `end`.
+// lie before it (inv_step = 1/step); at least k + 1, at most `end`.
 template <class T>
-GF_HD std::int64_t samples_before(const RayArgs<T>& a, T exit, T t0, T half, std::int64_t k,
+GF_HD std::int64_t samples_before(T inv_step, T exit, T t0, T half, std::int64_t k,
                                   std::int64_t end) {
-  const T x = (exit - t0) / a.step - half;
+  const T x = (exit - t0) * inv_step - half;
   std::int64_t e = end;
   if (x < T(end)) e = x > T(0) ? std::int64_t(std::ceil(x)) : 0;
   return e > k + 1 ? e : k + 1;
@@ -191,6 +191,8 @@ GF_HD void render_pixel_skip(const RayArgs<T>& a, const S& sample, const Layout&
   const RayCells<T> r = ray_cells(a, dir);
   T inv[3];
   for (int c = 0; c < 3; ++c) inv[c] = r.dir[c] != T(0) ? T(1) / r.dir[c] : T(0);
+  const T inv_step = T(1) / a.step;
+  I b[3];
   float A = 0;
   T m = T(-1e30), thit = T(-1);
   const std::int64_t steps = march_steps(a, t0, t1);
@@ -204,9 +206,9 @@ GF_HD void render_pixel_skip(const RayArgs<T>& a, const S& sample, const Layout&
       T ta, tb;
       if (!ea_step(a, k, t0, t1, ta, tb) && ea) break;
       r.at(T(0.5) * (ta + tb), u);
-      const I q = brick_of<T, I>(l, br, u);
+      const I q = brick_of<T, I>(l, br, u, b);
       const std::int64_t end =
-          samples_before(a, brick_exit<T, I>(l, br, r, inv, u), t0, T(0.5), k, steps);
+          samples_before(inv_step, brick_exit<T, I>(br, r, inv, b), t0, T(0.5), k, steps);
       const T upper = brick_upper(br.mn[q], br.mx[q]);
       const T floor = ea ? a.lo : (m > a.lo ? m : a.lo);
       if (upper <= floor) {
@@ -242,9 +244,9 @@ GF_HD void render_pixel_skip(const RayArgs<T>& a, const S& sample, const Layout&
         T tb = iso_t(a, k, t0, t1);
         if (!(tb > ta)) break;
         r.at(tb, u);
-        const I q = brick_of<T, I>(l, br, u);
+        const I q = brick_of<T, I>(l, br, u, b);
         const std::int64_t end =
-            samples_before(a, brick_exit<T, I>(l, br, r, inv, u), t0, T(0), k, steps + 1);
+            samples_before(inv_step, brick_exit<T, I>(br, r, inv, b), t0, T(0), k, steps + 1);
         const bool same_side = fa < T(0) ? brick_upper(br.mn[q], br.mx[q]) < a.isovalue
                                           : brick_lower(br.mn[q], br.mx[q]) > a.isovalue;
         if (same_side) {

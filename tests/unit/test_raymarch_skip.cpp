@@ -6,10 +6,13 @@
 // (tests/gpu/test_raymarch_gpu.cpp compares the two there).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "core/error.hpp"
+#include "kernels/raymarch/raymarch_exec.hpp"
 #include "kernels/raymarch/raymarch_skip.hpp"
 #include "tests/unit/raymarch_test_util.hpp"
 
@@ -153,6 +156,40 @@ TEST_CASE("skipping is declined where rounding could carry a sample a cell off",
   RayArgs<double> d = test::random_args<double>(g, 8, 8, RayMode::EmissionAbsorption, rng);
   d.eye[0] = 1e5;
   CHECK(skip_fits(d, l));
+}
+
+TEST_CASE("the GPU march's options from the environment, and malformed ones refused",
+          "[raymarch][raymarch_skip]") {
+  const char* names[] = {"GRIDFORGE_RM_SKIP", "GRIDFORGE_RM_BRICK", "GRIDFORGE_RM_TEXTURE",
+                         "GRIDFORGE_RM_TILE"};
+  for (const char* n : names) unsetenv(n);
+  RayExecOptions o = raymarch_options_from_env();
+  CHECK(o.skip);
+  CHECK(o.brick == 8);
+  CHECK_FALSE(o.texture);
+  CHECK(o.tile_x * o.tile_y == 64);
+  setenv("GRIDFORGE_RM_SKIP", "0", 1);
+  setenv("GRIDFORGE_RM_BRICK", "16", 1);
+  setenv("GRIDFORGE_RM_TEXTURE", "1", 1);
+  setenv("GRIDFORGE_RM_TILE", "16x8", 1);
+  o = raymarch_options_from_env();
+  CHECK_FALSE(o.skip);
+  CHECK(o.brick == 16);
+  CHECK(o.texture);
+  CHECK((o.tile_x == 16 && o.tile_y == 8));
+  for (const char* n : names) unsetenv(n);
+  const std::pair<const char*, const char*> bad[] = {
+      {"GRIDFORGE_RM_SKIP", "2"},     {"GRIDFORGE_RM_BRICK", "12"}, {"GRIDFORGE_RM_BRICK", "128"},
+      {"GRIDFORGE_RM_TEXTURE", "yes"}, {"GRIDFORGE_RM_TILE", "64x64"}, {"GRIDFORGE_RM_TILE", "8"},
+      {"GRIDFORGE_RM_TILE", "8x8x1"}};
+  for (const auto& [name, value] : bad) {
+    setenv(name, value, 1);
+    INFO(name << "=" << value);
+    CHECK_THROWS_AS(raymarch_options_from_env(), UsageError);
+    CHECK_THROWS_WITH(raymarch_options_from_env(),
+                      Catch::Contains(std::string(name) + "='" + value + "'"));
+    unsetenv(name);
+  }
 }
 
 }  // namespace
