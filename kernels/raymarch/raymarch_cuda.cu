@@ -49,9 +49,10 @@ struct TexSampler {
   }
 };
 
-// One block a brick: its points (raymarch_skip.hpp's brick_points) read along
-// rows by threadIdx.x, min and max reduced over the block.
-constexpr int kBrickThreadsX = 16, kBrickThreadsY = 8;
+// One warp a brick, 8 bricks (consecutive along x) a block: the brick's points
+// (raymarch_skip.hpp's brick_points) read along rows, 16 lanes a row (32 when
+// a row is longer), min and max reduced over the warp.
+constexpr int kBricksPerBlock = 8;
 
 template <class T>
 __device__ void warp_minmax(T& mn, T& mx) {
@@ -63,38 +64,30 @@ __device__ void warp_minmax(T& mn, T& mx) {
 }
 
 template <class T>
-__global__ void __launch_bounds__(kBrickThreadsX* kBrickThreadsY)
+__global__ void __launch_bounds__(32 * kBricksPerBlock)
     brick_kernel(const FieldView<const T> v, const int B, const Layout bl, T* __restrict__ mn,
                  T* __restrict__ mx) {
+  const std::int64_t q = std::int64_t(blockIdx.x) * kBricksPerBlock + threadIdx.x / 32;
+  if (q >= bl.size()) return;  // the whole warp
+  const int lane = int(threadIdx.x % 32);
   std::int64_t b[3], lo[3], hi[3];
-  bl.position(std::int64_t(blockIdx.x), b[0], b[1], b[2]);
+  bl.position(q, b[0], b[1], b[2]);
   for (int c = 0; c < 3; ++c) brick_points(b[c], B, v.n[c], lo[c], hi[c]);
   const int p0 = int(hi[0] - lo[0] + 1), p1 = int(hi[1] - lo[1] + 1), p2 = int(hi[2] - lo[2] + 1);
+  const int lx = p0 <= 16 ? 16 : 32, ly = 32 / lx;
   T lmin = v(lo[0], lo[1], lo[2]), lmax = lmin;
-  for (int r = int(threadIdx.y); r < p1 * p2; r += kBrickThreadsY) {
+  for (int r = lane / lx; r < p1 * p2; r += ly) {
     const T* row = &v(lo[0], lo[1] + r % p1, lo[2] + r / p1);
-    for (int i = int(threadIdx.x); i < p0; i += kBrickThreadsX) {
+    for (int i = lane % lx; i < p0; i += lx) {
       const T s = row[i];
       lmin = s < lmin ? s : lmin;
       lmax = s > lmax ? s : lmax;
     }
   }
   warp_minmax(lmin, lmax);
-  constexpr int kWarps = kBrickThreadsX * kBrickThreadsY / 32;
-  __shared__ T smin[kWarps], smax[kWarps];
-  const int t = int(threadIdx.y * kBrickThreadsX + threadIdx.x);
-  if (t % 32 == 0) {
-    smin[t / 32] = lmin;
-    smax[t / 32] = lmax;
-  }
-  __syncthreads();
-  if (t == 0) {
-    for (int w = 1; w < kWarps; ++w) {
-      lmin = smin[w] < lmin ? smin[w] : lmin;
-      lmax = smax[w] > lmax ? smax[w] : lmax;
-    }
-    mn[blockIdx.x] = lmin;
-    mx[blockIdx.x] = lmax;
+  if (lane == 0) {
+    mn[q] = lmin;
+    mx[q] = lmax;
   }
 }
 
@@ -154,9 +147,9 @@ class RaymarchCuda final : public RaymarchExec<T> {
     const FieldView<T> r = bricks_->view();
     T* mn = &r(0, 0);
     T* mx = &r(0, 1);
-    const dim3 block(kBrickThreadsX, kBrickThreadsY);
-    brick_kernel<T><<<unsigned(bl.size()), block, 0, be_.stream()>>>(volume.view(), opt_.brick,
-                                                                      bl, mn, mx);
+    const unsigned blocks = unsigned((bl.size() + kBricksPerBlock - 1) / kBricksPerBlock);
+    brick_kernel<T><<<blocks, 32 * kBricksPerBlock, 0, be_.stream()>>>(volume.view(), opt_.brick,
+                                                                         bl, mn, mx);
     GF_CUDA_CHECK_LAUNCH();
     Bricks<T> br{bl, mn, mx, opt_.brick, 0};
     while ((1 << br.shift) < br.B) ++br.shift;

@@ -62,7 +62,7 @@ GF_HD void brick_points(std::int64_t b, int B, std::int64_t n, std::int64_t& lo,
 }
 
 // The least and greatest value of brick (bi, bj, bk): the reference, a plain
-// loop (the GPU reduces the same points in a block: min and max are exact in
+// loop (the GPU reduces the same points in a warp: min and max are exact in
 // any order).
 template <class T>
 void brick_range(const FieldView<const T>& v, int B, std::int64_t bi, std::int64_t bj,
