@@ -125,7 +125,28 @@ struct Plan {
   TimingPlan timing;
   std::optional<std::string> stencil;
   std::vector<int> time_blocks;  // heat rows, one per depth
+  std::vector<std::string> modes;                 // raymarch rows
+  std::vector<std::pair<int, int>> images;        // raymarch rows: width, height
 };
+
+// --images: WxH entries, 1 to 16384 pixels a side.
+std::vector<std::pair<int, int>> parse_images(const std::string& text) {
+  std::vector<std::pair<int, int>> out;
+  for (const std::string& e : split_list("--images", text)) {
+    const std::size_t x = e.find('x');
+    const std::string w = e.substr(0, x), h = x == std::string::npos ? "" : e.substr(x + 1);
+    auto number = [](const std::string& s) {
+      return !s.empty() && s.size() < 6 && s.find_first_not_of("0123456789") == std::string::npos
+                 ? std::stoi(s)
+                 : 0;
+    };
+    const int wi = number(w), hi = number(h);
+    if (wi < 1 || hi < 1 || wi > 16384 || hi > 16384)
+      throw UsageError("--images: '" + e + "' is not WxH, 1 to 16384 pixels a side (e.g. 1920x1080)");
+    out.emplace_back(wi, hi);
+  }
+  return out;
+}
 
 std::vector<std::string> resolve_devices(const std::optional<std::string>& asked) {
   const CudaStatus& st = cuda_status();
@@ -169,11 +190,11 @@ Plan make_plan(const BenchArgs& a) {
       p.workloads.insert(p.workloads.end(), known.begin(), known.end());
       continue;
     }
-    if (std::find(known.begin(), known.end(), w) == known.end())
+    if (std::find(known.begin(), known.end(), w) == known.end() && w != "raymarch")
     {
       std::string names;
       for (const std::string& k : known) names += k + ", ";
-      throw UsageError("--workload: '" + w + "' is not one of " + names + "all");
+      throw UsageError("--workload: '" + w + "' is not one of " + names + "raymarch, all");
     }
     p.workloads.push_back(w);
   }
@@ -216,6 +237,15 @@ Plan make_plan(const BenchArgs& a) {
         throw UsageError("--stencil " + *p.stencil + ": " + e.message());
       }
     }
+  for (const std::string& m : split_list("--modes", a.modes)) {
+    if (m != "emission-absorption" && m != "mip" && m != "isosurface")
+      throw UsageError("--modes: '" + m + "' is not one of emission-absorption, mip, isosurface");
+    p.modes.push_back(m);
+  }
+  p.images = parse_images(a.images);
+  if (std::find(p.workloads.begin(), p.workloads.end(), "raymarch") != p.workloads.end() &&
+      std::find(p.dims.begin(), p.dims.end(), 3) == p.dims.end())
+    throw UsageError("--workload raymarch: its rows are 3D volumes; add --dims 3");
   p.devices = resolve_devices(a.devices);
   for (const std::string& d : p.devices) p.choices.push_back(choose_bench_device(d));
   return p;
@@ -319,6 +349,12 @@ nlohmann::json bench_json(const Plan& p, const BenchArgs& a,
         {"steps", p.timing.steps > 0 ? nlohmann::json(p.timing.steps) : nlohmann::json("auto")},
         {"repetitions", p.timing.repetitions},
         {"auto_target_ms", p.timing.target_ms},
+        {"raymarch_modes", p.modes},
+        {"raymarch_images", [&] {
+           nlohmann::json j = nlohmann::json::array();
+           for (const auto& [w, h] : p.images) j.push_back({w, h});
+           return j;
+         }()},
         {"statistic", "median of the repetitions' ms per step"}}},
       {"bytes_counted",
        "T_eff: each field a step reads or writes, counted once, x points x bytes per value "
@@ -359,6 +395,20 @@ int cmd_bench(const BenchArgs& a) {
     for (int d : p.dims)
       for (Precision prec : p.precisions)
         for (const SizeEntry& size : p.sizes ? *p.sizes : default_sizes(d)) {
+          if (w == "raymarch") {  // a row a mode and image, 3D only
+            if (d != 3) continue;
+            for (const std::string& mode : p.modes)
+              for (const auto& [width, height] : p.images) {
+                BenchItem it{w, mode, d, size.shape(d), prec};
+                it.width = width;
+                it.height = height;
+                if (prec == Precision::Float32)
+                  run_typed(float{}, it);
+                else
+                  run_typed(double{}, it);
+              }
+            continue;
+          }
           std::string method = default_bench_method(w, d);
           if (w == "stencil" && p.stencil) method = *p.stencil;
           // depths for heat, for the stencils the blocked passes run (star5,

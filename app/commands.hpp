@@ -45,6 +45,8 @@ struct BenchArgs {
   int repeat = 5;                    // repetitions (the median is reported)
   std::optional<std::string> stencil;  // stencil preset; default star5 (2D) / star7 (3D)
   std::string time_block = "1";      // heat: comma list of explicit steps per pass
+  std::string modes = "emission-absorption,mip,isosurface";  // raymarch rows
+  std::string images = "1920x1080";  // raymarch rows: WxH, comma list
   std::string out = "out/bench";
   std::optional<std::string> threads;  // --threads: the CPU rows' most threads
   bool quiet = false, json = false;

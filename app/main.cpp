@@ -20,6 +20,7 @@
 #include "app/common.hpp"
 #include "core/error.hpp"
 #include "kernels/device.hpp"
+#include "kernels/raymarch/raymarch_exec.hpp"
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
 #include "gf_version.hpp"
@@ -227,7 +228,7 @@ int main(int argc, char** argv) {
 
   BenchArgs bench;
   auto* b = app.add_subcommand("bench", "time workloads over sizes and devices against measured bandwidth");
-  b->add_option("--workload", bench.workload, "heat, stencil, laplace (jacobi), wave, a comma list, or all (default heat)");
+  b->add_option("--workload", bench.workload, "heat, stencil, laplace (jacobi), wave, raymarch, a comma list, or all (every one but raymarch; default heat)");
   b->add_option("--dims", bench.dims, "2 or 3, or 2,3 (default 3)");
   b->add_option("--sizes", bench.sizes, "grid sizes, comma list: N points on every axis, or NXxNYxNZ (3D) / NXxNY (2D), e.g. 512,509x263x391 (default 3D 64,128,256,512; 2D 256,1024,4096,16384)");
   b->add_option("--precision", bench.precision, "float32, float64 or float32,float64 (default float32)");
@@ -237,6 +238,10 @@ int main(int argc, char** argv) {
   b->add_option("--stencil", bench.stencil, "stencil preset for --workload stencil (default star5 in 2D, star7 in 3D)");
   b->add_option("--time-block", bench.time_block,
                  "heat, the star7 stencil and laplace (jacobi): steps per pass, comma list, one row each (default 1)");
+  b->add_option("--modes", bench.modes,
+                "raymarch rows: emission-absorption, mip, isosurface, a comma list (default all three)");
+  b->add_option("--images", bench.images,
+                "raymarch rows: images WxH, comma list (default 1920x1080), e.g. 1280x720,3840x2160");
   b->add_option("--out", bench.out, "output folder for bench.json and bench.csv (default out/bench)");
   b->add_option("--threads", bench.threads, kThreadsHelp);
   b->add_flag("--quiet", bench.quiet, "print errors and the table only");
@@ -301,6 +306,7 @@ int main(int argc, char** argv) {
                            "subcommands without mpirun");
     gf::gpu_row_align_bytes();  // a bad GRIDFORGE_ROW_ALIGN is exit 2 on every path, GPU or not
     gf::gpu_dependent_launch();  // and a bad GRIDFORGE_PDL
+    gf::raymarch_options_from_env();  // and a bad GRIDFORGE_RM_* (the GPU's ray marcher)
     apply_threads(r->parsed()   ? run.threads
                   : v->parsed() ? val.threads
                   : b->parsed() ? bench.threads

@@ -40,7 +40,7 @@ float clamp01(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
 
 }  // namespace
 
-void write_png(const fs::path& path, const Image& img) {
+void write_png(const fs::path& path, const Image& img, int level) {
   vtkNew<vtkImageData> data;
   data->SetExtent(0, img.width - 1, 0, img.height - 1, 0, 0);
   data->AllocateScalars(VTK_UNSIGNED_CHAR, 3);
@@ -51,10 +51,12 @@ void write_png(const fs::path& path, const Image& img) {
       const float* s = &img.rgba[4 * (std::size_t(img.height - 1 - y) * img.width + x)];
       unsigned char* d = px + 3 * (std::size_t(y) * img.width + x);
       for (int c = 0; c < 3; ++c)
-        d[c] = static_cast<unsigned char>(std::lround(clamp01(s[c]) * 255.0f));
+        // lround of a value in [0, 255]: the float plus a half is exact in double
+        d[c] = static_cast<unsigned char>(double(clamp01(s[c]) * 255.0f) + 0.5);
     }
   const fs::path tmp = temp_of(path);
   vtkNew<vtkPNGWriter> writer;
+  writer->SetCompressionLevel(level);
   writer->SetFileName(tmp.c_str());
   writer->SetInputData(data);
   writer->Write();

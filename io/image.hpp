@@ -17,7 +17,10 @@ struct Image {
 
 // 8-bit RGB PNG (each channel clamped to [0, 1], rounded to the nearest of
 // 255 levels); written whole or not at all. Throws IoError.
-void write_png(const std::filesystem::path& path, const Image& img);
+// level: zlib's compression level, 0 to 9 (VTK's default 5; in-situ frames
+// take kFramePngLevel: a frame's encoding is most of what it costs a run).
+inline constexpr int kFramePngLevel = 1;
+void write_png(const std::filesystem::path& path, const Image& img, int level = 5);
 // Reads a PNG back as RGBA floats (A = 1 when the file has no alpha). Throws IoError.
 Image read_png(const std::filesystem::path& path);
 // /image float32 [height][width][4], attributes width and height. Throws IoError.

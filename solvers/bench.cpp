@@ -12,6 +12,7 @@
 #include "kernels/device.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/prepare.hpp"
+#include "solvers/raymarch.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
@@ -50,6 +51,7 @@ std::string workload_label(const BenchItem& it) {
   std::string s = it.workload;
   if (workload_entry(workload_of(it.workload)).bench_label_method) s += "/" + it.method;
   if (it.time_block > 1) s += fmt::format("/tb{}", it.time_block);
+  if (it.width > 0) s += fmt::format("@{}x{}", it.width, it.height);
   return s;
 }
 
@@ -78,8 +80,10 @@ Workload workload_of(const std::string& name) {
 const std::vector<std::string>& bench_workloads() {
   static const std::vector<std::string> w = [] {
     std::vector<std::string> v;
+    // raymarch's rows (a mode and an image each) are asked for by name only
     for (const WorkloadInfo& k : workloads())
-      if (workload_entry(k.workload).bench_method) v.push_back(std::string(k.name));
+      if (workload_entry(k.workload).bench_method && k.workload != Workload::Raymarch)
+        v.push_back(std::string(k.name));
     return v;
   }();
   return w;
@@ -109,6 +113,14 @@ Case bench_case(const BenchItem& it) {
       lengths += h;
     }
     lengths += ']';
+  }
+  if (it.workload == "raymarch") {
+    const std::string text =
+        fmt::format("name: bench-raymarch-{}-{}x{}-{}\nworkload: raymarch\nprecision: {}\n"
+                    "grid: {{dims: {}, {}}}\n{}",
+                    it.method, it.width, it.height, shape_name(it), to_string(it.precision),
+                    yaml_list(it.shape), lengths, body);
+    return prepare_case(load_case_text(text, "bench case"));
   }
   const std::string text = fmt::format(
       "name: bench-{}-{}d-{}\n"
@@ -166,6 +178,7 @@ template <class T>
 BenchTiming time_bench_case(const Case& c, Backend<T>& backend, const TimingPlan& plan) {
   auto timer = backend.make_timer();
   BenchTiming t;
+  if (c.workload == Workload::Raymarch) return time_raymarch_frames<T>(c, backend, plan);
   if (workload_entry(c.workload).run == RunKind::Solve) {
     LaplaceSolver<T> solver(c, backend);
     t = time_steps([&](std::int64_t n) { solver.sweep(n); }, *timer, plan, solver.time_block());
@@ -268,13 +281,18 @@ BenchRow make_bench_row(const BenchItem& item, const std::string& device,
   r.bandwidth = bw;
   r.fraction_of_bandwidth = bw.GBps > 0 ? r.effective_GBps / bw.GBps : 0.0;
   if (device == "cpu") r.speedup_vs_cpu = 1.0;
+  if (t.rays > 0 && s > 0) {
+    r.rays_per_s = double(t.rays) / s;
+    r.samples_per_s = t.samples / s;
+  }
   return r;
 }
 
 void fill_speedups(std::vector<BenchRow>& rows) {
   auto same = [](const BenchItem& a, const BenchItem& b) {
     return a.workload == b.workload && a.method == b.method && a.dims == b.dims &&
-           a.shape == b.shape && a.precision == b.precision;
+           a.shape == b.shape && a.precision == b.precision && a.width == b.width &&
+           a.height == b.height;
   };
   for (BenchRow& r : rows) {
     if (r.device == "cpu") continue;
@@ -292,7 +310,8 @@ const std::vector<std::string>& bench_row_fields() {
       "precision",      "steps",           "repetitions",    "ms_per_step",
       "ms_per_step_min", "ms_per_step_max", "Gpts_per_s",     "points_per_s",
       "bytes_per_step", "effective_GBps",  "bandwidth_kind", "bandwidth_GBps",
-      "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads", "shape"};
+      "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads",
+      "image", "rays_per_s", "samples_per_s", "shape"};
   return f;
 }
 
@@ -302,7 +321,10 @@ nlohmann::json bench_row_json(const BenchRow& r) {
       {"method", r.item.method},
       {"time_block", r.item.time_block},
       // a CPU row's loops: the threads its grid feeds (core/threads.hpp)
-      {"threads", r.device == "cpu" ? nlohmann::json(cpu::threads_for(r.points)) : nlohmann::json()},
+      {"threads", r.device != "cpu" ? nlohmann::json()
+                  : r.item.width > 0
+                      ? nlohmann::json(cpu::threads_for_rays(std::int64_t(r.item.width) * r.item.height))
+                      : nlohmann::json(cpu::threads_for(r.points))},
       {"dims", r.item.dims},
       {"size", r.item.size()},  // nx, as before there were non-cubic rows
       {"shape", r.item.shape},
@@ -324,6 +346,10 @@ nlohmann::json bench_row_json(const BenchRow& r) {
       {"bandwidth_GBps", r.bandwidth.GBps},
       {"fraction_of_bandwidth", r.fraction_of_bandwidth},
       {"speedup_vs_cpu", nullptr},
+      // raymarch rows: the image, rays and samples a second (null on others)
+      {"image", r.item.width > 0 ? nlohmann::json{r.item.width, r.item.height} : nlohmann::json()},
+      {"rays_per_s", r.rays_per_s ? nlohmann::json(*r.rays_per_s) : nlohmann::json()},
+      {"samples_per_s", r.samples_per_s ? nlohmann::json(*r.samples_per_s) : nlohmann::json()},
   };
   if (r.speedup_vs_cpu) j["speedup_vs_cpu"] = *r.speedup_vs_cpu;
   return j;
@@ -375,7 +401,35 @@ std::string bench_csv(const std::vector<BenchRow>& rows) {
   return s;
 }
 
-std::string bench_table(const std::vector<BenchRow>& rows) {
+namespace {
+
+// The raymarch rows' table: a step is a frame; rays and samples a second.
+std::string raymarch_table(const std::vector<BenchRow>& rows) {
+  std::size_t work_w = 16, size_w = 8;
+  for (const BenchRow& r : rows) {
+    work_w = std::max(work_w, workload_label(r.item).size());
+    size_w = std::max(size_w, grid_of(r.item).shape_str().size());
+  }
+  const std::string fmt_line = "{:<" + std::to_string(work_w) + "}  {:<" + std::to_string(size_w) +
+                               "}  {:<6}  {:<7}  {:>10}  {:>9}  {:>11}  {:>7}\n";
+  std::string s = fmt::format(fmt::runtime(fmt_line), "workload", "size", "device", "prec",
+                              "ms/frame", "Grays/s", "Gsamples/s", "vs cpu");
+  for (const BenchRow& r : rows)
+    s += fmt::format(fmt::runtime(fmt_line), workload_label(r.item), grid_of(r.item).shape_str(),
+                     r.device, to_string(r.item.precision), fmt::format("{:.4g}", r.ms_per_step),
+                     fmt::format("{:.3g}", r.rays_per_s.value_or(0) / 1e9),
+                     fmt::format("{:.3g}", r.samples_per_s.value_or(0) / 1e9),
+                     r.speedup_vs_cpu ? fmt::format("{:.3g}x", *r.speedup_vs_cpu) : std::string("-"));
+  return s;
+}
+
+}  // namespace
+
+std::string bench_table(const std::vector<BenchRow>& all) {
+  std::vector<BenchRow> rows, rays;
+  for (const BenchRow& r : all) (r.item.width > 0 ? rays : rows).push_back(r);
+  if (rows.empty() && !rays.empty()) return raymarch_table(rays);
+  if (!rays.empty()) return bench_table(rows) + "\n" + raymarch_table(rays);
   // The fraction's column says of what (SPEC's "of copy BW" for GPU rows);
   // a table of CPU and GPU rows says "of BW": copy for GPU rows, triad for CPU.
   bool any_cpu = false, any_gpu = false;

@@ -24,6 +24,7 @@ struct BenchItem {
   std::vector<std::int64_t> shape = {64, 64, 64};  // points per axis, x first; dims entries
   Precision precision = Precision::Float32;
   int time_block = 1;  // heat, stencil star7, laplace jacobi: steps per pass (<workload>.time_block)
+  int width = 0, height = 0;  // raymarch: the image (method: the mode)
 
   // bench.json's "size": points along x (the points per axis of a cube).
   std::int64_t size() const { return shape.empty() ? 0 : shape[0]; }
@@ -43,7 +44,9 @@ Workload workload_of(const std::string& name);
 inline constexpr std::int64_t kUnlimitedSteps = 1'000'000'000'000;
 std::string default_bench_method(const std::string& workload, int dims);
 
-// The case a row runs: unit extent, walls held at 2 (Dirichlet) around a
+// The case a row runs (raymarch: the cloud of cases/raymarch_cloud.yaml,
+// the peer's camera, 0.5-cell steps, the item's mode and image; the
+// isosurface at 0.3): unit extent, walls held at 2 (Dirichlet) around a
 // field that starts at 1, no source, right-hand side 0; values stay in [1, 2]
 // so no subnormal numbers slow the CPU; no output. Steps (iterations) are
 // unlimited: the timing loop decides how many to run. Throws CaseError.
@@ -62,6 +65,10 @@ struct BenchTiming {
   std::vector<double> ms_per_step;  // one per repetition, in the order run
   std::size_t bytes_per_step = 0;   // T_eff: each field read or written once a step
   std::int64_t points = 0;
+  // raymarch: rays a frame (pixels) and the samples a frame's plain march
+  // takes without early termination (the peer's count, raymarch_peer.py)
+  std::int64_t rays = 0;
+  double samples = 0;
 };
 
 // Times a row: one step (pass) to warm up (first touch, lazy set-up), one
@@ -112,6 +119,8 @@ struct BenchRow {
   Bandwidth bandwidth;            // the device's ceiling, from the same run
   double fraction_of_bandwidth = 0;
   std::optional<double> speedup_vs_cpu;  // CPU time / this time; 1 on CPU rows
+  // raymarch rows: a step is a frame; rays and samples (BenchTiming's) a second
+  std::optional<double> rays_per_s, samples_per_s;
 };
 
 // points/s = points / (ms_per_step / 1e3); GB/s = bytes_per_step / s_per_step / 1e9;

@@ -250,6 +250,43 @@ const io::Image& FrameRenderer<T>::render(const Field<T>& f) {
   return render(f, st.min, st.max);
 }
 
+template <class T>
+double plain_samples(const RayArgs<T>& a, const Grid& g) {
+  const Layout l = Layout::dense(g.n.data());
+  double total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : total) \
+    num_threads(cpu::threads_for(std::int64_t(a.width) * a.height, 4096))
+  for (int py = 0; py < a.height; ++py)
+    for (int px = 0; px < a.width; ++px) {
+      T dir[3], t0, t1;
+      pixel_ray(a, px, py, dir);
+      if (ray_box(a, l, dir, t0, t1))
+        total += double(march_steps(a, t0, t1)) + (a.mode == RayMode::Isosurface ? 1 : 0);
+    }
+  return total;
+}
+
+template <class T>
+BenchTiming time_raymarch_frames(const Case& c, Backend<T>& backend, const TimingPlan& plan) {
+  Field<T> volume = backend.make_field(c.grid, "the volume");
+  set_raymarch_volume(c, backend, volume);
+  const FieldStats range = backend.vec().stats(volume);
+  const RayArgs<T> a = ray_args<T>(c.raymarch, c.grid, range.min, range.max,
+                                   c.raymarch.volume.kind == RayVolumeSpec::Kind::Sdf);
+  auto exec = make_raymarch_exec(backend);
+  Field<float> img = backend.make_image(a.width, a.height);
+  auto timer = backend.make_timer();
+  BenchTiming t = time_steps(
+      [&](std::int64_t n) {
+        for (std::int64_t f = 0; f < n; ++f) exec->render(a, volume, img, {});
+      },
+      *timer, plan);
+  t.points = c.grid.size();
+  t.rays = std::int64_t(a.width) * a.height;
+  t.samples = plain_samples(a, c.grid);
+  return t;
+}
+
 // ---- in-situ frames ----------------------------------------------------------------
 
 std::filesystem::path frame_path(const std::filesystem::path& out_dir, const std::string& name,
@@ -293,9 +330,9 @@ double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
   const std::filesystem::path path = frame_path(dir_, c_.name, step);
   if (queue) {
     auto copy = std::make_shared<const io::Image>(img);  // the renderer's is reused
-    queue([copy, path] { io::write_png(path, *copy); });
+    queue([copy, path] { io::write_png(path, *copy, io::kFramePngLevel); });
   } else {
-    io::write_png(path, img);
+    io::write_png(path, img, io::kFramePngLevel);
   }
   ++frames_;
   const double s = seconds_since(t0);
@@ -325,7 +362,7 @@ double InSituFrames<T>::plot(std::int64_t step, const Field<T>& f,
     const auto [lo, hi] = frame_range(c_.render, host->data(), std::int64_t(host->size()));
     const io::Image img = draw_frame(c_.render, g, host->data(), lo, hi);
     draw_us_ += std::int64_t(seconds_since(d0) * 1e6);
-    io::write_png(path, img);
+    io::write_png(path, img, io::kFramePngLevel);
   };
   if (queue)
     queue(std::move(draw));
@@ -409,6 +446,7 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
   if (c.output.hdf5) io::write_image_h5(opts.out_dir / "image.h5", img);
   const double output_s = seconds_since(t_out);
   const double rays = double(s.width) * double(s.height);
+  const double samples = plain_samples(renderer.args(), c.grid);
   const auto [startup_s, total_s] = whole_process(t_start);
   nlohmann::json timing = {
       {"case", c.name},
@@ -431,6 +469,9 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
       {"frames", 1},
       {"ms_per_frame", ms},
       {"rays_per_s", ms > 0 ? rays / (ms / 1e3) : 0.0},
+      // the plain march's samples without early termination (the peer's count)
+      {"samples_per_frame", samples},
+      {"samples_per_s", ms > 0 ? samples / (ms / 1e3) : 0.0},
       {"points_per_s", 0.0},
       {"effective_GBps", 0.0},
       {"device_memory_peak_bytes", backend.memory().peak_bytes()},
@@ -448,6 +489,8 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
   template std::vector<T> raymarch_volume<T>(const Case&);                            \
   template double set_raymarch_volume<T>(const Case&, Backend<T>&, Field<T>&);        \
   template RayArgs<T> ray_args<T>(const RaySpec&, const Grid&, double, double, bool); \
+  template double plain_samples<T>(const RayArgs<T>&, const Grid&);                   \
+  template BenchTiming time_raymarch_frames<T>(const Case&, Backend<T>&, const TimingPlan&); \
   template class FrameRenderer<T>;                                                    \
   template class InSituFrames<T>;                                                     \
   template MemoryNeed raymarch_memory_needed<T>(const Case&);                         \

@@ -15,6 +15,7 @@
 #include "io/image.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/raymarch/raymarch_exec.hpp"
+#include "solvers/bench.hpp"
 #include "solvers/run.hpp"
 #include "solvers/stepper.hpp"
 
@@ -120,5 +121,18 @@ MemoryNeed raymarch_memory_needed(const Case& c);
 // and the others wait for its timing record (rendering is not split).
 template <class T>
 nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions& opts);
+
+// The samples a frame's plain march takes without early termination (every
+// ray's steps through the volume's box; the isosurface's first sample too):
+// the count raymarch_peer.py reports, so that samples/s compare.
+template <class T>
+double plain_samples(const RayArgs<T>& a, const Grid& g);
+
+// gridforge bench's raymarch rows: the volume made on the backend once, then
+// frames rendered into the backend's image (no download), timed as steps
+// (solvers/bench.cpp's time_steps). Points: the volume's; rays and samples:
+// a frame's (plain_samples).
+template <class T>
+BenchTiming time_raymarch_frames(const Case& c, Backend<T>& backend, const TimingPlan& plan);
 
 }  // namespace gf

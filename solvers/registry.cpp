@@ -62,6 +62,24 @@ std::string laplace_bench(const BenchItem& it) {
   return fmt::format("laplace: {{method: {}, max_iters: {}, check_every: {}, time_block: {}}}\n",
                      it.method, kUnlimitedSteps, kUnlimitedSteps, it.time_block);
 }
+const char* raymarch_bench_method(int) { return "emission-absorption"; }
+// The cloud of cases/raymarch_cloud.yaml and ../shared/bench/raymarch_peer.py's camera.
+std::string raymarch_bench(const BenchItem& it) {
+  return fmt::format(
+      "parameters: {{w: 0.025}}\n"
+      "raymarch:\n"
+      "  volume:\n"
+      "    expr: \"max(0, exp(-((x-0.4)^2+(y-0.5)^2+(z-0.5)^2)/w)"
+      " + 0.8*exp(-((x-0.62)^2+(y-0.38)^2+(z-0.6)^2)/(0.6*w))"
+      " + 0.7*exp(-((x-0.55)^2+(y-0.66)^2+(z-0.36)^2)/(0.5*w)) - 0.2)"
+      " * (0.75 + 0.25*sin(23*x)*sin(19*y+1)*sin(21*z+2))\"\n"
+      "  mode: {}\n{}"
+      "  camera: {{position: [1.27, -0.24, 1.06], look_at: [0.5, 0.5, 0.5], up: [0, 0, 1], "
+      "fov_deg: 32, width: {}, height: {}}}\n"
+      "  step: 0.5\n"
+      "  transfer: {{colormap: inferno, range: auto, density: 30}}\n",
+      it.method, it.method == "isosurface" ? "  isovalue: 0.3\n" : "", it.width, it.height);
+}
 std::string wave_bench(const BenchItem&) {
   return fmt::format("wave: {{c: 1.0, dt: auto, steps: {}}}\n", kUnlimitedSteps);
 }
@@ -79,8 +97,8 @@ const WorkloadEntry kEntries[] = {
      StencilSolver<float>::memory_needed, StencilSolver<double>::memory_needed,
      stencil_bench_method, true, stencil_bench, stepper_of<StencilSolver, float>, stepper_of<StencilSolver, double>},
     {Workload::Raymarch, RunKind::Render, "frame", false, one_layer, nullptr, nullptr,
-     raymarch_memory_needed<float>, raymarch_memory_needed<double>, nullptr, false, nullptr,
-     nullptr, nullptr},
+     raymarch_memory_needed<float>, raymarch_memory_needed<double>, raymarch_bench_method, true,
+     raymarch_bench, nullptr, nullptr},
     {Workload::Wave, RunKind::Steps, "step", false, one_layer, wave_setup_line, nullptr,
      WaveSolver<float>::memory_needed, WaveSolver<double>::memory_needed, no_method, false,
      wave_bench, stepper_of<WaveSolver, float>, stepper_of<WaveSolver, double>},

@@ -44,8 +44,11 @@ inline constexpr int kColormapKnots = 17;
 
 inline constexpr float kColormapHost[4][kColormapKnots][3] = GF_COLORMAP_TABLE;
 #if defined(__CUDACC__)
-// One copy per .cu file that includes this header (internal linkage).
-static __constant__ float kColormapDevice[4][kColormapKnots][3] = GF_COLORMAP_TABLE;
+// One copy per .cu file that includes this header (internal linkage). In
+// global memory, not __constant__: neighbouring rays read different knots,
+// which the constant cache serves one address at a time; L1 serves the
+// table's few lines to a warp at once.
+static __device__ const float kColormapDevice[4][kColormapKnots][3] = GF_COLORMAP_TABLE;
 #endif
 
 // The colour of t (clamped to [0, 1]; NaN reads as 0) in map m.

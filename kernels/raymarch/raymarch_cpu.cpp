@@ -1,5 +1,10 @@
 // The CPU reference executor of the ray marcher, and the factory.
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
+
+#include "core/error.hpp"
 
 #include "kernels/exec.hpp"
 #include "core/threads.hpp"
@@ -33,6 +38,42 @@ std::unique_ptr<RaymarchExec<T>> refuse_ranks(std::unique_ptr<RaymarchExec<T>>,
 }
 
 }  // namespace
+
+namespace {
+
+int env_int(const char* name, int fallback, int lo, int hi, const char* what) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(e, &end, 10);
+  if (*end || v < lo || v > hi)
+    throw UsageError(std::string(name) + "='" + e + "': give " + what);
+  return int(v);
+}
+
+}  // namespace
+
+RayExecOptions raymarch_options_from_env() {
+  RayExecOptions o;
+  o.skip = env_int("GRIDFORGE_RM_SKIP", 1, 0, 1, "1 (skip empty bricks) or 0") == 1;
+  o.brick = env_int("GRIDFORGE_RM_BRICK", 8, 4, 64,
+                     "the bricks' edge in cells, a power of two from 4 to 64");
+  if (o.brick & (o.brick - 1))
+    throw UsageError("GRIDFORGE_RM_BRICK='" + std::to_string(o.brick) +
+                     "': give the bricks' edge in cells, a power of two from 4 to 64");
+  o.texture = env_int("GRIDFORGE_RM_TEXTURE", 0, 0, 1, "1 (hardware-filtered 3D texture) or 0") == 1;
+  if (const char* e = std::getenv("GRIDFORGE_RM_TILE"); e && *e) {
+    int w = 0, h = 0;
+    char x = 0, extra = 0;
+    const int got = std::sscanf(e, "%d%c%d%c", &w, &x, &h, &extra);
+    if (got != 3 || x != 'x' || w < 1 || h < 1 || w * h < 32 || w * h > 256)
+      throw UsageError(std::string("GRIDFORGE_RM_TILE='") + e +
+                       "': give WxH pixels a block, W·H from 32 to 256 (e.g. 8x8, 16x8)");
+    o.tile_x = w;
+    o.tile_y = h;
+  }
+  return o;
+}
 
 template <class T>
 std::unique_ptr<RaymarchExec<T>> make_raymarch_cpu(Backend<T>&) {

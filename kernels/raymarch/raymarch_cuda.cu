@@ -1,48 +1,205 @@
-// The CUDA executor of the ray marcher: one thread per pixel in 8×8 blocks
-// (neighbouring rays walk neighbouring cells, so their samples share cache
-// lines), render_pixel of raymarch_ops.hpp. This file is compiled without
-// FMA contraction (--fmad=false, CMakeLists.txt) so that its arithmetic
-// rounds as the CPU reference's does: isosurface silhouettes and early ray
-// termination are yes/no decisions that one ulp can flip. The volume is read
-// through plain loads, not texture filtering, whose 8-bit interpolation
-// weights would differ from the CPU's too.
+// The CUDA executor of the ray marcher: one thread per pixel in 2D tiles of
+// pixels (8×8 by default: neighbouring rays walk neighbouring cells, so their
+// samples share cache lines), the per-sample formulas of raymarch_ops.hpp.
+//
+// Each frame first reduces the volume to a coarse grid of bricks (least and
+// greatest value, raymarch_skip.hpp; counted in the frame's time, as the
+// field may have changed since the last), then marches with empty-space
+// skipping: samples whose update provably changes nothing are left out, so
+// the image is the plain march's bit for bit. Indices are 32-bit when the
+// volume spans fewer than 2³¹ values. A float32 volume may instead be sampled
+// through a 3D texture with hardware filtering (RayExecOptions::texture),
+// whose 8-bit interpolation weights differ from the software sampler's.
+//
+// This file is compiled without FMA contraction (--fmad=false, CMakeLists.txt)
+// so that its arithmetic rounds as the CPU reference's does: isosurface
+// silhouettes and early ray termination are yes/no decisions that one ulp
+// can flip.
+#include <optional>
+
 #include "kernels/cuda/cuda_backend.cuh"
 #include "kernels/raymarch/raymarch_exec.hpp"
+#include "kernels/raymarch/raymarch_skip.hpp"
 
 namespace gf {
 namespace {
 
-// 8×8 pixels per block; image sizes need not be multiples of 8.
-constexpr int kTile = 8;
-
-template <class T>
-__global__ void raymarch_kernel(const RayArgs<T> a, const T* __restrict__ volume, Layout l,
-                                float* __restrict__ img) {
-  const int px = int(blockIdx.x) * kTile + int(threadIdx.x);
-  const int py = int(blockIdx.y) * kTile + int(threadIdx.y);
+template <class T, class I, class S, bool SKIP>
+__global__ void raymarch_kernel(const RayArgs<T> a, const S sample, const Layout l,
+                                const Bricks<T> br, float* __restrict__ img) {
+  const int px = int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int py = int(blockIdx.y * blockDim.y + threadIdx.y);
   if (px >= a.width || py >= a.height) return;
   float out[4];
-  render_pixel(a, FieldView<const T>(volume, l), px, py, out);
+  if constexpr (SKIP)
+    render_pixel_skip<T, I>(a, sample, l, br, px, py, out);
+  else
+    render_pixel(a, sample, l, px, py, out);
   float4* dst = reinterpret_cast<float4*>(img) + (std::int64_t(py) * a.width + px);
   *dst = make_float4(out[0], out[1], out[2], out[3]);
+}
+
+// The hardware's trilinear filtering of a float volume (texel centres at
+// i + 0.5; clamped addressing repeats the faces, as the software sampler's
+// clamp does).
+struct TexSampler {
+  cudaTextureObject_t tex;
+  __device__ float operator()(const float u[3]) const {
+    return tex3D<float>(tex, u[0] + 0.5f, u[1] + 0.5f, u[2] + 0.5f);
+  }
+};
+
+// One warp a brick, 8 bricks (consecutive along x) a block: the brick's points
+// (raymarch_skip.hpp's brick_points) read along rows, 16 lanes a row (32 when
+// a row is longer), min and max reduced over the warp.
+constexpr int kBricksPerBlock = 8;
+
+template <class T>
+__device__ void warp_minmax(T& mn, T& mx) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const T a = __shfl_xor_sync(0xffffffffu, mn, o), b = __shfl_xor_sync(0xffffffffu, mx, o);
+    mn = a < mn ? a : mn;
+    mx = b > mx ? b : mx;
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(32 * kBricksPerBlock)
+    brick_kernel(const FieldView<const T> v, const int B, const Layout bl, T* __restrict__ mn,
+                 T* __restrict__ mx) {
+  const std::int64_t q = std::int64_t(blockIdx.x) * kBricksPerBlock + threadIdx.x / 32;
+  if (q >= bl.size()) return;  // the whole warp
+  const int lane = int(threadIdx.x % 32);
+  std::int64_t b[3], lo[3], hi[3];
+  bl.position(q, b[0], b[1], b[2]);
+  for (int c = 0; c < 3; ++c) brick_points(b[c], B, v.n[c], lo[c], hi[c]);
+  const int p0 = int(hi[0] - lo[0] + 1), p1 = int(hi[1] - lo[1] + 1), p2 = int(hi[2] - lo[2] + 1);
+  const int lx = p0 <= 16 ? 16 : 32, ly = 32 / lx;
+  T lmin = v(lo[0], lo[1], lo[2]), lmax = lmin;
+  for (int r = lane / lx; r < p1 * p2; r += ly) {
+    const T* row = &v(lo[0], lo[1] + r % p1, lo[2] + r / p1);
+    for (int i = lane % lx; i < p0; i += lx) {
+      const T s = row[i];
+      lmin = s < lmin ? s : lmin;
+      lmax = s > lmax ? s : lmax;
+    }
+  }
+  warp_minmax(lmin, lmax);
+  if (lane == 0) {
+    mn[q] = lmin;
+    mx[q] = lmax;
+  }
 }
 
 template <class T>
 class RaymarchCuda final : public RaymarchExec<T> {
  public:
-  explicit RaymarchCuda(CudaBackend<T>& be) : be_(be) {}
+  explicit RaymarchCuda(CudaBackend<T>& be) : be_(be), opt_(raymarch_options_from_env()) {}
+  ~RaymarchCuda() override { release_texture(); }
+  RaymarchCuda(const RaymarchCuda&) = delete;
+  RaymarchCuda& operator=(const RaymarchCuda&) = delete;
+
+  void set_options(const RayExecOptions& o) override { opt_ = o; }
+
   void render(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img,
               const std::function<bool()>&) override {
-    const dim3 block(kTile, kTile);
-    const dim3 grid(unsigned((a.width + kTile - 1) / kTile),
-                    unsigned((a.height + kTile - 1) / kTile));
-    raymarch_kernel<T><<<grid, block, 0, be_.stream()>>>(a, volume.data(), volume.layout(),
-                                                         img.data());
-    GF_CUDA_CHECK_LAUNCH();
+    const Layout l = volume.layout();
+    const bool skip = opt_.skip && skip_fits(a, l);
+    const Bricks<T> br = skip ? build_bricks(volume) : Bricks<T>{};
+    if constexpr (sizeof(T) == 4) {
+      if (opt_.texture && l.sz == l.sy * l.n[1]) {
+        const TexSampler s{texture_of(volume)};
+        return launch<std::int32_t>(a, s, l, br, img, skip);
+      }
+    }
+    const FieldView<const T> v = volume.view();
+    if (l.span() < (std::int64_t(1) << 31))
+      launch<std::int32_t>(a, Trilinear<T, std::int32_t>{v}, l, br, img, skip);
+    else
+      launch<std::int64_t>(a, Trilinear<T, std::int64_t>{v}, l, br, img, skip);
   }
 
  private:
+  template <class I, class S>
+  void launch(const RayArgs<T>& a, const S& s, const Layout& l, const Bricks<T>& br,
+              Field<float>& img, bool skip) {
+    const dim3 block(unsigned(opt_.tile_x), unsigned(opt_.tile_y));
+    const dim3 grid(unsigned((a.width + opt_.tile_x - 1) / opt_.tile_x),
+                    unsigned((a.height + opt_.tile_y - 1) / opt_.tile_y));
+    if (skip)
+      raymarch_kernel<T, I, S, true><<<grid, block, 0, be_.stream()>>>(a, s, l, br, img.data());
+    else
+      raymarch_kernel<T, I, S, false><<<grid, block, 0, be_.stream()>>>(a, s, l, br, img.data());
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  // The bricks of this frame's volume, reduced on the GPU (kept between
+  // frames: the same layout needs the same buffer).
+  Bricks<T> build_bricks(const Field<T>& volume) {
+    const Layout bl = brick_layout(volume.layout(), opt_.brick);
+    if (!bricks_ || bricks_->layout().n[0] != bl.size()) {
+      Grid g;
+      g.ndim = 2;
+      g.n = {bl.size(), 2, 1};
+      bricks_.reset();
+      bricks_.emplace(be_.make_dense_field(g, "the ray marcher's brick ranges"));
+    }
+    const FieldView<T> r = bricks_->view();
+    T* mn = &r(0, 0);
+    T* mx = &r(0, 1);
+    const unsigned blocks = unsigned((bl.size() + kBricksPerBlock - 1) / kBricksPerBlock);
+    brick_kernel<T><<<blocks, 32 * kBricksPerBlock, 0, be_.stream()>>>(volume.view(), opt_.brick,
+                                                                         bl, mn, mx);
+    GF_CUDA_CHECK_LAUNCH();
+    Bricks<T> br{bl, mn, mx, opt_.brick, 0};
+    while ((1 << br.shift) < br.B) ++br.shift;
+    return br;
+  }
+
+  // A 3D array holding the volume's values, copied from the field this frame.
+  cudaTextureObject_t texture_of(const Field<T>& volume) {
+    const Layout l = volume.layout();
+    const cudaExtent ext = make_cudaExtent(std::size_t(l.n[0]), std::size_t(l.n[1]),
+                                           std::size_t(l.n[2]));
+    if (!array_ || ext.width != ext_.width || ext.height != ext_.height ||
+        ext.depth != ext_.depth) {
+      release_texture();
+      const cudaChannelFormatDesc fmt = cudaCreateChannelDesc<float>();
+      GF_CUDA_CHECK(cudaMalloc3DArray(&array_, &fmt, ext));
+      ext_ = ext;
+      cudaResourceDesc res{};
+      res.resType = cudaResourceTypeArray;
+      res.res.array.array = array_;
+      cudaTextureDesc td{};
+      for (int c = 0; c < 3; ++c) td.addressMode[c] = cudaAddressModeClamp;
+      td.filterMode = cudaFilterModeLinear;
+      td.readMode = cudaReadModeElementType;
+      td.normalizedCoords = 0;
+      GF_CUDA_CHECK(cudaCreateTextureObject(&tex_, &res, &td, nullptr));
+    }
+    cudaMemcpy3DParms p{};
+    p.srcPtr = make_cudaPitchedPtr(const_cast<T*>(volume.data()), std::size_t(l.sy) * sizeof(T),
+                                   std::size_t(l.n[0]), std::size_t(l.n[1]));
+    p.dstArray = array_;
+    p.extent = ext;
+    p.kind = cudaMemcpyDeviceToDevice;
+    GF_CUDA_CHECK(cudaMemcpy3DAsync(&p, be_.stream()));
+    return tex_;
+  }
+
+  void release_texture() {
+    if (tex_) cudaDestroyTextureObject(tex_);
+    if (array_) cudaFreeArray(array_);
+    tex_ = 0;
+    array_ = nullptr;
+  }
+
   CudaBackend<T>& be_;
+  RayExecOptions opt_;
+  std::optional<Field<T>> bricks_;
+  cudaArray_t array_ = nullptr;
+  cudaTextureObject_t tex_ = 0;
+  cudaExtent ext_{};
 };
 
 }  // namespace

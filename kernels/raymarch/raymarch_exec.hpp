@@ -14,10 +14,32 @@
 
 namespace gf {
 
+// How the GPU executor marches (the CPU reference always takes every sample
+// with the software trilinear sampler). Defaults from the environment
+// (raymarch_options_from_env): GRIDFORGE_RM_SKIP=0 turns empty-space
+// skipping off, GRIDFORGE_RM_BRICK=N sets the bricks' edge in cells (a power
+// of two, 4 to 64), GRIDFORGE_RM_TEXTURE=1 samples a float32 volume through a 3D texture
+// with the hardware's trilinear filtering (8-bit weights: images differ from
+// the CPU's by more than round-off; measure with validate),
+// GRIDFORGE_RM_TILE=WxH sets the pixels of a block (W·H from 32 to 256: the
+// kernels take up to 128 registers a thread).
+struct RayExecOptions {
+  bool skip = true;
+  int brick = 8;
+  bool texture = false;
+  int tile_x = 8, tile_y = 8;
+};
+// The options the environment asks for; a malformed value is a UsageError
+// naming the variable.
+RayExecOptions raymarch_options_from_env();
+
 template <class T>
 class RaymarchExec {
  public:
   virtual ~RaymarchExec() = default;
+  // The GPU's march (the CPU ignores them). The executor starts with
+  // raymarch_options_from_env().
+  virtual void set_options(const RayExecOptions&) {}
   // Renders the volume (a 3D field, where the backend keeps it) into img
   // (Backend::make_image(a.width, a.height)). `stop` (may be empty) is asked
   // between rows on the CPU: when it says true the rows left are not drawn

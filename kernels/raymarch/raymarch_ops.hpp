@@ -68,7 +68,7 @@ GF_HD void pixel_ray(const RayArgs<T>& a, int px, int py, T dir[3]) {
 // The part [t0, t1] (t0 ≥ 0) of the ray eye + t·dir inside the volume's box;
 // false when it misses the box.
 template <class T>
-GF_HD bool ray_box(const RayArgs<T>& a, const FieldView<const T>& v, const T dir[3], T& t0, T& t1) {
+GF_HD bool ray_box(const RayArgs<T>& a, const Layout& v, const T dir[3], T& t0, T& t1) {
   t0 = 0;
   t1 = T(1e30);
   for (int c = 0; c < 3; ++c) {
@@ -89,37 +89,62 @@ GF_HD bool ray_box(const RayArgs<T>& a, const FieldView<const T>& v, const T dir
   return t0 < t1;
 }
 
-// Trilinear interpolation of the volume at physical point p (clamped to the box).
+// The ray in the volume's cell coordinates (u = (p − origin)/h: point i at
+// u = i): u(t) = eye + t·dir for the physical distance t along the ray. A
+// sample's position costs three products and sums, no division.
 template <class T>
-GF_HD T sample_volume(const RayArgs<T>& a, const FieldView<const T>& v, const T p[3]) {
-  std::int64_t i0[3];
-  T f[3];
-  for (int c = 0; c < 3; ++c) {
-    const std::int64_t last = v.n[c] - 1;
-    T u = (p[c] - a.origin[c]) / a.h[c];
-    u = u > T(0) ? (u < T(last) ? u : T(last)) : T(0);
-    std::int64_t i = std::int64_t(u);
-    i = i < last - 1 ? i : (last > 0 ? last - 1 : 0);
-    i0[c] = i;
-    f[c] = last > 0 ? u - T(i) : T(0);
+struct RayCells {
+  T eye[3], dir[3];
+  GF_HD void at(T t, T u[3]) const {
+    for (int c = 0; c < 3; ++c) u[c] = eye[c] + t * dir[c];
   }
-  // (a single point on an axis: its neighbour is itself)
-  const std::int64_t sx = v.n[0] > 1 ? 1 : 0, sy = v.n[1] > 1 ? v.sy : 0,
-                     sz = v.n[2] > 1 ? v.sz : 0;
-  const T* q = &v(i0[0], i0[1], i0[2]);
-  const T c00 = q[0] + f[0] * (q[sx] - q[0]);
-  const T c10 = q[sy] + f[0] * (q[sy + sx] - q[sy]);
-  const T c01 = q[sz] + f[0] * (q[sz + sx] - q[sz]);
-  const T c11 = q[sz + sy] + f[0] * (q[sz + sy + sx] - q[sz + sy]);
-  const T c0 = c00 + f[1] * (c10 - c00);
-  const T c1 = c01 + f[1] * (c11 - c01);
-  return c0 + f[2] * (c1 - c0);
-}
+};
 
 template <class T>
-GF_HD void ray_point(const RayArgs<T>& a, const T dir[3], T t, T p[3]) {
-  for (int c = 0; c < 3; ++c) p[c] = a.eye[c] + t * dir[c];
+GF_HD RayCells<T> ray_cells(const RayArgs<T>& a, const T dir[3]) {
+  RayCells<T> r;
+  for (int c = 0; c < 3; ++c) {
+    r.eye[c] = (a.eye[c] - a.origin[c]) / a.h[c];
+    r.dir[c] = dir[c] / a.h[c];
+  }
+  return r;
 }
+
+// The cell of coordinate u along an axis of `last` + 1 points (clamped to
+// the grid: [0, last − 1], 0 on a one-point axis) and the fraction f ∈ [0, 1]
+// into it. The sampler and the skipping march (raymarch_skip.hpp) both place
+// a sample by this.
+template <class T, class I>
+GF_HD I cell_of(T u, I last, T& f) {
+  u = u > T(0) ? (u < T(last) ? u : T(last)) : T(0);
+  I i = I(u);
+  i = i < last - 1 ? i : (last > 0 ? last - 1 : 0);
+  f = last > 0 ? u - T(i) : T(0);
+  return i;
+}
+
+// Trilinear interpolation of the volume at cell coordinates u (clamped to
+// the box), indices in I (32-bit on the GPU when the field spans fewer than
+// 2³¹ values). Every executor samples through this.
+template <class T, class I = std::int64_t>
+struct Trilinear {
+  FieldView<const T> v;
+  GF_HD T operator()(const T u[3]) const {
+    I i0[3];
+    T f[3];
+    for (int c = 0; c < 3; ++c) i0[c] = cell_of(u[c], I(v.n[c] - 1), f[c]);
+    // (a single point on an axis: its neighbour is itself)
+    const I sx = v.n[0] > 1 ? 1 : 0, sy = v.n[1] > 1 ? I(v.sy) : 0, sz = v.n[2] > 1 ? I(v.sz) : 0;
+    const T* q = v.p + v.template index_as<I>(i0[0], i0[1], i0[2]);
+    const T c00 = q[0] + f[0] * (q[sx] - q[0]);
+    const T c10 = q[sy] + f[0] * (q[sy + sx] - q[sy]);
+    const T c01 = q[sz] + f[0] * (q[sz + sx] - q[sz]);
+    const T c11 = q[sz + sy] + f[0] * (q[sz + sy + sx] - q[sz + sy]);
+    const T c0 = c00 + f[1] * (c10 - c00);
+    const T c1 = c01 + f[1] * (c11 - c01);
+    return c0 + f[2] * (c1 - c0);
+  }
+};
 
 // The value's place in the transfer function's range, in [0, 1].
 template <class T>
@@ -128,25 +153,26 @@ GF_HD float transfer_t(const RayArgs<T>& a, T s) {
   return float(t > T(0) ? (t < T(1) ? t : T(1)) : T(0));
 }
 
-// The gradient by central differences of the interpolated volume, one cell apart.
-template <class T>
-GF_HD void volume_gradient(const RayArgs<T>& a, const FieldView<const T>& v, const T p[3], T g[3]) {
+// The gradient by central differences of the interpolated volume, one cell
+// apart, at cell coordinates u (physical units: divided by 2h).
+template <class T, class S>
+GF_HD void volume_gradient(const RayArgs<T>& a, const S& sample, const T u[3], T g[3]) {
   for (int c = 0; c < 3; ++c) {
-    T q[3] = {p[0], p[1], p[2]};
-    q[c] = p[c] + a.h[c];
-    const T s1 = sample_volume(a, v, q);
-    q[c] = p[c] - a.h[c];
-    const T s0 = sample_volume(a, v, q);
+    T q[3] = {u[0], u[1], u[2]};
+    q[c] = u[c] + T(1);
+    const T s1 = sample(q);
+    q[c] = u[c] - T(1);
+    const T s0 = sample(q);
     g[c] = (s1 - s0) / (T(2) * a.h[c]);
   }
 }
 
 // Blinn-Phong with one light and a little ambient; the normal faces the viewer.
-template <class T>
-GF_HD void shade_surface(const RayArgs<T>& a, const FieldView<const T>& v, const T p[3], const T dir[3],
+template <class T, class S>
+GF_HD void shade_surface(const RayArgs<T>& a, const S& sample, const T u[3], const T dir[3],
                          float rgb[3]) {
   T n[3];
-  volume_gradient(a, v, p, n);
+  volume_gradient(a, sample, u, n);
   if (!(rm_dot(n, n) > T(0)))
     for (int c = 0; c < 3; ++c) n[c] = -dir[c];
   rm_normalize(n);
@@ -170,112 +196,191 @@ GF_HD void shade_surface(const RayArgs<T>& a, const FieldView<const T>& v, const
   }
 }
 
-// Front-to-back emission-absorption over [t0, t1]: samples at the middle of
-// fixed steps, opacity 1 − exp(−density·t·ds), stopping once nearly opaque.
+// ---- the samples of the three modes -----------------------------------------------
+// A march visits samples k = 0, 1, ... at fixed steps from t0; each mode's
+// per-sample update is one function here, called by the plain loops below
+// (the CPU reference, and the GPU without empty-space skipping) and by the
+// skipping march of raymarch_skip.hpp, which leaves out only samples whose
+// update provably changes nothing.
+
+// Emission-absorption's sample k lies in the middle of [ta, tb]:
+// ta = t0 + k·step, tb = min(ta + step, t1). False: the step rounded away.
 template <class T>
-GF_HD float march_emission(const RayArgs<T>& a, const FieldView<const T>& v, const T dir[3], T t0, T t1,
+GF_HD bool ea_step(const RayArgs<T>& a, std::int64_t k, T t0, T t1, T& ta, T& tb) {
+  ta = t0 + T(k) * a.step;
+  tb = ta + a.step < t1 ? ta + a.step : t1;
+  return tb > ta;
+}
+
+// Front-to-back compositing of sample value s over [ta, tb]: opacity
+// 1 − exp(−density·t·(tb − ta)). A value at or below the range's low end
+// (t = 0) is transparent: it changes nothing, and is not computed.
+template <class T>
+GF_HD void ea_add(const RayArgs<T>& a, T s, T ta, T tb, float rgb[3], float& A) {
+  if (!(s > a.lo)) return;
+  const float t = transfer_t(a, s);
+  const float alpha = 1.0f - float(std::exp(-a.density * T(t) * (tb - ta)));
+  float c[3];
+  colormap_rgb(a.colormap, t, c);
+  const float w = (1.0f - A) * alpha;
+  for (int i = 0; i < 3; ++i) rgb[i] += w * c[i];
+  A += w;
+}
+
+// The number of samples of [t0, t1].
+template <class T>
+GF_HD std::int64_t march_steps(const RayArgs<T>& a, T t0, T t1) {
+  return std::int64_t(std::ceil((t1 - t0) / a.step));
+}
+
+// Front-to-back emission-absorption over [t0, t1], stopping once nearly opaque.
+template <class T, class S>
+GF_HD float march_emission(const RayArgs<T>& a, const S& sample, const RayCells<T>& r, T t0, T t1,
                            float rgb[3]) {
   float A = 0;
-  const std::int64_t steps = std::int64_t(std::ceil((t1 - t0) / a.step));
+  const std::int64_t steps = march_steps(a, t0, t1);
   for (std::int64_t k = 0; k < steps && A < kOpaque; ++k) {
-    const T ta = t0 + T(k) * a.step;
-    const T tb = ta + a.step < t1 ? ta + a.step : t1;
-    if (!(tb > ta)) break;  // the last step, rounded away
-    T p[3];
-    ray_point(a, dir, T(0.5) * (ta + tb), p);
-    const float t = transfer_t(a, sample_volume(a, v, p));
-    const float alpha = 1.0f - float(std::exp(-a.density * T(t) * (tb - ta)));
-    float c[3];
-    colormap_rgb(a.colormap, t, c);
-    const float w = (1.0f - A) * alpha;
-    for (int i = 0; i < 3; ++i) rgb[i] += w * c[i];
-    A += w;
+    T ta, tb, u[3];
+    if (!ea_step(a, k, t0, t1, ta, tb)) break;  // the last step, rounded away
+    r.at(T(0.5) * (ta + tb), u);
+    ea_add(a, sample(u), ta, tb, rgb, A);
   }
   return A;
 }
 
 // Maximum intensity over the same samples as emission-absorption.
-template <class T>
-GF_HD T march_max(const RayArgs<T>& a, const FieldView<const T>& v, const T dir[3], T t0, T t1) {
-  const std::int64_t steps = std::int64_t(std::ceil((t1 - t0) / a.step));
+template <class T, class S>
+GF_HD T march_max(const RayArgs<T>& a, const S& sample, const RayCells<T>& r, T t0, T t1) {
+  const std::int64_t steps = march_steps(a, t0, t1);
   T m = T(-1e30);
   for (std::int64_t k = 0; k < steps; ++k) {
-    const T ta = t0 + T(k) * a.step;
-    const T tb = ta + a.step < t1 ? ta + a.step : t1;
-    T p[3];
-    ray_point(a, dir, T(0.5) * (ta + tb), p);
-    const T s = sample_volume(a, v, p);
+    T ta, tb, u[3];
+    ea_step(a, k, t0, t1, ta, tb);
+    r.at(T(0.5) * (ta + tb), u);
+    const T s = sample(u);
     m = s > m ? s : m;
   }
   return m;
 }
 
-// The first t in [t0, t1] where the volume crosses the isovalue, or −1. Fixed
-// steps, or sphere tracing (steps of the distance to the isovalue, at least
-// one step) for a distance field; the crossing is refined by bisection.
+// The isosurface march's sample k sits at min(t0 + k·step, t1).
 template <class T>
-GF_HD T march_isosurface(const RayArgs<T>& a, const FieldView<const T>& v, const T dir[3], T t0, T t1) {
-  T p[3];
-  ray_point(a, dir, t0, p);
-  T fa = sample_volume(a, v, p) - a.isovalue;
+GF_HD T iso_t(const RayArgs<T>& a, std::int64_t k, T t0, T t1) {
+  const T t = t0 + T(k) * a.step;
+  return t < t1 ? t : t1;
+}
+
+// The crossing in [ta, tb] (fa: the value's offset from the isovalue at ta;
+// only its sign counts), refined by bisection.
+template <class T, class S>
+GF_HD T iso_refine(const RayArgs<T>& a, const S& sample, const RayCells<T>& r, T ta, T tb, T fa) {
+  T lo = ta, hi = tb, u[3];
+  for (int i = 0; i < kBisections; ++i) {
+    const T mid = T(0.5) * (lo + hi);
+    r.at(mid, u);
+    const T fm = sample(u) - a.isovalue;
+    if ((fm < T(0)) == (fa < T(0)) && fm != T(0))
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return T(0.5) * (lo + hi);
+}
+
+// Whether the march crosses the isovalue from fa to fb.
+template <class T>
+GF_HD bool iso_crosses(T fa, T fb) {
+  return (fa < T(0)) != (fb < T(0)) || fb == T(0);
+}
+
+// The first t in [t0, t1] where the volume crosses the isovalue, or −1. Fixed
+// steps (sample k at iso_t), or sphere tracing (steps of the distance to the
+// isovalue, at least one step) for a distance field; the crossing is refined
+// by bisection.
+template <class T, class S>
+GF_HD T march_isosurface(const RayArgs<T>& a, const S& sample, const RayCells<T>& r, T t0, T t1) {
+  T u[3];
+  r.at(t0, u);
+  T fa = sample(u) - a.isovalue;
   if (fa == T(0)) return t0;
   T ta = t0;
+  if (!a.sphere_trace) {
+    const std::int64_t steps = march_steps(a, t0, t1);
+    for (std::int64_t k = 1; k <= steps; ++k) {
+      const T tb = iso_t(a, k, t0, t1);
+      if (!(tb > ta)) break;
+      r.at(tb, u);
+      const T fb = sample(u) - a.isovalue;
+      if (iso_crosses(fa, fb)) return iso_refine(a, sample, r, ta, tb, fa);
+      ta = tb;
+      fa = fb;
+    }
+    return T(-1);
+  }
   // A march that steps at least a.step reaches t1 within this many steps.
-  const std::int64_t max_steps = std::int64_t(std::ceil((t1 - t0) / a.step)) + 1;
+  const std::int64_t max_steps = march_steps(a, t0, t1) + 1;
   for (std::int64_t k = 0; k < max_steps && ta < t1; ++k) {
-    T d = a.step;
-    if (a.sphere_trace) {
-      const T dist = T(0.9) * (fa < T(0) ? -fa : fa);
-      d = dist > d ? dist : d;
-    }
+    const T dist = T(0.9) * (fa < T(0) ? -fa : fa);
+    const T d = dist > a.step ? dist : a.step;
     const T tb = ta + d < t1 ? ta + d : t1;
-    ray_point(a, dir, tb, p);
-    const T fb = sample_volume(a, v, p) - a.isovalue;
-    if ((fa < T(0)) != (fb < T(0)) || fb == T(0)) {
-      T lo = ta, hi = tb;
-      for (int i = 0; i < kBisections; ++i) {
-        const T mid = T(0.5) * (lo + hi);
-        ray_point(a, dir, mid, p);
-        const T fm = sample_volume(a, v, p) - a.isovalue;
-        if ((fm < T(0)) == (fa < T(0)) && fm != T(0))
-          lo = mid;
-        else
-          hi = mid;
-      }
-      return T(0.5) * (lo + hi);
-    }
+    r.at(tb, u);
+    const T fb = sample(u) - a.isovalue;
+    if (iso_crosses(fa, fb)) return iso_refine(a, sample, r, ta, tb, fa);
     ta = tb;
     fa = fb;
   }
   return T(-1);
 }
 
-// One pixel: RGB composited over the background and the coverage (alpha),
-// into out[0..3].
-template <class T>
-GF_HD void render_pixel(const RayArgs<T>& a, const FieldView<const T>& v, int px, int py, float out[4]) {
-  T dir[3], t0, t1;
-  pixel_ray(a, px, py, dir);
-  float rgb[3] = {0, 0, 0};
-  float A = 0;
-  if (ray_box(a, v, dir, t0, t1)) {
-    if (a.mode == RayMode::EmissionAbsorption) {
-      A = march_emission(a, v, dir, t0, t1, rgb);
-    } else if (a.mode == RayMode::Mip) {
-      colormap_rgb(a.colormap, transfer_t(a, march_max(a, v, dir, t0, t1)), rgb);
-      A = 1;
-    } else {
-      const T t = march_isosurface(a, v, dir, t0, t1);
-      if (t >= T(0)) {
-        T p[3];
-        ray_point(a, dir, t, p);
-        shade_surface(a, v, p, dir, rgb);
-        A = 1;
-      }
-    }
+// The pixel's colour from what its march found: emission-absorption's
+// composited rgb and coverage A, mip's maximum m, the isosurface's hit t (or
+// < 0), over the background, into out[0..3].
+template <class T, class S>
+GF_HD void finish_pixel(const RayArgs<T>& a, const S& sample, const RayCells<T>& r, const T dir[3],
+                        float rgb[3], float A, T m, T t, float out[4]) {
+  if (a.mode == RayMode::Mip) {
+    colormap_rgb(a.colormap, transfer_t(a, m), rgb);
+    A = 1;
+  } else if (a.mode == RayMode::Isosurface && t >= T(0)) {
+    T u[3];
+    r.at(t, u);
+    shade_surface(a, sample, u, dir, rgb);
+    A = 1;
   }
   for (int c = 0; c < 3; ++c) out[c] = rgb[c] + (1.0f - A) * a.background[c];
   out[3] = A;
+}
+
+// One pixel: RGB composited over the background and the coverage (alpha),
+// into out[0..3]. The plain march: every sample of every ray.
+template <class T, class S>
+GF_HD void render_pixel(const RayArgs<T>& a, const S& sample, const Layout& l, int px, int py,
+                        float out[4]) {
+  T dir[3], t0, t1;
+  pixel_ray(a, px, py, dir);
+  float rgb[3] = {0, 0, 0};
+  if (!ray_box(a, l, dir, t0, t1)) {
+    for (int c = 0; c < 3; ++c) out[c] = a.background[c];
+    out[3] = 0;
+    return;
+  }
+  const RayCells<T> r = ray_cells(a, dir);
+  float A = 0;
+  T m = T(-1e30), t = T(-1);
+  if (a.mode == RayMode::EmissionAbsorption)
+    A = march_emission(a, sample, r, t0, t1, rgb);
+  else if (a.mode == RayMode::Mip)
+    m = march_max(a, sample, r, t0, t1);
+  else
+    t = march_isosurface(a, sample, r, t0, t1);
+  finish_pixel(a, sample, r, dir, rgb, A, m, t, out);
+}
+
+// The reference: trilinear samples of the view, 64-bit indices.
+template <class T>
+GF_HD void render_pixel(const RayArgs<T>& a, const FieldView<const T>& v, int px, int py,
+                        float out[4]) {
+  render_pixel(a, Trilinear<T>{v}, v, px, py, out);
 }
 
 }  // namespace gf

@@ -34,6 +34,11 @@ bench_run(${OUT}/shapes3d 14 4 --workload all --dims 3 --sizes 17x9x6,12 --time-
 if(NOT table MATCHES "\nheat +3 +17x9x6 +cpu ")
   message(FATAL_ERROR "the 3D table does not show the shape 17x9x6")
 endif()
+# raymarch (issue 26): a row a mode and image, 3D only, named on its own
+bench_run(${OUT}/raymarch 6 2 --workload raymarch --dims 3 --sizes 12,11x9x10 --images 31x17)
+if(NOT table MATCHES "\nraymarch/mip@31x17 +12\\^3 +cpu ")
+  message(FATAL_ERROR "the raymarch table does not show the mip row at 12^3")
+endif()
 # 2D: a non-square grid and a square one
 bench_run(${OUT}/shapes2d 4 3 --workload heat,laplace --dims 2 --sizes 33x9,16)
 if(NOT table MATCHES "\nlaplace/jacobi +2 +33x9 +cpu ")

@@ -20,7 +20,7 @@ ROW = ("workload", "method", "dims", "size", "grid", "points", "device", "device
        "precision", "steps", "repetitions", "ms_per_step", "ms_per_step_min", "ms_per_step_max",
        "Gpts_per_s", "points_per_s", "bytes_per_step", "effective_GBps", "bandwidth_kind",
        "bandwidth_GBps", "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads",
-       "shape")
+       "image", "rays_per_s", "samples_per_s", "shape")
 
 
 def fail(msg):
@@ -58,6 +58,17 @@ def check_row(i, r, o, bw):
              f"max {r['ms_per_step_max']}")
     value = 4 if r["precision"] == "float32" else 8
     fields = 3 if r["workload"] == "wave" else 2  # the leapfrog reads u and the level before
+    if r["workload"] == "raymarch":  # a step is a frame: no T_eff; rays and samples a second
+        fields = 0
+        if not (isinstance(r["image"], list) and len(r["image"]) == 2 and min(r["image"]) >= 1):
+            fail(f"{where}: image {r['image']!r}")
+        rays = r["image"][0] * r["image"][1]
+        if not close(r["rays_per_s"], rays / (r["ms_per_step"] / 1e3)):
+            fail(f"{where}: rays_per_s {r['rays_per_s']} for {rays} rays")
+        if not r["samples_per_s"] > r["rays_per_s"]:
+            fail(f"{where}: samples_per_s {r['samples_per_s']} below rays_per_s")
+    elif r["image"] is not None or r["rays_per_s"] is not None or r["samples_per_s"] is not None:
+        fail(f"{where}: image, rays_per_s or samples_per_s on a row that is no raymarch")
     if r["bytes_per_step"] != fields * r["points"] * value:
         fail(f"{where}: bytes_per_step {r['bytes_per_step']}, T_eff counts {fields} fields")
     s = r["ms_per_step"] / 1e3
@@ -119,7 +130,7 @@ def main():
             v = r[k]
             if v is None:
                 ok = text == ""
-            elif k == "shape":  # 509x263x391 in the CSV
+            elif k in ("shape", "image"):  # 509x263x391, 1920x1080 in the CSV
                 ok = text == "x".join(map(str, v))
             elif isinstance(v, str):
                 ok = text == v
@@ -129,6 +140,22 @@ def main():
                 fail(f"bench.csv row {i} {k}: '{text}' vs bench.json {v!r}")
 
     table = open(os.path.join(o.out, "table.txt")).read().splitlines()
+    if all(r["workload"] == "raymarch" for r in rows):  # their own table (issue 26)
+        head = table[0].split()
+        for col in ("workload", "size", "device", "prec", "ms/frame", "Grays/s", "Gsamples/s", "vs", "cpu"):
+            if col not in head:
+                fail(f"raymarch table header lacks '{col}': {table[0]}")
+        if len(table) != len(rows) + 1:
+            fail(f"the table has {len(table) - 1} rows, bench.json {len(rows)}")
+        for line, r in zip(table[1:], rows):
+            f = line.split()
+            label = f"raymarch/{r['method']}@{r['image'][0]}x{r['image'][1]}"
+            if f[0] != label or f[1] != r["grid"] or f[2] != r["device"] or f[3] != r["precision"]:
+                fail(f"table row '{line}' is not {label} {r['grid']} {r['device']} {r['precision']}")
+            if not close(float(f[4]), r["ms_per_step"], 1e-3):
+                fail(f"table row '{line}': ms/frame is not {r['ms_per_step']}")
+        print(f"check_bench: OK: {len(rows)} raymarch rows in bench.json, bench.csv and the table")
+        return
     head = table[0].split()
     for col in ("workload", "dims", "size", "device", "prec", "ms/step", "Gpts/s", "GB/s", "eff",
                 "of", "BW", "vs", "cpu"):

@@ -203,7 +203,7 @@ if(_plot_ok EQUAL 0)
 else()
   message(STATUS "gridforge: no plot_bench or plot.py test: matplotlib not found for ${GF_PYTHON}")
 endif()
-gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, wave, all$"
+gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, wave, raymarch, all$"
   bench --workload heat,waves --devices cpu)
 gf_expect_error(bench_bad_sizes 2 "^error: --sizes: 'x64' is not N or NXxNYxNZ \\(NXxNY in 2D\\), whole numbers of points per axis, e.g. 512 or 509x263x391$"
   bench --sizes 32,x64 --devices cpu)
@@ -321,6 +321,11 @@ if(GF_PYTHON)
   endforeach()
   set_tests_properties("e2e: shared machine busy" PROPERTIES RUN_SERIAL TRUE)
 endif()
+
+# Issue 26: the GPU ray marcher's GRIDFORGE_RM_* are checked on every path too.
+add_test(NAME "e2e: a bad GRIDFORGE_RM_BRICK or GRIDFORGE_RM_TILE is exit 2 before anything is written"
+         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_rm_env'; rm -rf \"$d\"; GRIDFORGE_RM_BRICK=12 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_RM_BRICK='12': give the bricks' edge in cells, a power of two from 4 to 64\" \"$d.err\" && GRIDFORGE_RM_TILE=64x64 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_RM_TILE='64x64': give WxH pixels a block\" \"$d.err\""
+                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/raymarch_cloud.yaml)
 
 # Issue 21: GRIDFORGE_ROW_ALIGN (the GPU's row alignment) is checked on every
 # path: a value that is not 0 or a power of two from 16 to 4096 is exit 2,

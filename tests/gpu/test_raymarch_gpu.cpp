@@ -4,6 +4,8 @@
 // block, and images poisoned with NaN first so that every pixel must be written.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
+#include <utility>
 #include <limits>
 #include <random>
 #include <vector>
@@ -12,8 +14,12 @@
 #include "kernels/backend.hpp"
 #include "kernels/device.hpp"
 #include "kernels/raymarch/raymarch_exec.hpp"
+#include "tests/unit/raymarch_test_util.hpp"
 
 using namespace gf;
+using gf::test::grid_of;
+using gf::test::random_args;
+using gf::test::random_volume;
 
 namespace {
 
@@ -23,98 +29,10 @@ struct Scene {
 };
 
 template <class T>
-std::vector<T> random_volume(const Grid& g, bool noise, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<T> v(static_cast<std::size_t>(g.size()));
-  if (noise) {
-    for (auto& x : v) x = static_cast<T>(u(rng));
-    return v;
-  }
-  // A few Gaussian blobs: smooth, with isosurfaces to find.
-  double c[4][3], w[4], a[4];
-  for (int b = 0; b < 4; ++b) {
-    for (int k = 0; k < 3; ++k)
-      c[b][k] = g.origin[k] + (0.2 + 0.6 * u(rng)) * (g.n[k] - 1) * g.h[k];
-    w[b] = 0.05 + 0.1 * u(rng);
-    a[b] = 0.5 + u(rng);
-  }
-  for (std::int64_t k = 0; k < g.n[2]; ++k)
-    for (std::int64_t j = 0; j < g.n[1]; ++j)
-      for (std::int64_t i = 0; i < g.n[0]; ++i) {
-        const double p[3] = {g.coord(0, i), g.coord(1, j), g.coord(2, k)};
-        double s = 0;
-        for (int b = 0; b < 4; ++b) {
-          double r2 = 0;
-          for (int q = 0; q < 3; ++q) r2 += (p[q] - c[b][q]) * (p[q] - c[b][q]);
-          s += a[b] * std::exp(-r2 / w[b]);
-        }
-        v[g.index(i, j, k)] = static_cast<T>(s);
-      }
-  return v;
-}
-
-// A camera at distance 1.2–3 from the volume's centre, looking near it, with
-// a random up (never along the view).
-template <class T>
-RayArgs<T> random_args(const Grid& g, int width, int height, RayMode mode, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(0, 1);
-  RayArgs<T> a;
-  double centre[3], ext = 0;
-  for (int k = 0; k < 3; ++k) {
-    a.origin[k] = T(g.origin[k]);
-    a.h[k] = T(g.h[k]);
-    centre[k] = g.origin[k] + 0.5 * (g.n[k] - 1) * g.h[k];
-    ext = std::max(ext, (g.n[k] - 1) * g.h[k]);
-  }
-  double dir[3], len = 0;
-  for (double& d : dir) d = 2 * u(rng) - 1, len += d * d;
-  len = std::sqrt(len);
-  const double dist = ext * (1.2 + 1.8 * u(rng));
-  double eye[3], fwd[3];
-  for (int k = 0; k < 3; ++k) {
-    eye[k] = centre[k] + dist * dir[k] / len;
-    fwd[k] = centre[k] + 0.1 * ext * (u(rng) - 0.5) - eye[k];
-  }
-  auto normalize = [](double* v) {
-    const double l = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    for (int k = 0; k < 3; ++k) v[k] /= l;
-  };
-  normalize(fwd);
-  double up[3] = {u(rng) - 0.5, u(rng) - 0.5, 1.0}, right[3];
-  right[0] = fwd[1] * up[2] - fwd[2] * up[1];
-  right[1] = fwd[2] * up[0] - fwd[0] * up[2];
-  right[2] = fwd[0] * up[1] - fwd[1] * up[0];
-  normalize(right);
-  up[0] = right[1] * fwd[2] - right[2] * fwd[1];
-  up[1] = right[2] * fwd[0] - right[0] * fwd[2];
-  up[2] = right[0] * fwd[1] - right[1] * fwd[0];
-  double light[3] = {-fwd[0] + 0.6 * up[0], -fwd[1] + 0.6 * up[1], -fwd[2] + 0.6 * up[2]};
-  normalize(light);
-  for (int k = 0; k < 3; ++k) {
-    a.eye[k] = T(eye[k]);
-    a.fwd[k] = T(fwd[k]);
-    a.right[k] = T(right[k]);
-    a.up[k] = T(up[k]);
-    a.light[k] = T(light[k]);
-    a.background[k] = float(u(rng));
-  }
-  a.tan_half = T(std::tan((20 + 40 * u(rng)) * 3.14159265358979 / 360));
-  a.width = width;
-  a.height = height;
-  a.mode = mode;
-  a.colormap = Colormap(int(u(rng) * 4) % 4);
-  a.lo = T(0.1 * u(rng));
-  a.hi = T(0.8 + 0.5 * u(rng));
-  a.density = T(5 + 30 * u(rng));
-  a.isovalue = T(0.3 + 0.3 * u(rng));
-  a.step = T((0.3 + 0.7 * u(rng)) * g.min_h());
-  return a;
-}
-
-template <class T>
 io::Image render_on(Backend<T>& be, Backend<float>& poisoner, const RayArgs<T>& a, const Grid& g,
-                    const std::vector<T>& host) {
+                    const std::vector<T>& host, const RayExecOptions* opt = nullptr) {
   auto exec = make_raymarch_exec(be);
+  if (opt) exec->set_options(*opt);
   Field<T> vol = be.make_field(g, "volume");
   be.upload(host.data(), vol);
   Field<float> img = be.make_image(a.width, a.height);
@@ -133,9 +51,9 @@ io::Image render_on(Backend<T>& be, Backend<float>& poisoner, const RayArgs<T>& 
 
 template <class T>
 void compare(const Scene& s, int width, int height, RayMode mode, bool sphere_trace,
-             std::uint64_t seed) {
+             std::uint64_t seed, double cut = -1) {
   std::mt19937_64 rng(seed);
-  const std::vector<T> host = random_volume<T>(s.grid, s.noise, rng);
+  const std::vector<T> host = random_volume<T>(s.grid, s.noise, rng, cut);
   RayArgs<T> a = random_args<T>(s.grid, width, height, mode, rng);
   a.sphere_trace = sphere_trace;
   auto cpu = make_cpu_backend<T>();
@@ -169,15 +87,6 @@ void compare(const Scene& s, int width, int height, RayMode mode, bool sphere_tr
   CHECK(double(differ) <= 0.002 * double(pixels) + 1);
 }
 
-Grid grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz, double h) {
-  Grid g;
-  g.ndim = 3;
-  g.n = {nx, ny, nz};
-  g.h = {h, h * 1.1, h * 0.9};
-  g.origin = {-0.3, 0.2, 0.1};
-  return g;
-}
-
 }  // namespace
 
 TEST_CASE("GPU raymarch equals the CPU reference: random volumes, cameras and modes",
@@ -204,4 +113,119 @@ TEST_CASE("GPU raymarch: a larger image over several blocks, both precisions",
   compare<float>(blobs, 257, 129, RayMode::EmissionAbsorption, false, 9001);
   compare<double>(blobs, 257, 129, RayMode::Isosurface, false, 9002);
   compare<float>(blobs, 257, 129, RayMode::Mip, false, 9003);
+}
+
+// ---- empty-space skipping and the texture sampler (issue 26) ----------------------
+
+namespace {
+
+std::size_t bits_differ(const io::Image& x, const io::Image& y) {
+  std::size_t n = 0;
+  for (std::size_t q = 0; q < x.rgba.size(); ++q)
+    n += std::memcmp(&x.rgba[q], &y.rgba[q], sizeof(float)) != 0;
+  return n;
+}
+
+std::size_t unwritten(const io::Image& x) {
+  std::size_t n = 0;
+  for (float v : x.rgba) n += std::isnan(v);
+  return n;
+}
+
+// Skipping on (bricks of B cells) and off on the GPU: the same image bit for
+// bit; and the skipping image against the CPU's, as validate compares.
+template <class T>
+void skip_same(const Grid& g, int width, int height, RayMode mode, int B, double cut,
+               std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const std::vector<T> host = random_volume<T>(g, false, rng, cut);
+  RayArgs<T> a = random_args<T>(g, width, height, mode, rng);
+  if (seed % 2) a.lo = 0;
+  auto gpu = make_cuda_backend<T>(0);
+  auto poisoner = make_cuda_backend<float>(0);
+  auto cpu = make_cpu_backend<T>();
+  auto cpu_poisoner = make_cpu_backend<float>();
+  RayExecOptions on, off;
+  on.brick = B;
+  off.skip = false;
+  const io::Image skipped = render_on(*gpu, *poisoner, a, g, host, &on);
+  const io::Image plain = render_on(*gpu, *poisoner, a, g, host, &off);
+  const io::Image c = render_on(*cpu, *cpu_poisoner, a, g, host);
+  const io::ImageDiff d = io::compare_images(skipped, c);
+  INFO("mode " << int(mode) << " brick " << B << " cut " << cut << " " << g.n[0] << "x" << g.n[1]
+               << "x" << g.n[2] << " image " << width << "x" << height << " float"
+               << 8 * sizeof(T) << " seed " << seed << ": psnr " << d.psnr_db << " dB against the CPU");
+  CHECK(unwritten(skipped) == 0);
+  CHECK(unwritten(plain) == 0);
+  CHECK(bits_differ(skipped, plain) == 0);
+  CHECK(d.pass);
+}
+
+}  // namespace
+
+TEST_CASE("GPU raymarch: empty-space skipping leaves the image bit for bit the plain march's",
+          "[gpu][raymarch_gpu]") {
+  std::uint64_t seed = 26100;
+  const Grid odd = grid_of(61, 37, 53, 1.0 / 60), small = grid_of(23, 31, 19, 1.0 / 30);
+  for (RayMode mode : {RayMode::EmissionAbsorption, RayMode::Mip, RayMode::Isosurface}) {
+    for (int B : {4, 8, 16}) {
+      skip_same<float>(odd, 131, 77, mode, B, 0.6, ++seed);
+      skip_same<double>(odd, 131, 77, mode, B, 0.6, ++seed);
+      skip_same<float>(small, 97, 61, mode, B, 0.9, ++seed);
+    }
+    skip_same<float>(odd, 1, 1, mode, 8, 0.6, ++seed);
+    skip_same<double>(small, 130, 9, mode, 8, -1, ++seed);  // no empty brick
+  }
+}
+
+TEST_CASE("GPU raymarch: other tiles of pixels draw the same image", "[gpu][raymarch_gpu]") {
+  std::mt19937_64 rng(26200);
+  const Grid g = grid_of(61, 37, 53, 1.0 / 60);
+  const std::vector<float> host = random_volume<float>(g, false, rng, 0.5);
+  const RayArgs<float> a = random_args<float>(g, 203, 117, RayMode::EmissionAbsorption, rng);
+  auto gpu = make_cuda_backend<float>(0);
+  auto poisoner = make_cuda_backend<float>(0);
+  const io::Image ref = render_on(*gpu, *poisoner, a, g, host);
+  for (auto [w, h] : {std::pair{16, 8}, {32, 4}, {8, 16}, {16, 16}, {32, 8}}) {
+    RayExecOptions o;
+    o.tile_x = w;
+    o.tile_y = h;
+    const io::Image x = render_on(*gpu, *poisoner, a, g, host, &o);
+    INFO("tile " << w << "x" << h);
+    CHECK(unwritten(x) == 0);
+    CHECK(bits_differ(x, ref) == 0);
+  }
+}
+
+// Measure-first: the hardware's 8-bit filter weights against the CPU's
+// trilinear samples. The PSNRs are printed (WARN); the check is only that
+// every pixel is drawn and the image is the same picture (30 dB), and that
+// skipping changes it by round-off at most.
+TEST_CASE("GPU raymarch: the texture sampler, against the CPU (PSNR printed)",
+          "[gpu][raymarch_gpu][raymarch_texture]") {
+  std::uint64_t seed = 26300;
+  const Grid g = grid_of(61, 37, 53, 1.0 / 60);
+  for (RayMode mode : {RayMode::EmissionAbsorption, RayMode::Mip, RayMode::Isosurface}) {
+    std::mt19937_64 rng(++seed);
+    const std::vector<float> host = random_volume<float>(g, false, rng, 0.5);
+    const RayArgs<float> a = random_args<float>(g, 257, 129, mode, rng);
+    auto gpu = make_cuda_backend<float>(0);
+    auto poisoner = make_cuda_backend<float>(0);
+    auto cpu = make_cpu_backend<float>();
+    auto cpu_poisoner = make_cpu_backend<float>();
+    RayExecOptions tex, tex_plain;
+    tex.texture = tex_plain.texture = true;
+    tex_plain.skip = false;
+    const io::Image t = render_on(*gpu, *poisoner, a, g, host, &tex);
+    const io::Image tp = render_on(*gpu, *poisoner, a, g, host, &tex_plain);
+    const io::Image c = render_on(*cpu, *cpu_poisoner, a, g, host);
+    const io::ImageDiff d = io::compare_images(t, c), ds = io::compare_images(t, tp);
+    WARN("texture sampler, mode " << int(mode) << ": " << d.psnr_db << " dB against the CPU, "
+                                  << 100 * d.off_fraction << " % of pixels off by > 2/255 ("
+                                  << (d.pass ? "passes" : "fails") << " validate); skipping "
+                                  << ds.psnr_db << " dB against no skipping");
+    CHECK(unwritten(t) == 0);
+    CHECK(d.psnr_db > 30);
+    CHECK(ds.psnr_db > 60);
+  }
 }
