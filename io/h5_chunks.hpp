@@ -8,7 +8,8 @@
 // (docs/performance.md). The filters are simple and fixed by the format,
 // though: shuffle puts byte b of every value together (out[b·n + i] =
 // in[i·size + b] over the n values of a chunk), deflate is zlib's compress2
-// of that (a zlib stream). So the chunks are gathered, shuffled and
+// of that (a zlib stream; libdeflate writes the same format faster and is
+// used where the build has it). So the chunks are gathered, shuffled and
 // compressed here, a window of them at a time over OpenMP threads, as
 // io/vtk_compress.cpp does the .vti blocks, and handed to the file whole
 // with H5Dwrite_chunk on the writer thread, the one that calls HDF5. A chunk
@@ -20,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "io/h5.hpp"
@@ -51,6 +53,10 @@ struct ChunkWriteStats {
   std::int64_t chunks = 0;        // chunks written
   std::int64_t chunks_stored = 0; // of them, stored unfiltered (did not shrink)
 };
+
+// What deflates the chunks: "libdeflate 1.14" where the build has it (the
+// same zlib stream format, faster), else "zlib 1.2.13".
+std::string deflate_library();
 
 // Writes every value of `ds` (created with deflate_creation(chunk, level))
 // from `data`, the whole array in memory (x fastest, `dims` slowest first),

@@ -629,7 +629,7 @@ H5WriteStats FieldSeriesWriter::h5_stats() const {
   if (!impl_->h5) return {};
   const ChunkWriteStats& c = impl_->h5->stats();
   return {c.bytes_in, c.bytes_out, c.compress_s, c.compress_cpu_s, c.write_s, c.chunks,
-          c.chunks_stored};
+          c.chunks_stored, deflate_library()};
 }
 
 void FieldSeriesWriter::finish() {

@@ -75,6 +75,7 @@ struct H5WriteStats {
   double write_s = 0;         // the chunks handed to HDF5 (H5Dwrite_chunk)
   std::int64_t chunks = 0;         // chunks written
   std::int64_t chunks_stored = 0;  // of them, stored uncompressed (would not shrink)
+  std::string deflate;             // the library that deflates: "libdeflate 1.14", "zlib 1.2.13"
 };
 
 // The time series of fields of one run: VTK (.vti per output step + .pvd) and

@@ -124,7 +124,8 @@ nlohmann::json h5_record(const Case& c, const io::H5WriteStats& s) {
           {"compress_cpu_s", s.compress_cpu_s},
           {"write_s", s.write_s},
           {"chunks", s.chunks},
-          {"chunks_stored", s.chunks_stored}};
+          {"chunks_stored", s.chunks_stored},
+          {"deflate", s.deflate}};
 }
 
 // A checkpoint of this case, its solver state still to be filled in.
