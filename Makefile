@@ -7,7 +7,7 @@ CASE ?= cases/heat2d_plate.yaml
 
 # Debian packages the build, the tests and postprocess/ need.
 PACKAGES := cmake g++ make pkg-config git libcli11-dev libyaml-cpp-dev libmuparser-dev \
-  libfmt-dev libspdlog-dev nlohmann-json3-dev libhdf5-openmpi-dev libvtk9-dev catch2 \
+  libfmt-dev libspdlog-dev nlohmann-json3-dev libhdf5-openmpi-dev zlib1g-dev libdeflate-dev libvtk9-dev catch2 \
   libfftw3-dev libopenmpi-dev openmpi-bin python3-numpy python3-h5py python3-matplotlib python3-lz4 paraview xvfb xauth
 
 # make test also builds and runs the CPU-only AddressSanitizer + UBSan build,

@@ -1,6 +1,6 @@
 // The output: section (SPEC §3): the folder, the output, NaN-check and
-// checkpoint cadence, the formats and the .vti files' compression; echoed in
-// the resolved case.
+// checkpoint cadence, the formats and the compression of the .vti files and
+// of fields.h5; echoed in the resolved case.
 #include "io/case_sections.hpp"
 
 namespace gf::case_sections {
@@ -37,6 +37,29 @@ io::Compression read_compression(const Value& v) {
   v.fail(msg);
 }
 
+// none, zlib or zlib:L: HDF5's built-in shuffle + deflate; lz4 is refused
+// with the reason (no built-in HDF5 filter: h5py and ParaView need a plugin).
+io::Compression read_hdf5_compression(const Value& v) {
+  const std::string expected =
+      "expected none or zlib, or zlib:L with a level L from 1 (fastest) to 9 (smallest)";
+  if (!v.node().IsScalar()) v.fail(expected + ", got " + v.describe());
+  const std::string& text = v.node().Scalar();
+  if (const auto c = io::parse_hdf5_compression(text)) return *c;
+  const std::string name = text.substr(0, text.find(':'));
+  if (name == "none") v.fail("none takes no level, got " + v.describe());
+  if (name == "lz4")
+    v.fail(expected + ", got " + v.describe() +
+           "; LZ4 is no built-in HDF5 filter (h5py and ParaView would need a plugin to read it)");
+  std::string msg = expected + ", got " + v.describe();
+  const std::string_view methods[] = {"none", "zlib"};
+  if (name == "gzip" || name == "deflate")  // h5py's and HDF5's names of the same filter
+    msg += "; did you mean 'zlib'?";
+  else if (name != "zlib")
+    if (auto near = schema::nearest(name, methods); !near.empty())
+      msg += fmt::format("; did you mean '{}'?", near);
+  v.fail(msg);
+}
+
 }  // namespace
 
 void read_output(const Map& top, const std::string& name, OutputSpec& o) {
@@ -52,6 +75,8 @@ void read_output(const Map& top, const std::string& name, OutputSpec& o) {
   if (m.has("check_every")) o.check_every = m.get("check_every").integer(1);
   if (m.has("formats")) read_formats(m.get("formats"), o);
   if (m.has("compression")) o.compression = read_compression(m.get("compression"));
+  if (m.has("hdf5_compression"))
+    o.hdf5_compression = read_hdf5_compression(m.get("hdf5_compression"));
   if (m.has("checkpoint_every")) {
     const Value v = m.get("checkpoint_every");
     o.checkpoint_every = v.integer(0);
@@ -68,6 +93,7 @@ void emit_output(YAML::Emitter& out, const OutputSpec& o) {
   if (o.hdf5) out << "hdf5";
   out << YAML::EndSeq;
   out << YAML::Key << "compression" << YAML::Value << io::to_string(o.compression);
+  out << YAML::Key << "hdf5_compression" << YAML::Value << io::to_string(o.hdf5_compression);
   out << YAML::Key << "checkpoint_every" << YAML::Value << o.checkpoint_every;
   out << YAML::EndMap;
 }

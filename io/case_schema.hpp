@@ -35,8 +35,9 @@ inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "st
                                                  "t_end", "source", "solver", "time_block"};
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
 inline constexpr std::string_view kWaveKeys[] = {"c", "dt", "steps", "t_end", "velocity", "source"};
-inline constexpr std::string_view kOutputKeys[] = {"dir",     "every",       "check_every",
-                                                   "formats", "compression", "checkpoint_every"};
+inline constexpr std::string_view kOutputKeys[] = {
+    "dir", "every", "check_every", "formats", "compression", "hdf5_compression",
+    "checkpoint_every"};
 inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps", "time_block"};
 inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tolerance",  "max_iters",
                                                     "check_every", "omega", "remove_mean",

@@ -1,6 +1,6 @@
 // output.compression (docs/cases.md): how the .vti files' appended data is
-// compressed. fields.h5 is not compressed: no HDF5 filter paid for itself
-// (docs/performance.md, "Output at the disk's speed").
+// compressed; output.hdf5_compression: how fields.h5's datasets are (none,
+// or zlib: HDF5's shuffle + deflate filters, io/h5_chunks.hpp).
 #pragma once
 #include <fmt/format.h>
 
@@ -54,6 +54,14 @@ inline std::optional<Compression> parse_compression(std::string_view text) {
       level[0] > '9')
     return std::nullopt;
   c.level = level[0] - '0';
+  return c;
+}
+
+// output.hdf5_compression: "none", "zlib" or "zlib:L" (L 1 to 9), HDF5's
+// built-in filters only (lz4 would need a plugin to be read); nothing else.
+inline std::optional<Compression> parse_hdf5_compression(std::string_view text) {
+  auto c = parse_compression(text);
+  if (!c || c->method == Compression::Method::Lz4) return std::nullopt;
   return c;
 }
 

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -48,6 +49,7 @@
 #include "core/mpi.hpp"
 #include "grid/view.hpp"
 #include "io/h5.hpp"
+#include "io/h5_chunks.hpp"
 #include "io/vtk_series.hpp"
 
 namespace gf::io {
@@ -212,6 +214,7 @@ class H5Series {
     try {
       write_group(step, time, fields);
       h5_ok(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "cannot flush");
+      trim();
     } catch (const H5Failure& e) {
       throw IoError(fmt::format("cannot write '{}' at step {}: {}{}", final_.string(), step,
                                 e.what(), keep_last_complete()));
@@ -221,6 +224,8 @@ class H5Series {
     steps_.push_back(std::move(r));
     write_text_atomic(index_partial_, xdmf_text(spec_, steps_));
   }
+
+  const ChunkWriteStats& stats() const { return stats_; }
 
   // Idempotent; after an error there is nothing left to finish.
   void finish() {
@@ -287,7 +292,7 @@ class H5Series {
   // Makes room on the disk for the step before writing any of it: its values
   // and 64 KiB for the library's metadata, past the end of what the file
   // uses (posix_fallocate; the file's length past that end is slack that
-  // closing the file cuts off). A full disk is then found while the file
+  // trim() cuts once the step is written, or closing a failed file). A full disk is then found while the file
   // is whole, rather than in the middle of the library's writes. Returns why
   // not ("" when done, or when the file is not one descriptor: MPI-IO).
   std::string reserve(const std::vector<FieldView>& fields) {
@@ -303,6 +308,22 @@ class H5Series {
     // EINVAL, EOPNOTSUPP: a file system that cannot reserve; the writes tell.
     if (rc == 0 || rc == EINVAL || rc == EOPNOTSUPP) return "";
     return std::strerror(rc);
+  }
+
+  // Cuts what reserve() set aside past the end the library uses, once the
+  // step is written: compressed chunks take less than the values' bytes
+  // reserved, and HDF5 does not cut the rest on close (it knows of no
+  // length past the last byte it wrote).
+  void trim() {
+    if (spec_.decomp) return;
+    void* handle = nullptr;
+    haddr_t eoa = 0;
+    if (H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &handle) < 0 || !handle ||
+        H5Fget_eoa(file_.get(), &eoa) < 0)
+      return;
+    struct stat st{};
+    const int fd = *static_cast<int*>(handle);
+    if (::fstat(fd, &st) == 0 && std::uint64_t(st.st_size) > eoa) (void)::ftruncate(fd, off_t(eoa));
   }
 
   // Points the open file's descriptor at /dev/null, so that nothing the
@@ -449,13 +470,25 @@ class H5Series {
       h5_ok(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "cannot set collective I/O");
 #endif
     }
+    // One rank: shuffled and deflated chunks, compressed over threads
+    // (io/h5_chunks.hpp); over MPI ranks the collective writes of one
+    // contiguous dataset, uncompressed (docs/cases.md#output).
+    const bool deflate =
+        !spec_.decomp && spec_.hdf5_compression.method != Compression::Method::None;
     for (const auto& f : fields) {
       const hid_t type = h5_native(f.precision);
       const std::string what = fmt::format("dataset '{}/{}'", path, f.name);
+      const std::vector<hsize_t> chunk = chunk_shape(dims, bytes_of(f.precision));
+      H5Handle dcpl = deflate ? deflate_creation(chunk, spec_.hdf5_compression.level)
+                              : h5_own(H5Pcreate(H5P_DATASET_CREATE), H5Pclose,
+                                       "cannot create dataset list");
       H5Handle ds = h5_own(H5Dcreate2(group.get(), f.name.c_str(), type, space.get(), H5P_DEFAULT,
-                                      H5P_DEFAULT, H5P_DEFAULT),
+                                      dcpl.get(), H5P_DEFAULT),
                            H5Dclose, "cannot create " + what);
-      if (spec_.decomp)
+      if (deflate)
+        write_deflated(ds.get(), f.data, bytes_of(f.precision), dims, chunk,
+                       spec_.hdf5_compression.level, spec_.threads, stats_);
+      else if (spec_.decomp)
         h5_ok(H5Dwrite(ds.get(), type, mem.get(), file_sel.get(), dxpl.get(), f.data),
               "cannot write " + what);
       else
@@ -478,6 +511,7 @@ class H5Series {
   fs::path final_, partial_, index_, index_partial_;
   H5Handle file_;
   std::vector<StepRecord> steps_;
+  ChunkWriteStats stats_;  // the compressed chunks written so far
 };
 
 // Programming errors of the caller, not I/O failures. A name becomes an HDF5
@@ -589,6 +623,13 @@ void FieldSeriesWriter::write(std::int64_t step, double time,
 
 VtkWriteStats FieldSeriesWriter::vtk_stats() const {
   return impl_->vtk ? impl_->vtk->stats() : VtkWriteStats{};
+}
+
+H5WriteStats FieldSeriesWriter::h5_stats() const {
+  if (!impl_->h5) return {};
+  const ChunkWriteStats& c = impl_->h5->stats();
+  return {c.bytes_in, c.bytes_out, c.compress_s, c.compress_cpu_s, c.write_s, c.chunks,
+          c.chunks_stored, deflate_library()};
 }
 
 void FieldSeriesWriter::finish() {

@@ -49,6 +49,10 @@ struct SeriesSpec {
   // The .vti files' appended data (output.compression), compressed in blocks
   // of vtk_block_bytes by up to `threads` threads (io/vtk_compress.hpp).
   Compression compression;
+  // fields.h5's datasets (output.hdf5_compression): zlib: chunked, shuffle +
+  // deflate at its level, compressed by up to `threads` threads
+  // (io/h5_chunks.hpp); none: contiguous. Over MPI ranks always contiguous.
+  Compression hdf5_compression{Compression::Method::Zlib, 1};
   int threads = 1;
   std::size_t vtk_block_bytes = std::size_t(1) << 20;
 };
@@ -60,6 +64,18 @@ struct VtkWriteStats {
   double compress_cpu_s = 0;  // and CPU time, summed over the threads
   std::int64_t blocks_ahead = 0;       // blocks compressed by the threads
   std::int64_t blocks_inline = 0;      // blocks VTK handed over that were not (none expected)
+};
+
+// What fields.h5's compression did, over the steps written so far (zeros
+// when it is not compressed).
+struct H5WriteStats {
+  std::int64_t bytes_in = 0, bytes_out = 0;  // the fields' bytes, and the chunks' in the file
+  double compress_s = 0;      // the chunks compressed by the threads: wall time,
+  double compress_cpu_s = 0;  // and CPU time, summed over the threads
+  double write_s = 0;         // the chunks handed to HDF5 (H5Dwrite_chunk)
+  std::int64_t chunks = 0;         // chunks written
+  std::int64_t chunks_stored = 0;  // of them, stored uncompressed (would not shrink)
+  std::string deflate;             // the library that deflates: "libdeflate 1.14", "zlib 1.2.13"
 };
 
 // The time series of fields of one run: VTK (.vti per output step + .pvd) and
@@ -77,6 +93,8 @@ class FieldSeriesWriter {
   void finish();
   // The .vti compression's record (zeros without vtk or compression).
   VtkWriteStats vtk_stats() const;
+  // fields.h5's compression record (zeros without hdf5 or compression).
+  H5WriteStats h5_stats() const;
 
  private:
   struct Impl;

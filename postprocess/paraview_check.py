@@ -5,6 +5,7 @@ Run with ParaView's own Python, under a virtual X server:
     xvfb-run -a pvbatch postprocess/paraview_check.py \
         --pvd OUT/<name>.pvd --xdmf OUT/fields.xdmf --array u --steps N \
         [--range MIN MAX] [--screenshot OUT/check.png] [--compression none|lz4|zlib]
+        [--hdf5-compression none|zlib]
 
 It opens <name>.pvd with the PVD reader and fields.xdmf with the Xdmf3
 reader, and checks that both series have N time steps at the same times,
@@ -15,7 +16,11 @@ files and fields.h5 hold the same bits, whatever output.compression was)
 and that the range lies within [MIN, MAX] when --range is given. With
 --compression, every .vti the series names (each piece of a .pvti) must say
 that compressor (none: no compressor), so a check of a variant cannot pass
-on files of another. Exits 1 with one line per failed check, 0 after
+on files of another. With --hdf5-compression, every dataset fields.xdmf names
+must be stored so in fields.h5 (zlib: chunked, HDF5's shuffle + deflate
+filters; none: contiguous, no filter), and the Xdmf3 reader's values at the
+last time step must equal those h5py reads from the dataset (h5py from the
+Python pvbatch runs; the checks are skipped with a note without it). Exits 1 with one line per failed check, 0 after
 printing a summary.
 """
 
@@ -79,6 +84,8 @@ def parse_args(argv):
     p.add_argument("--screenshot", help="PNG of the last time step, coloured by the array")
     p.add_argument("--compression", choices=sorted(COMPRESSORS),
                    help="the output.compression method every .vti must have been written with")
+    p.add_argument("--hdf5-compression", choices=["none", "zlib"],
+                   help="the output.hdf5_compression method fields.h5 must have been written with")
     # argparse takes "-1e-3" for an option (its negative-number pattern has no
     # exponent); widen the pattern so that --range -1e-3 1e-3 works.
     p._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -205,6 +212,55 @@ def check_compression(pvd, method):
     return len(files)
 
 
+def xdmf_datasets(xdmf):
+    """(time, array name, h5 file, dataset path) of every attribute fields.xdmf names."""
+    out = []
+    folder = os.path.dirname(xdmf)
+    for grid in ET.parse(xdmf).getroot().iter("Grid"):
+        if grid.get("GridType") != "Uniform":
+            continue
+        t = float(grid.find("Time").get("Value"))
+        for attr in grid.iter("Attribute"):
+            ref = attr.find("DataItem").text.strip()
+            h5, path = ref.split(":", 1)
+            out.append((t, attr.get("Name"), os.path.join(folder, h5), path))
+    return out
+
+
+def check_hdf5_storage(readers, xdmf, array, method, t_last):
+    """Each dataset stored as output.hdf5_compression says; the Xdmf3 reader's
+    values at the last time equal h5py's (through HDF5's own filters)."""
+    try:
+        import h5py
+        import numpy
+    except ImportError as e:
+        print("paraview_check: note: %s: fields.h5 storage check skipped" % e)
+        return 0
+    sets = xdmf_datasets(xdmf)
+    if not sets:
+        raise CheckFailed("%s names no datasets" % xdmf)
+    last = None
+    for t, name, h5, path in sets:
+        with h5py.File(h5, "r") as f:
+            d = f[path]
+            if method == "zlib":
+                ok = d.chunks is not None and d.compression == "gzip" and d.shuffle
+            else:
+                ok = d.chunks is None and d.compression is None and not d.shuffle
+            if not ok:
+                raise CheckFailed("%s:%s: chunks %s, compression %s, shuffle %s; expected "
+                                  "output.hdf5_compression %s" % (h5, path, d.chunks,
+                                                                  d.compression, d.shuffle, method))
+            if t == t_last and name == array:
+                last = d[...].astype("float64").ravel()
+    if last is None:
+        raise CheckFailed("%s names no '%s' at t=%r" % (xdmf, array, t_last))
+    x = values_at(readers["xdmf"], array, t_last)
+    if x.shape != last.shape or not (x == last).all():
+        raise CheckFailed("the Xdmf3 reader's '%s' at t=%r differs from h5py's" % (array, t_last))
+    return len(sets)
+
+
 def check_range(infos, lo, hi):
     for name, info in infos.items():
         amin, amax = info["range"]
@@ -246,6 +302,11 @@ def run(args):
     infos = {name: array_info(r, name, args.array, t) for name, r in readers.items()}
     compare_infos(infos)
     compare_points(readers, args.array, t)
+    if args.hdf5_compression:
+        n = check_hdf5_storage(readers, args.xdmf, args.array, args.hdf5_compression, t)
+        if n:
+            print("paraview_check: %d fields.h5 datasets stored with hdf5 compression %s, "
+                  "read by Xdmf3 as by h5py" % (n, args.hdf5_compression))
     if args.range:
         check_range(infos, *args.range)
     if args.screenshot:

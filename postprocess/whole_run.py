@@ -101,7 +101,8 @@ def run_gridforge(args, n):
                "startup", "setup", "upload", "compute", "download", "output")),
            "bytes": folder_bytes(out), "host_peak": t.get("host_memory_peak_bytes", 0),
            "device_peak": t.get("device_memory_peak_bytes", 0), "command": " ".join(cmd),
-           "vtk_output": t.get("vtk_output"), "output_writer": t.get("output_writer")}
+           "vtk_output": t.get("vtk_output"), "hdf5_output": t.get("hdf5_output"),
+           "output_writer": t.get("output_writer")}
     if not args.keep:
         shutil.rmtree(out, ignore_errors=True)
     return row

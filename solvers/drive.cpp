@@ -112,6 +112,22 @@ nlohmann::json vtk_record(const Case& c, const io::VtkWriteStats& s) {
           {"blocks_inline", s.blocks_inline}};
 }
 
+// What fields.h5's compression did (docs/usage.md#timingjson); over MPI
+// ranks fields.h5 is not compressed ("none").
+nlohmann::json h5_record(const Case& c, const io::H5WriteStats& s) {
+  const bool on = !c.decomp && c.output.hdf5_compression.method != io::Compression::Method::None;
+  return {{"compression", on ? io::to_string(c.output.hdf5_compression) : std::string("none")},
+          {"threads", cpu::max_threads()},
+          {"bytes_in", s.bytes_in},
+          {"bytes_out", s.bytes_out},
+          {"compress_s", s.compress_s},
+          {"compress_cpu_s", s.compress_cpu_s},
+          {"write_s", s.write_s},
+          {"chunks", s.chunks},
+          {"chunks_stored", s.chunks_stored},
+          {"deflate", s.deflate}};
+}
+
 // A checkpoint of this case, its solver state still to be filled in.
 io::Checkpoint checkpoint_of(const Case& c, const std::string& version) {
   const Grid& g = c.decomp ? c.decomp->global : c.grid;
@@ -151,6 +167,7 @@ io::SeriesSpec series_spec(const Case& c, const RunOptions& opts) {
   s.version = opts.version;
   s.decomp = c.decomp;
   s.compression = c.output.compression;
+  s.hdf5_compression = c.output.hdf5_compression;
   s.threads = cpu::max_threads();
   return s;
 }
@@ -309,6 +326,7 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
   if (frames) timing["render"] = frames->summary();
   timing["output_writer"] = outputs.summary();
   if (c.output.vtk) timing["vtk_output"] = vtk_record(c, series.vtk_stats());
+  if (c.output.hdf5) timing["hdf5_output"] = h5_record(c, series.h5_stats());
   io::write_json_atomic(opts.out_dir / "timing.json", timing);
   if (interrupted)
     throw InterruptedError(fmt::format("interrupted at {} is written in {}{}", d.stopped_at(),

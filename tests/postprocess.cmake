@@ -12,8 +12,11 @@ if(CMAKE_SCRIPT_MODE_FILE)
   # NP (optional, with MPIRUN): the run over NP MPI ranks, whose .pvd lists
   # .pvti files over per-rank pieces and whose fields.h5 was written collectively.
   # COMPRESSION (optional): output.compression for the run (none, lz4, zlib,
-  # with a level), checked in every .vti; OVERRIDES (optional, '|'-separated):
-  # more KEY=VALUE overrides.
+  # with a level), checked in every .vti; H5COMPRESSION (optional):
+  # output.hdf5_compression for the run (none, zlib, zlib:L), checked in
+  # every dataset of fields.h5 (H5CHECK: the method to check without setting
+  # it, e.g. zlib for the default, none over MPI ranks); OVERRIDES (optional,
+  # '|'-separated): more KEY=VALUE overrides.
   file(REMOVE_RECURSE "${OUT}")  # stale files from an earlier run would pass
   set(launch "")
   if(NP)
@@ -25,6 +28,13 @@ if(CMAKE_SCRIPT_MODE_FILE)
     list(APPEND overrides "output.compression=${COMPRESSION}")
     string(REGEX REPLACE ":.*" "" method "${COMPRESSION}")
     set(check_compression --compression ${method})
+  endif()
+  if(H5COMPRESSION)
+    list(APPEND overrides "output.hdf5_compression=${H5COMPRESSION}")
+    string(REGEX REPLACE ":.*" "" H5CHECK "${H5COMPRESSION}")
+  endif()
+  if(H5CHECK)
+    list(APPEND check_compression --hdf5-compression ${H5CHECK})
   endif()
   execute_process(
     COMMAND ${launch} "${GRIDFORGE}" run "${CASE}" --device cpu --out "${OUT}" --quiet
@@ -101,6 +111,7 @@ elseif(GF_PVBATCH AND GF_XVFB_RUN)
               -DCASE=${CMAKE_SOURCE_DIR}/cases/heat2d_plate.yaml
               -DOUT=${CMAKE_BINARY_DIR}/pv_out
               -DCOMPRESSION=lz4:9
+              -DH5CHECK=zlib
               -DXVFB_RUN=${GF_XVFB_RUN}
               -DPVBATCH=${GF_PVBATCH}
               -DSCRIPT=${CMAKE_SOURCE_DIR}/postprocess/paraview_check.py
@@ -112,8 +123,14 @@ elseif(GF_PVBATCH AND GF_XVFB_RUN)
     # Each output.compression (cases.md#output) as ParaView 5.11 reads it: a 3D
     # float32 field of several 1 MiB blocks (96·80·72·4 bytes: 2.1 MiB a step),
     # values equal to fields.h5's; the default (lz4:9) is the test above.
+    # fields.h5 beside them: uncompressed with none, zlib:6 with zlib:6, the
+    # default (zlib:1) with lz4:1.
     foreach(variant none lz4:1 zlib:6)
       string(REPLACE ":" "_" tag "${variant}")
+      set(h5variant "${variant}")
+      if(variant STREQUAL "lz4:1")
+        set(h5variant "zlib:1")
+      endif()
       add_test(NAME paraview_check_${tag}
         COMMAND ${CMAKE_COMMAND}
                 -DGRIDFORGE=$<TARGET_FILE:gridforge>
@@ -121,6 +138,7 @@ elseif(GF_PVBATCH AND GF_XVFB_RUN)
                 -DOUT=${CMAKE_BINARY_DIR}/pv_out_${tag}
                 "-DOVERRIDES=grid.dims=[96,80,72]|heat.steps=40|output.every=20|output.checkpoint_every=0"
                 -DCOMPRESSION=${variant}
+                -DH5COMPRESSION=${h5variant}
                 -DXVFB_RUN=${GF_XVFB_RUN}
                 -DPVBATCH=${GF_PVBATCH}
                 -DSCRIPT=${CMAKE_SOURCE_DIR}/postprocess/paraview_check.py
@@ -147,6 +165,7 @@ elseif(GF_PVBATCH AND GF_XVFB_RUN)
                 -DCASE=${CMAKE_SOURCE_DIR}/cases/heat2d_plate.yaml
                 -DOUT=${CMAKE_BINARY_DIR}/pv_out_mpi
                 -DMPIRUN=${GF_MPIEXEC} -DNP=3
+                -DH5CHECK=none
                 -DXVFB_RUN=${GF_XVFB_RUN}
                 -DPVBATCH=${GF_PVBATCH}
                 -DSCRIPT=${CMAKE_SOURCE_DIR}/postprocess/paraview_check.py

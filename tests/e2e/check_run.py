@@ -6,7 +6,9 @@ Usage: check_run.py OUT_DIR CASE.yaml"""
 import csv
 import json
 import os
+import shutil
 import struct
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
@@ -88,6 +90,37 @@ def check_frames(out, t, steps):
                 fail(f"frames/{n}: no line in the line plot")
 
 
+def check_hdf5_storage(f, t, keys):
+    """Every field dataset stored as timing.json's hdf5_output says
+    (output.hdf5_compression): zlib: chunked, shuffle + deflate at its level,
+    the chunks' bytes counted; none: contiguous. h5dump, where installed,
+    names the same filters."""
+    rec = t.get("hdf5_output")
+    if rec is None:
+        fail("timing.json lacks hdf5_output")
+    method = rec["compression"]
+    for k in keys:
+        for name, d in f["steps"][k].items():
+            if method == "none":
+                ok = d.chunks is None and d.compression is None
+            else:
+                ok = (d.chunks is not None and d.compression == "gzip" and d.shuffle and
+                      d.compression_opts == int(method.split(":")[1]))
+            if not ok:
+                fail(f"fields.h5 /steps/{k}/{name}: chunks {d.chunks}, compression "
+                     f"{d.compression} {d.compression_opts}, shuffle {d.shuffle}; timing.json "
+                     f"says {method}")
+    if method != "none" and not 0 < rec["bytes_out"] <= rec["bytes_in"] + 64 * rec["chunks"]:
+        fail(f"timing.json hdf5_output counts {rec}")
+    h5dump = shutil.which("h5dump")
+    if h5dump and method != "none":
+        d = f"/steps/{keys[-1]}/u"
+        text = subprocess.run([h5dump, "-p", "-H", "-d", d, f.filename], capture_output=True,
+                              text=True).stdout
+        if "SHUFFLE" not in text or "DEFLATE" not in text:
+            fail(f"h5dump -p -H -d {d} names no SHUFFLE and DEFLATE filters:\n{text}")
+
+
 def main():
     out, case = sys.argv[1], sys.argv[2]
     run = json.load(open(os.path.join(out, "run.json")))
@@ -165,6 +198,7 @@ def main():
             fail(f"dataset shape {u.shape} is not dims reversed {dims}")
         if not np.isfinite(u).all():
             fail("non-finite values in the last step")
+        check_hdf5_storage(f, t, keys)
         last = rows[-1]
         if not laplace and (
                 not np.isclose(u.min(), float(last["min"]), rtol=1e-6, atol=1e-12) or

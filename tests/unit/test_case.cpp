@@ -398,6 +398,29 @@ heat: {alpha: 1.0, steps: 10}
   CHECK_THROWS_AS(load(text, {"heat.time_block=2.5"}), gf::CaseError);
 }
 
+TEST_CASE("output.hdf5_compression: zlib:1 by default, none or zlib:L, kept in the resolved case",
+          "[case]") {
+  using M = gf::io::Compression::Method;
+  const gf::Case d = load(kMinimal);
+  CHECK(d.output.hdf5_compression == gf::io::Compression{M::Zlib, 1});
+  CHECK_THAT(d.resolved_yaml, Contains("hdf5_compression: zlib:1"));
+  const auto with = [](const std::string& v) {
+    return load(kMinimal, {"output.hdf5_compression=" + v}).output.hdf5_compression;
+  };
+  CHECK(with("none").method == M::None);
+  CHECK(with("zlib") == gf::io::Compression{M::Zlib, 1});
+  CHECK(with("zlib:9") == gf::io::Compression{M::Zlib, 9});
+  for (const char* v : {"none", "zlib:6"}) {
+    const gf::Case a = load(kMinimal, {std::string("output.hdf5_compression=") + v});
+    CHECK_THAT(a.resolved_yaml, Contains(std::string("hdf5_compression: ") + v));
+    CHECK(gf::load_case_text(a.resolved_yaml, "resolved.yaml").output.hdf5_compression ==
+          a.output.hdf5_compression);
+  }
+  // The .vti's key is its own.
+  CHECK(load(kMinimal, {"output.hdf5_compression=none"}).output.compression ==
+        gf::io::Compression{M::Lz4, 9});
+}
+
 TEST_CASE("output.compression: lz4:9 by default, a method and its level, kept in the resolved case",
           "[case]") {
   using M = gf::io::Compression::Method;

@@ -53,7 +53,7 @@ TEST_CASE("an unknown key far from every known key lists them", "[case]") {
         "wave");
   CHECK(error_of(with(kDims, kHeat, "output: {directory: x}\n")) ==
         "case.yaml:7:10: output.directory: unknown key; expected one of dir, every, check_every, "
-        "formats, compression, checkpoint_every");
+        "formats, compression, hdf5_compression, checkpoint_every");
 }
 
 TEST_CASE("output.checkpoint_every is a count of steps, 0 for none", "[case]") {
@@ -175,6 +175,33 @@ TEST_CASE("output.compression names a method, and lz4 and zlib a level from 1 to
   CHECK(error_of(with(kDims, kHeat), {"output.compression=zlib:0"}) ==
         "command line: output.compression: expected none, lz4 or zlib, or lz4:L or zlib:L with a "
         "level L from 1 (fastest) to 9 (smallest), got 'zlib:0'");
+}
+
+TEST_CASE("output.hdf5_compression names none or zlib, zlib a level from 1 to 9", "[case]") {
+  const std::string expected =
+      "case.yaml:7:28: output.hdf5_compression: expected none or zlib, or zlib:L with a level L "
+      "from 1 (fastest) to 9 (smallest), got ";
+  const auto compression = [](const std::string& v) {
+    return error_of(with(kDims, kHeat, "output: {hdf5_compression: " + v + "}\n"));
+  };
+  CHECK(compression("zlib:0") == expected + "'zlib:0'");
+  CHECK(compression("zlib:10") == expected + "'zlib:10'");
+  CHECK(compression("lz4") == expected +
+                                  "'lz4'; LZ4 is no built-in HDF5 filter (h5py and ParaView would "
+                                  "need a plugin to read it)");
+  CHECK(compression("lz4:9") == expected +
+                                    "'lz4:9'; LZ4 is no built-in HDF5 filter (h5py and ParaView "
+                                    "would need a plugin to read it)");
+  CHECK(compression("gzip") == expected + "'gzip'; did you mean 'zlib'?");
+  CHECK(compression("zlb") == expected + "'zlb'; did you mean 'zlib'?");
+  CHECK(compression("[zlib]") == expected + "a list");
+  CHECK(compression("none:1") ==
+        "case.yaml:7:28: output.hdf5_compression: none takes no level, got 'none:1'");
+  CHECK(error_of(with(kDims, kHeat), {"output.hdf5_compression=zlib:0"}) ==
+        "command line: output.hdf5_compression: expected none or zlib, or zlib:L with a level L "
+        "from 1 (fastest) to 9 (smallest), got 'zlib:0'");
+  CHECK(error_of(with(kDims, kHeat, "output: {hdf5_compresion: zlib}\n")) ==
+        "case.yaml:7:10: output.hdf5_compresion: unknown key; did you mean 'hdf5_compression'?");
 }
 
 // Issue 23: a 300-character name, or one with a space YAML does not trim
