@@ -132,6 +132,11 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
   } else {
     rr0 = exec_->residual(args_, u_, nullptr);
   }
+  if (method == LaplaceMethod::Multigrid) {
+    MgOptions opt;
+    opt.cycle = spec_.cycle;
+    mg_ = std::make_unique<Multigrid<T>>(be_, g, args_, spec_.singular, opt);
+  }
   base_ = ff > 0 ? std::sqrt(ff) : std::sqrt(rr0);
   residual_ = base_ > 0 ? std::sqrt(rr0) / base_ : 0.0;
   if (converged_now()) status_ = LaplaceStatus::Converged;
@@ -166,6 +171,20 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
     check_residual();
     return;
   }
+  if (method == LaplaceMethod::Multigrid) {
+    // a cycle costs several sweeps: the residual after each one decides
+    for (std::int64_t s = 0; s < n && !finished(); ++s) {
+      mg_->cycle(u_);
+      ++iters_;
+      check_residual();
+    }
+    return;
+  }
+  iterate_cg(n);
+}
+
+template <class T>
+void LaplaceSolver<T>::iterate_cg(std::int64_t n) {
   // cg: the recurrence residual is known every iteration; when it reaches the
   // tolerance the true residual decides, and CG restarts from it if it has not.
   for (std::int64_t s = 0; s < n && !finished(); ++s) {
@@ -276,6 +295,8 @@ std::size_t LaplaceSolver<T>::bytes_per_iteration() const {
   if (m == LaplaceMethod::Jacobi) return 2 * fb + fr;   // read u, write v
   if (m == LaplaceMethod::Sor) return 4 * fb + 2 * fr;  // two half sweeps
   if (m == LaplaceMethod::Cg) return 13 * fb;           // spmv 2, dot 2, update 6, p 3
+  if (m == LaplaceMethod::Multigrid)  // per level 4 sweeps (u 2, f 1 each), r 3, R 2, P 3,
+    return (4 * (2 * fb + fr) + 3 * fb + fr + 5 * fb) * 8 / 7 + 2 * fb + fr;  // + the check
   return 2 * fb + fr;                                   // fft: f in, u out (transforms not counted)
 }
 
@@ -294,6 +315,11 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
     need.other = "the operator's sparse (CSR) matrix";
     need.other_bytes = (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
     bytes += 3 * field + need.other_bytes;
+  }
+  if (m == LaplaceMethod::Multigrid) {  // the fine level's residual and the coarse levels
+    need.other = "the multigrid levels";
+    need.other_bytes = Multigrid<T>::extra_values(c.grid) * sizeof(T);
+    bytes += need.other_bytes;
   }
   if (m == LaplaceMethod::Fft) {  // two half spectra, and about as much again for the FFT library
     const std::size_t half = n / std::size_t(c.grid.n[0]) * std::size_t(c.grid.n[0] / 2 + 1);

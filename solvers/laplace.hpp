@@ -10,6 +10,7 @@
 #include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/laplace/laplace_exec.hpp"
+#include "solvers/multigrid.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
@@ -67,8 +68,8 @@ class LaplaceSolver {
   LaplaceSolver(const Case& c, Backend<T>& backend);
 
   // Runs up to n more iterations (never past max_iters; jacobi and sor then
-  // measure the residual, cg checks it every iteration and may stop early;
-  // fft solves at once). No effect once finished.
+  // measure the residual, cg checks it every iteration and multigrid after
+  // every cycle, and may stop early; fft solves at once). No effect once finished.
   void iterate(std::int64_t n);
   // Ends the run: the true residual for cg, the mean made 0 when u is only
   // fixed up to a constant. Called once, after the last iterate().
@@ -101,6 +102,7 @@ class LaplaceSolver {
 
  private:
   void check_residual();
+  void iterate_cg(std::int64_t n);
   bool converged_now() const { return residual_ <= case_.laplace.tolerance; }
 
   const Case& case_;
@@ -110,6 +112,7 @@ class LaplaceSolver {
   LaplaceArgs<T> args_;
   Field<T> u_, v_, f_, r_, p_, q_;
   std::unique_ptr<ConjugateGradient<T>> cg_;
+  std::unique_ptr<Multigrid<T>> mg_;
   bool has_f_field_ = false;
   double base_ = 1;  // ‖W·f‖₂, or ‖r₀‖₂ when f = 0
   double residual_ = 1;
