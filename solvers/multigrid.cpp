@@ -80,6 +80,12 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
                         MgOptions opt)
     : be_(be), exec_(make_multigrid_exec(be)), singular_(singular), opt_(opt) {
   const std::vector<Grid> grids = hierarchy(g);
+  // A singular level's f loses its mean through add_constant, which walks
+  // the values of a dense field: singular hierarchies stay dense, as the
+  // solver's own fields do then (LaplaceSolver).
+  const auto field = [&](const Grid& lg, const char* what) {
+    return singular_ ? be_.make_dense_field(lg, what) : be_.make_field(lg, what);
+  };
   levels_.resize(grids.size());
   for (std::size_t l = 0; l < grids.size(); ++l) {
     Level& L = levels_[l];
@@ -102,8 +108,8 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
       c.inv_diag = static_cast<T>(1.0 / diag);
       c.f_coef = T(1);
       c.lap_coef = T(-1);
-      L.u = be_.make_field(L.g, "a multigrid level's correction");
-      L.f = be_.make_field(L.g, "a multigrid level's right-hand side");
+      L.u = field(L.g, "a multigrid level's correction");
+      L.f = field(L.g, "a multigrid level's right-hand side");
       c.f = L.f.data();
       L.a = c;
       exec_->zero(L.u);
@@ -111,7 +117,7 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
     }
     L.a.omega = T(opt_.omega > 0 ? opt_.omega : mg_default_omega(L.g.ndim));
     if (l + 1 < grids.size()) {
-      L.r = be_.make_field(L.g, "a multigrid level's residual");
+      L.r = field(L.g, "a multigrid level's residual");
       exec_->zero(L.r);
     }
     double w = 1;
