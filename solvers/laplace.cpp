@@ -21,6 +21,7 @@ const char* to_string(LaplaceStatus s) {
     case LaplaceStatus::Converged: return "converged";
     case LaplaceStatus::MaxIters: return "max_iters";
     case LaplaceStatus::Direct: return "direct";
+    case LaplaceStatus::Stalled: return "stalled";
   }
   return "?";
 }
@@ -153,6 +154,53 @@ void LaplaceSolver<T>::check_residual() {
     status_ = LaplaceStatus::Converged;
   else if (iters_ >= spec_.max_iters)
     status_ = LaplaceStatus::MaxIters;
+  else
+    record_check(residual_);
+}
+
+// Stalled when, over the second half of the iterations so far (at least 3
+// checks), the residual rose at some check and its lowest value there is not
+// half the lowest before. A converging method gains over any half of its
+// run (jacobi slowly but at every check: it never rises); one at its
+// rounding floor wanders up and down. So a solve whose residual stops
+// falling at iteration N stops by about 2N, never past 3N.
+template <class T>
+void LaplaceSolver<T>::record_check(double residual) {
+  checks_.push_back({iters_, residual});
+  const std::int64_t half = iters_ / 2;
+  double before = INFINITY, within = INFINITY;
+  int in_window = 0;
+  bool rose = false;
+  for (std::size_t i = 0; i < checks_.size(); ++i) {
+    const Check& c = checks_[i];
+    if (c.iteration <= half) {
+      before = std::min(before, c.residual);
+      continue;
+    }
+    ++in_window;
+    within = std::min(within, c.residual);
+    if (i > 0 && c.residual >= checks_[i - 1].residual) rose = true;
+  }
+  if (in_window >= 3 && rose && std::isfinite(before) && within > 0.5 * before)
+    status_ = LaplaceStatus::Stalled;
+}
+
+template <class T>
+std::string LaplaceSolver<T>::stall_message() const {
+  Check best{0, INFINITY};
+  for (const Check& c : checks_)
+    if (c.residual < best.residual) best = c;
+  const bool f32 = sizeof(T) == 4;
+  return fmt::format(
+      "{} stopped making progress: the relative residual has not fallen below {:.3g} (reached "
+      "at iteration {}) in the {} iterations since, short of the tolerance {:.3g}. This is the "
+      "rounding floor of {} on this problem: {}",
+      to_string(spec_.method), best.residual, best.iteration, iters_ - best.iteration,
+      spec_.tolerance, f32 ? "float32" : "float64",
+      f32 ? fmt::format("run it in float64 (precision: float64), or ask for no less than "
+                        "laplace.tolerance: {:.2g}",
+                        2 * best.residual)
+          : fmt::format("ask for no less than laplace.tolerance: {:.2g}", 2 * best.residual));
 }
 
 template <class T>
@@ -212,6 +260,12 @@ void LaplaceSolver<T>::iterate_cg(std::int64_t n) {
       cg_->start(rr);
     }
     if (iters_ >= spec_.max_iters) status_ = LaplaceStatus::MaxIters;
+  }
+  // The recurrence residual keeps falling where the true one cannot (float32):
+  // the stall check takes the true one, at the end of each chunk.
+  if (!finished()) {
+    const double rr = exec_->residual(args_, u_, nullptr);
+    record_check(base_ > 0 ? std::sqrt(rr) / base_ : 0.0);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "io/case.hpp"
 #include "io/checkpoint.hpp"
@@ -59,7 +60,9 @@ class ConjugateGradient {
 template <class T>
 LaplaceArgs<T> laplace_args(const Case& c, bool zero_ghosts);
 
-enum class LaplaceStatus { Running, Converged, MaxIters, Direct };
+// Stalled: the residual stopped falling above the tolerance (the rounding
+// floor of the precision; LaplaceSolver::stall_message says so).
+enum class LaplaceStatus { Running, Converged, MaxIters, Direct, Stalled };
 const char* to_string(LaplaceStatus s);
 
 template <class T>
@@ -80,6 +83,8 @@ class LaplaceSolver {
   void sweep(std::int64_t n);
 
   bool finished() const { return status_ != LaplaceStatus::Running; }
+  // Why a stalled solve stopped and what to do (status Stalled).
+  std::string stall_message() const;
   LaplaceStatus status() const { return status_; }
   std::int64_t iterations() const { return iters_; }
   double residual() const { return residual_; }  // relative, at the last check
@@ -102,6 +107,9 @@ class LaplaceSolver {
 
  private:
   void check_residual();
+  // Stall detection: the relative residual at each check (the true one for
+  // cg), and whether the last half of the run has stopped gaining.
+  void record_check(double residual);
   void iterate_cg(std::int64_t n);
   bool converged_now() const { return residual_ <= case_.laplace.tolerance; }
 
@@ -119,6 +127,11 @@ class LaplaceSolver {
   double mean_removed_ = 0;
   std::int64_t iters_ = 0;
   LaplaceStatus status_ = LaplaceStatus::Running;
+  struct Check {
+    std::int64_t iteration;
+    double residual;
+  };
+  std::vector<Check> checks_;
   double upload_ms_ = 0;
   int time_block_ = 1;
   std::optional<TimeBlockPick> tb_auto_;
