@@ -89,6 +89,10 @@ add_test(NAME "e2e: laplace not converging exits 1 and writes the last iterate"
   COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DCASE=${CMAKE_SOURCE_DIR}/cases/laplace2d_plate.yaml
           -DOUT=${CMAKE_BINARY_DIR}/e2e_not_converged -P ${GF_E2E}/not_converged.cmake)
 
+add_test(NAME "e2e: a float32 laplace solve at its rounding floor stops, exits 1 and says why"
+  COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DCASE=${CMAKE_SOURCE_DIR}/cases/laplace2d_plate.yaml
+          -DOUT=${CMAKE_BINARY_DIR}/e2e_stalled -P ${GF_E2E}/stalled.cmake)
+
 # Only meaningful where there is no GPU (CI); skipped (77) where there is one.
 gf_expect_error(device_cuda_without_gpu 3 "--device cuda: no usable GPU: .*; use --device cpu"
   NO_GPU run cases/heat1d_rod.yaml --device cuda)
