@@ -122,6 +122,10 @@ std::optional<LaplaceMethod> parse_laplace_method(std::string_view name);
 // laplace.cycle (multigrid): V-cycles or F-cycles.
 enum class MgCycle { V, F };
 const char* to_string(MgCycle c);
+// laplace.preconditioner (cg): none, Jacobi (the operator's diagonal) or one
+// multigrid V-cycle.
+enum class LaplacePrecond { None, Jacobi, Multigrid };
+const char* to_string(LaplacePrecond p);
 
 // ∇²u = f (workload laplace): the method, the right-hand side and the
 // convergence control, resolved.
@@ -140,6 +144,7 @@ struct LaplaceSpec {
   // Jacobi sweeps per pass over memory (temporal blocking, 3D grids): 0 = auto.
   int time_block = 0;
   MgCycle cycle = MgCycle::V;  // multigrid
+  LaplacePrecond preconditioner = LaplacePrecond::None;  // cg
   // No Dirichlet face: u is fixed up to a constant (the solution returned has mean 0).
   bool singular = false;
   // The mean of f that is not compatible with the boundaries (removed when

@@ -25,6 +25,15 @@ const char* to_string(LaplaceMethod m) {
 
 const char* to_string(MgCycle c) { return c == MgCycle::F ? "f" : "v"; }
 
+const char* to_string(LaplacePrecond p) {
+  switch (p) {
+    case LaplacePrecond::None: return "none";
+    case LaplacePrecond::Jacobi: return "jacobi";
+    case LaplacePrecond::Multigrid: return "multigrid";
+  }
+  return "?";
+}
+
 std::optional<LaplaceMethod> parse_laplace_method(std::string_view name) {
   for (LaplaceMethod m : {LaplaceMethod::Jacobi, LaplaceMethod::Sor, LaplaceMethod::Cg,
                           LaplaceMethod::Fft, LaplaceMethod::Multigrid})
@@ -113,6 +122,15 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
       get("cycle").fail(fmt::format("cycle is for the multigrid method, not {}",
                                     to_string(L.method)));
   }
+  if (get("preconditioner").present()) {
+    const std::string p = get("preconditioner").choice(schema::kLaplacePreconditioners);
+    L.preconditioner = p == "jacobi"      ? LaplacePrecond::Jacobi
+                       : p == "multigrid" ? LaplacePrecond::Multigrid
+                                          : LaplacePrecond::None;
+    if (L.preconditioner != LaplacePrecond::None && L.method != LaplaceMethod::Cg)
+      get("preconditioner").fail(fmt::format("a preconditioner is for the cg method, not {}",
+                                             to_string(L.method)));
+  }
   check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
   L.singular = true;
   for (int f = 0; f < 2 * c.grid.ndim; ++f)
@@ -145,6 +163,8 @@ void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
   if (L.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << L.time_block;
   if (L.method == LaplaceMethod::Multigrid)
     out << YAML::Key << "cycle" << YAML::Value << to_string(L.cycle);
+  if (L.method == LaplaceMethod::Cg)
+    out << YAML::Key << "preconditioner" << YAML::Value << to_string(L.preconditioner);
   out << YAML::EndMap;
 }
 

@@ -77,7 +77,7 @@ std::size_t Multigrid<T>::extra_values(const Grid& g) {
 
 template <class T>
 Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, bool singular,
-                        MgOptions opt)
+                        MgOptions opt, bool as_preconditioner)
     : be_(be), exec_(make_multigrid_exec(be)), singular_(singular), opt_(opt) {
   const std::vector<Grid> grids = hierarchy(g);
   // A singular level's f loses its mean through add_constant, which walks
@@ -94,6 +94,13 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
     coarse_axes(L.g, L.down);
     if (l == 0) {
       L.a = a;  // the case's f and boundary values
+      if (as_preconditioner) {
+        rhs0_ = field(L.g, "the preconditioner's right-hand side");
+        exec_->zero(rhs0_);
+        L.a.f = rhs0_.data();
+        L.a.f_coef = T(1);
+        L.a.lap_coef = T(-1);
+      }
     } else {
       // the error's equation: homogeneous boundaries, the restricted residual as f
       LaplaceArgs<T> c = a;
@@ -140,10 +147,18 @@ void Multigrid<T>::cycle(Field<T>& u) {
 }
 
 template <class T>
-void Multigrid<T>::smooth(std::size_t l, Field<T>& u, int sweeps) {
+void Multigrid<T>::precondition(const Field<T>& r, Field<T>& z) {
+  exec_->unweight(levels_[0].a, T(-1), r, rhs0_);
+  exec_->zero(z);
+  visit(0, z, MgCycle::V);
+}
+
+template <class T>
+void Multigrid<T>::smooth(std::size_t l, Field<T>& u, int sweeps, bool reverse) {
   const Level& L = levels_[l];
+  const int n = L.colours.colours;
   for (int s = 0; s < sweeps; ++s)
-    for (int c = 0; c < L.colours.colours; ++c) exec_->smooth(L.a, L.colours, u, c);
+    for (int c = 0; c < n; ++c) exec_->smooth(L.a, L.colours, u, reverse ? n - 1 - c : c);
 }
 
 // Σ W·f = 0, or the singular level has no solution (the smoother would
@@ -158,7 +173,9 @@ template <class T>
 void Multigrid<T>::visit(std::size_t l, Field<T>& u, MgCycle kind) {
   Level& L = levels_[l];
   if (l + 1 == levels_.size()) {  // the coarsest: a few points an axis, smoothed to convergence
-    smooth(l, u, l == 0 ? opt_.pre + opt_.post : coarse_sweeps_);
+    const int n = l == 0 ? opt_.pre : coarse_sweeps_ / 2;
+    smooth(l, u, n);
+    smooth(l, u, n, opt_.symmetric);  // forward then backward: symmetric
     return;
   }
   smooth(l, u, opt_.pre);
@@ -170,7 +187,7 @@ void Multigrid<T>::visit(std::size_t l, Field<T>& u, MgCycle kind) {
   visit(l + 1, C.u, kind);
   if (kind == MgCycle::F) visit(l + 1, C.u, MgCycle::V);
   exec_->prolong_add(L.a, L.down, C.u, u);
-  smooth(l, u, opt_.post);
+  smooth(l, u, opt_.post, opt_.symmetric);
 }
 
 template class Multigrid<float>;

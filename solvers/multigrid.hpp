@@ -24,6 +24,9 @@ struct MgOptions {
   MgCycle cycle = MgCycle::V;
   int pre = 2, post = 1;  // smoothing sweeps before and after the coarse correction
   double omega = 0;       // 0: mg_default_omega of the grid's dimensions
+  // A symmetric cycle (CG's preconditioner): the sweeps after the coarse
+  // correction take the colours in the reverse order of those before.
+  bool symmetric = false;
 };
 
 template <class T>
@@ -34,9 +37,13 @@ class Multigrid {
   // Gauss–Seidel). singular: no Dirichlet face (each coarse right-hand side
   // then loses its weighted mean, which the constants cannot carry).
   Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, bool singular,
-            MgOptions opt = {});
+            MgOptions opt = {}, bool as_preconditioner = false);
   // One cycle on u (the fine level's iterate, in place).
   void cycle(Field<T>& u);
+  // CG's preconditioner, z ≈ A⁻¹ r for A = W·(−L₀): one cycle from z = 0 on
+  // L₀ z = −r/W. The hierarchy must have been made with as_preconditioner
+  // (a's ghosts 0; its f is not used).
+  void precondition(const Field<T>& r, Field<T>& z);
   int levels() const { return int(levels_.size()); }
   const Grid& level_grid(int l) const { return levels_[std::size_t(l)].g; }
   // The grids of the levels under g (g first), as the hierarchy makes them.
@@ -54,12 +61,13 @@ class Multigrid {
     double weight_sum = 0;  // Σ W over the points (singular levels)
   };
   void visit(std::size_t l, Field<T>& u, MgCycle kind);
-  void smooth(std::size_t l, Field<T>& u, int sweeps);
+  void smooth(std::size_t l, Field<T>& u, int sweeps, bool reverse = false);
   void make_solvable(Level& c);
 
   Backend<T>& be_;
   std::unique_ptr<MultigridExec<T>> exec_;
   std::vector<Level> levels_;
+  Field<T> rhs0_;  // the fine level's right-hand side as a preconditioner
   bool singular_ = false;
   MgOptions opt_;
   int coarse_sweeps_ = 16;

@@ -62,6 +62,15 @@ class MultigridCpu final : public MultigridExec<T> {
     });
     return s;
   }
+  void unweight(const LaplaceArgs<T>& a, T s, const Field<T>& r, Field<T>& z) override {
+    const FieldView<const T> in = r.view();
+    const FieldView<T> out = z.view();
+    by_dim(a.ndim, [&](auto d) {
+      for_each_point(in, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
+        out(i, j, k) = mg_unweight_point<decltype(d)::value>(a, s, in, i, j, k);
+      });
+    });
+  }
   void zero(Field<T>& v) override {
     const FieldView<T> out = v.view();
     for_each_point(out, [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t idx) {

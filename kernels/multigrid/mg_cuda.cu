@@ -73,6 +73,17 @@ struct ProlongFn {
   }
 };
 
+template <int D, class T>
+struct UnweightFn {
+  LaplaceArgs<T> a;
+  T s;
+  FieldView<const T> r;
+  FieldView<T> z;
+  __device__ void operator()(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) const {
+    z(i, j, k) = mg_unweight_point<D>(a, s, r, i, j, k);
+  }
+};
+
 template <class T>
 struct ZeroFn {
   FieldView<T> v;
@@ -140,6 +151,11 @@ class MultigridCuda final : public MultigridExec<T> {
       s = be_.reduce_points(WeightedFn<decltype(d)::value, T>{a, v.view()}, v.layout());
     });
     return s;
+  }
+  void unweight(const LaplaceArgs<T>& a, T s, const Field<T>& r, Field<T>& z) override {
+    mg_by_dim(a.ndim, [&](auto d) {
+      launch(a.ndim, r.layout(), UnweightFn<decltype(d)::value, T>{a, s, r.view(), z.view()});
+    });
   }
   void zero(Field<T>& v) override { launch(v.grid().ndim, v.layout(), ZeroFn<T>{v.view()}); }
 

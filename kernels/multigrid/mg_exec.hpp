@@ -29,6 +29,8 @@ class MultigridExec {
                            const Field<T>& coarse, Field<T>& fine) = 0;
   // Σ W·v over the points (W: bc_weight), in double.
   virtual double weighted_sum(const LaplaceArgs<T>& a, const Field<T>& v) = 0;
+  // z = s·r/W at every point (0 at Dirichlet points): mg_unweight_point.
+  virtual void unweight(const LaplaceArgs<T>& a, T s, const Field<T>& r, Field<T>& z) = 0;
   // v = 0 at every point.
   virtual void zero(Field<T>& v) = 0;
 };

@@ -204,6 +204,18 @@ GF_HD T mg_prolong_point(const LaplaceArgs<T>& fine_args, const MgAxis* ax,
   return s;
 }
 
+// s·rᵢ/Wᵢ (0 at Dirichlet points): CG's residual r = W·(…) back to the
+// unweighted form of the operator; s = −1 makes it multigrid's right-hand
+// side for A z = r (A = W·(−L₀)), s = 1/(op_scale·diag + op_shift) the
+// Jacobi preconditioner's z (r over A's diagonal).
+template <int D, class T>
+GF_HD T mg_unweight_point(const LaplaceArgs<T>& a, T s, const FieldView<const T>& r,
+                          std::int64_t i, std::int64_t j, std::int64_t k) {
+  const std::int64_t pos[3] = {i, j, k};
+  if (held<D>(a, r.n, pos)) return T(0);
+  return s * r(i, j, k) / bc_weight<D>(a, r.n, pos);
+}
+
 // The symmetrising weight W of laplace_ops.hpp at a point: Σ W·v / Σ W is the
 // mean that a singular level's right-hand side must lose to be solvable.
 template <int D, class T>

@@ -3,7 +3,7 @@
 // of the block size, 1D/2D/3D, both precisions, every boundary type, odd
 // periodic axes with their three colours), then whole multigrid solves CPU vs
 // GPU and the residual reduction per V-cycle on the GPU. Run with
-// `gridforge_tests "[gpu]"` (or "[gpu][multigrid]").
+// `gridforge_tests "[gpu]"` (or "[gpu][mg-gpu]").
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -179,7 +179,7 @@ void compare_mg_solve(const std::string& text) {
 }  // namespace
 
 TEST_CASE("GPU multigrid operations equal the CPU reference on random fields",
-          "[gpu][multigrid]") {
+          "[gpu][mg-gpu]") {
   const std::pair<BcType, BcType> bcs[] = {{BcType::Dirichlet, BcType::Dirichlet},
                                            {BcType::Neumann, BcType::Dirichlet},
                                            {BcType::Neumann, BcType::Neumann},
@@ -195,7 +195,7 @@ TEST_CASE("GPU multigrid operations equal the CPU reference on random fields",
   }
 }
 
-TEST_CASE("GPU multigrid solves equal the CPU ones, every boundary mix", "[gpu][multigrid]") {
+TEST_CASE("GPU multigrid solves equal the CPU ones, every boundary mix", "[gpu][mg-gpu]") {
   const std::vector<std::string> mixes = {
       "grid: {dims: [45, 37]}\nboundary:\n  default: {type: dirichlet, value: 0}\n"
       "  y+: {type: dirichlet, value: \"sin(pi*x)\"}\n  x-: {type: neumann, gradient: 0.5}\n",
@@ -217,7 +217,7 @@ TEST_CASE("GPU multigrid solves equal the CPU ones, every boundary mix", "[gpu][
 }
 
 TEST_CASE("GPU multigrid: 0.1 or less per V-cycle on 129³ and 65×47×33, float64",
-          "[gpu][multigrid]") {
+          "[gpu][mg-gpu]") {
   auto gpu = make_cuda_backend<double>(0);
   for (const std::string dims : {"[129, 129, 129]", "[65, 47, 33]"}) {
     const Case c = prepare_case(load_case_text(

@@ -28,17 +28,19 @@ struct Run {
   std::vector<double> u;
   std::vector<double> residuals;  // after each cycle (the first: before any)
   LaplaceStatus status = LaplaceStatus::Running;
+  std::int64_t iterations = 0;
 };
 
-Run solve(const Case& c) {
+Run solve(const Case& c, std::int64_t chunk = 1) {
   auto be = make_cpu_backend<double>();
   LaplaceSolver<double> s(c, *be);
   Run out;
   out.residuals.push_back(s.residual());
   while (!s.finished()) {
-    s.iterate(1);
+    s.iterate(chunk);
     out.residuals.push_back(s.residual());
   }
+  out.iterations = s.iterations();
   s.finish();
   out.u.resize(s.field().size());
   be->download(s.field(), out.u.data());
@@ -256,4 +258,45 @@ TEST_CASE("multigrid: the hierarchy of 65×47×33 and of 513³ coarsens to 3 poi
   const std::vector<Grid> big = Multigrid<double>::hierarchy(g);
   CHECK(big.size() == 9);  // 513, 257, ..., 3
   CHECK(Multigrid<double>::extra_values(g) < std::size_t(g.size()) * 3 / 2);
+}
+
+TEST_CASE("cg preconditioned by a multigrid V-cycle (or Jacobi) reaches the same solution",
+          "[multigrid]") {
+  struct Mix {
+    std::vector<int> n;
+    std::string boundary, extra;
+  };
+  const std::vector<Mix> mixes = {
+      {{25, 25, 25}, kWalls, ""},
+      {{21, 17, 13}, "  default: {type: neumann, gradient: 0.5}\n  x-: {type: dirichlet, value: "
+                     "\"sin(pi*y)*z\"}\n", ""},
+      {{17, 17, 17}, "  default: {type: neumann, gradient: 0}\n", ", remove_mean: true"},
+      {{65, 45}, "  x: {type: periodic}\n  y-: {type: neumann, gradient: 1}\n  y+: {type: "
+                 "dirichlet, value: \"cos(x)\"}\n", ""},
+  };
+  for (const Mix& m : mixes) {
+    std::vector<std::vector<double>> u;
+    std::vector<std::size_t> its;
+    for (const std::string pre : {"none", "jacobi", "multigrid"}) {
+      std::string text = mg_case(m.n, m.boundary, "x*y + 1", m.extra + ", preconditioner: " + pre);
+      text.replace(text.find("multigrid"), 9, "cg");
+      text.replace(text.find("max_iters: 40"), 13, "max_iters: 5000");
+      const Run r = solve(prepared(text), 25);
+      INFO(m.n.size() << "D " << m.n[0] << ", preconditioner " << pre);
+      REQUIRE(r.status == LaplaceStatus::Converged);
+      u.push_back(r.u);
+      its.push_back(std::size_t(r.iterations));
+    }
+    INFO("iterations: none " << its[0] << ", jacobi " << its[1] << ", multigrid " << its[2]);
+    CHECK(its[2] <= 15);
+    CHECK(its[2] * 5 < its[0]);
+    for (std::size_t k = 1; k < 3; ++k) {
+      double diff = 0, scale = 1;
+      for (std::size_t i = 0; i < u[0].size(); ++i) {
+        diff = std::max(diff, std::abs(u[k][i] - u[0][i]));
+        scale = std::max(scale, std::abs(u[0][i]));
+      }
+      CHECK(diff <= 1e-7 * scale);
+    }
+  }
 }
