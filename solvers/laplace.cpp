@@ -432,6 +432,13 @@ std::string laplace_setup_line(const Case& c) {
                      c.laplace.method == LaplaceMethod::Sor
                          ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
                                        c.laplace.omega_auto ? " (auto)" : "")
+                     : c.laplace.method == LaplaceMethod::Multigrid
+                         ? fmt::format(", {}-cycles over {} levels",
+                                       c.laplace.cycle == MgCycle::F ? "F" : "V",
+                                       Multigrid<double>::hierarchy(c.grid).size())
+                     : c.laplace.method == LaplaceMethod::Cg &&
+                             c.laplace.preconditioner != LaplacePrecond::None
+                         ? fmt::format(", preconditioner {}", to_string(c.laplace.preconditioner))
                          : "");
 }
 

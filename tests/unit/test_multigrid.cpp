@@ -63,10 +63,11 @@ std::string dims(const std::vector<int>& n) {
 }
 
 std::string mg_case(const std::vector<int>& n, const std::string& boundary, const std::string& rhs,
-                    const std::string& extra = "", const std::string& grid_extra = "") {
+                    const std::string& extra = "", const std::string& grid_extra = "",
+                    const std::string& tol = "1.0e-10") {
   return "workload: laplace\ngrid: {dims: " + dims(n) + grid_extra + "}\nboundary:\n" + boundary +
-         "laplace: {method: multigrid, rhs: \"" + rhs +
-         "\", tolerance: 1.0e-10, max_iters: 40" + extra + "}\n";
+         "laplace: {method: multigrid, rhs: \"" + rhs + "\", tolerance: " + tol +
+         ", max_iters: 40" + extra + "}\n";
 }
 
 const std::string kWalls = "  default: {type: dirichlet, value: 0}\n";
@@ -148,12 +149,12 @@ TEST_CASE("multigrid reduces the residual by 0.1 or more per V-cycle, on every 3
   const std::string f3 = "-3*pi^2*sin(pi*x)*sin(pi*y)*sin(pi*z)";
   std::vector<double> worst;
   for (const auto& n : std::vector<std::vector<int>>{{17, 17, 17}, {33, 33, 33}, {65, 47, 33}}) {
-    const Run r = solve(prepared(mg_case(n, kWalls, f3)));
+    const Run r = solve(prepared(mg_case(n, kWalls, f3, "", "", "1.0e-8")));
     REQUIRE(r.status == LaplaceStatus::Converged);
     worst.push_back(worst_factor(r.residuals));
     INFO(dims(n) << ": " << r.residuals.size() - 1 << " cycles, worst factor " << worst.back());
     CHECK(worst.back() <= 0.1);
-    CHECK(r.residuals.size() - 1 <= 12);
+    CHECK(r.residuals.size() - 1 <= 10);
   }
   CHECK(std::abs(worst[0] - worst[1]) < 0.02);  // the same on 17³ and 33³
 }
@@ -173,9 +174,9 @@ TEST_CASE("multigrid: second-order error against sin(πx)sin(πy)sin(πz), V- an
           "[multigrid]") {
   for (const std::string cycle : {"v", "f"}) {
     std::vector<double> err;
-    for (int n : {9, 17, 33}) {
+    for (int n : {9, 17, 25}) {
       const Case c = prepared(mg_case({n, n, n}, kWalls, "-3*pi^2*sin(pi*x)*sin(pi*y)*sin(pi*z)",
-                                      ", cycle: " + cycle));
+                                      ", cycle: " + cycle, "", "1.0e-8"));
       const Run r = solve(c);
       REQUIRE(r.status == LaplaceStatus::Converged);
       double e = 0;
@@ -189,8 +190,9 @@ TEST_CASE("multigrid: second-order error against sin(πx)sin(πy)sin(πz), V- an
       err.push_back(e);
     }
     INFO(cycle << "-cycles: errors " << err[0] << " " << err[1] << " " << err[2]);
+    // h = 1/8, 1/16, 1/24: the error falls as h²
     CHECK(std::log2(err[0] / err[1]) == Approx(2.0).margin(0.1));
-    CHECK(std::log2(err[1] / err[2]) == Approx(2.0).margin(0.1));
+    CHECK(std::log(err[1] / err[2]) / std::log(1.5) == Approx(2.0).margin(0.1));
   }
 }
 
