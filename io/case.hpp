@@ -113,12 +113,19 @@ inline constexpr int kAutoTimeBlockDeepest = 4;
 inline constexpr std::int64_t kAutoTimeBlockMinSteps = 200;
 
 // laplace.method, parsed once: Jacobi, red-black SOR, conjugate gradients,
-// the spectral FFT solve. to_string gives the name the case file, the
-// resolved case, messages and logs use.
-enum class LaplaceMethod { Jacobi, Sor, Cg, Fft };
+// the spectral FFT solve, geometric multigrid. to_string gives the name the
+// case file, the resolved case, messages and logs use.
+enum class LaplaceMethod { Jacobi, Sor, Cg, Fft, Multigrid };
 const char* to_string(LaplaceMethod m);
-// The method of that name (jacobi | sor | cg | fft), if any.
+// The method of that name (jacobi | sor | cg | fft | multigrid), if any.
 std::optional<LaplaceMethod> parse_laplace_method(std::string_view name);
+// laplace.cycle (multigrid): V-cycles or F-cycles.
+enum class MgCycle { V, F };
+const char* to_string(MgCycle c);
+// laplace.preconditioner (cg): none, Jacobi (the operator's diagonal) or one
+// multigrid V-cycle.
+enum class LaplacePrecond { None, Jacobi, Multigrid };
+const char* to_string(LaplacePrecond p);
 
 // ∇²u = f (workload laplace): the method, the right-hand side and the
 // convergence control, resolved.
@@ -136,6 +143,8 @@ struct LaplaceSpec {
   bool remove_mean = false;
   // Jacobi sweeps per pass over memory (temporal blocking, 3D grids): 0 = auto.
   int time_block = 0;
+  MgCycle cycle = MgCycle::V;  // multigrid
+  LaplacePrecond preconditioner = LaplacePrecond::None;  // cg
   // No Dirichlet face: u is fixed up to a constant (the solution returned has mean 0).
   bool singular = false;
   // The mean of f that is not compatible with the boundaries (removed when

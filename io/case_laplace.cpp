@@ -18,13 +18,25 @@ const char* to_string(LaplaceMethod m) {
     case LaplaceMethod::Sor: return "sor";
     case LaplaceMethod::Cg: return "cg";
     case LaplaceMethod::Fft: return "fft";
+    case LaplaceMethod::Multigrid: return "multigrid";
+  }
+  return "?";
+}
+
+const char* to_string(MgCycle c) { return c == MgCycle::F ? "f" : "v"; }
+
+const char* to_string(LaplacePrecond p) {
+  switch (p) {
+    case LaplacePrecond::None: return "none";
+    case LaplacePrecond::Jacobi: return "jacobi";
+    case LaplacePrecond::Multigrid: return "multigrid";
   }
   return "?";
 }
 
 std::optional<LaplaceMethod> parse_laplace_method(std::string_view name) {
   for (LaplaceMethod m : {LaplaceMethod::Jacobi, LaplaceMethod::Sor, LaplaceMethod::Cg,
-                          LaplaceMethod::Fft})
+                          LaplaceMethod::Fft, LaplaceMethod::Multigrid})
     if (name == to_string(m)) return m;
   return std::nullopt;
 }
@@ -104,6 +116,21 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
       get("time_block").fail(fmt::format("temporal blocking is for the jacobi method, not {}",
                                          to_string(L.method)));
   }
+  if (get("cycle").present()) {
+    L.cycle = get("cycle").choice(schema::kMgCycles) == "f" ? MgCycle::F : MgCycle::V;
+    if (L.method != LaplaceMethod::Multigrid)
+      get("cycle").fail(fmt::format("cycle is for the multigrid method, not {}",
+                                    to_string(L.method)));
+  }
+  if (get("preconditioner").present()) {
+    const std::string p = get("preconditioner").choice(schema::kLaplacePreconditioners);
+    L.preconditioner = p == "jacobi"      ? LaplacePrecond::Jacobi
+                       : p == "multigrid" ? LaplacePrecond::Multigrid
+                                          : LaplacePrecond::None;
+    if (L.preconditioner != LaplacePrecond::None && L.method != LaplaceMethod::Cg)
+      get("preconditioner").fail(fmt::format("a preconditioner is for the cg method, not {}",
+                                             to_string(L.method)));
+  }
   check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
   L.singular = true;
   for (int f = 0; f < 2 * c.grid.ndim; ++f)
@@ -134,6 +161,10 @@ void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
   }
   out << YAML::Key << "remove_mean" << YAML::Value << L.remove_mean;
   if (L.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << L.time_block;
+  if (L.method == LaplaceMethod::Multigrid)
+    out << YAML::Key << "cycle" << YAML::Value << to_string(L.cycle);
+  if (L.method == LaplaceMethod::Cg)
+    out << YAML::Key << "preconditioner" << YAML::Value << to_string(L.preconditioner);
   out << YAML::EndMap;
 }
 

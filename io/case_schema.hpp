@@ -41,7 +41,7 @@ inline constexpr std::string_view kOutputKeys[] = {
 inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps", "time_block"};
 inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tolerance",  "max_iters",
                                                     "check_every", "omega", "remove_mean",
-                                                    "time_block"};
+                                                    "time_block",  "cycle", "preconditioner"};
 
 // The "give only one of" groups: a section (dotted path) and its keys, of
 // which a case gives at most one. An override of one key of a group replaces
@@ -69,7 +69,9 @@ inline constexpr std::string_view kWorkloads[] = {"heat", "laplace", "stencil", 
 // The workloads this version runs; the others are known names that fail kindly.
 inline constexpr std::string_view kAvailableWorkloads[] = {"heat", "laplace", "stencil", "raymarch",
                                                            "wave"};
-inline constexpr std::string_view kLaplaceMethods[] = {"jacobi", "sor", "cg", "fft"};
+inline constexpr std::string_view kLaplaceMethods[] = {"jacobi", "sor", "cg", "fft", "multigrid"};
+inline constexpr std::string_view kMgCycles[] = {"v", "f"};
+inline constexpr std::string_view kLaplacePreconditioners[] = {"none", "jacobi", "multigrid"};
 inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};
 inline constexpr std::string_view kSchemes[] = {"explicit", "implicit", "crank-nicolson"};
 inline constexpr std::string_view kBcTypes[] = {"dirichlet", "neumann", "periodic", "absorbing"};

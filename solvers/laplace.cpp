@@ -21,6 +21,7 @@ const char* to_string(LaplaceStatus s) {
     case LaplaceStatus::Converged: return "converged";
     case LaplaceStatus::MaxIters: return "max_iters";
     case LaplaceStatus::Direct: return "direct";
+    case LaplaceStatus::Stalled: return "stalled";
   }
   return "?";
 }
@@ -126,15 +127,47 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
       be_.vec().add_constant(r_, static_cast<T>(-be_.vec().stats(r_).mean));
       rr0 = be_.vec().dot(r_, r_);
     }
-    exec_->set_operator(laplace_args<T>(c, true), u_.layout());
+    const LaplaceArgs<T> op = laplace_args<T>(c, true);
+    exec_->set_operator(op, u_.layout());
     cg_ = std::make_unique<ConjugateGradient<T>>(be_.vec(), *exec_, u_, r_, p_, q_);
+    set_preconditioner(op);
     cg_->start(rr0);
   } else {
     rr0 = exec_->residual(args_, u_, nullptr);
   }
+  if (method == LaplaceMethod::Multigrid) {
+    MgOptions opt;
+    opt.cycle = spec_.cycle;
+    mg_ = std::make_unique<Multigrid<T>>(be_, g, args_, spec_.singular, opt);
+  }
   base_ = ff > 0 ? std::sqrt(ff) : std::sqrt(rr0);
   residual_ = base_ > 0 ? std::sqrt(rr0) / base_ : 0.0;
   if (converged_now()) status_ = LaplaceStatus::Converged;
+}
+
+// cg's preconditioner (laplace.preconditioner): Jacobi, z = r over A's
+// diagonal W·diag; or one symmetric multigrid V-cycle (2 sweeps each way,
+// the colours reversed after the coarse correction) on L₀ z = −r/W.
+template <class T>
+void LaplaceSolver<T>::set_preconditioner(const LaplaceArgs<T>& op) {
+  const LaplacePrecond kind = spec_.preconditioner;
+  if (kind == LaplacePrecond::None) return;
+  z_ = be_.make_dense_field(case_.grid, "the CG preconditioned residual z");
+  if (kind == LaplacePrecond::Jacobi) {
+    pre_exec_ = make_multigrid_exec(be_);
+    cg_->set_preconditioner(
+        [this, op](const Field<T>& r, Field<T>& z) {
+          pre_exec_->unweight(op, T(1) / op.diag, r, z);
+        },
+        z_);
+    return;
+  }
+  MgOptions opt;
+  opt.pre = opt.post = 2;
+  opt.symmetric = true;
+  pre_mg_ = std::make_unique<Multigrid<T>>(be_, case_.grid, op, spec_.singular, opt, true);
+  cg_->set_preconditioner([this](const Field<T>& r, Field<T>& z) { pre_mg_->precondition(r, z); },
+                          z_);
 }
 
 template <class T>
@@ -148,6 +181,57 @@ void LaplaceSolver<T>::check_residual() {
     status_ = LaplaceStatus::Converged;
   else if (iters_ >= spec_.max_iters)
     status_ = LaplaceStatus::MaxIters;
+  else
+    record_check(residual_);
+}
+
+// Stalled when, over the second half of the iterations so far (at least 5
+// checks, and 50 iterations but for multigrid's cycles), the residual rose
+// at some check and its lowest value there is not 0.9 of the lowest before.
+// A converging method gains over any such stretch (jacobi slowly but at
+// every check: it never rises; cg and sor may rise early, hence the 50
+// iterations, over which even a 1024³ cg gains 14 %); one at its rounding
+// floor wanders up and down or sits still. So a solve whose residual stops
+// falling at iteration N (past those minimums) stops by about 2N.
+template <class T>
+void LaplaceSolver<T>::record_check(double residual) {
+  checks_.push_back({iters_, residual});
+  const std::int64_t half = iters_ / 2;
+  double before = INFINITY, within = INFINITY;
+  int in_window = 0;
+  bool rose = false;
+  for (std::size_t i = 0; i < checks_.size(); ++i) {
+    const Check& c = checks_[i];
+    if (c.iteration <= half) {
+      before = std::min(before, c.residual);
+      continue;
+    }
+    ++in_window;
+    within = std::min(within, c.residual);
+    if (i > 0 && c.residual >= checks_[i - 1].residual) rose = true;
+  }
+  const std::int64_t least = spec_.method == LaplaceMethod::Multigrid ? 0 : 50;
+  if (in_window >= 5 && iters_ - half >= least && rose && std::isfinite(before) &&
+      within > 0.9 * before)
+    status_ = LaplaceStatus::Stalled;
+}
+
+template <class T>
+std::string LaplaceSolver<T>::stall_message() const {
+  Check best{0, INFINITY};
+  for (const Check& c : checks_)
+    if (c.residual < best.residual) best = c;
+  const bool f32 = sizeof(T) == 4;
+  return fmt::format(
+      "{} stopped making progress: the relative residual has not fallen below {:.3g} (reached "
+      "at iteration {}) in the {} iterations since, short of the tolerance {:.3g}. This is the "
+      "rounding floor of {} on this problem: {}",
+      to_string(spec_.method), best.residual, best.iteration, iters_ - best.iteration,
+      spec_.tolerance, f32 ? "float32" : "float64",
+      f32 ? fmt::format("run it in float64 (precision: float64), or ask for no less than "
+                        "laplace.tolerance: {:.2g}",
+                        2 * best.residual)
+          : fmt::format("ask for no less than laplace.tolerance: {:.2g}", 2 * best.residual));
 }
 
 template <class T>
@@ -166,6 +250,20 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
     check_residual();
     return;
   }
+  if (method == LaplaceMethod::Multigrid) {
+    // a cycle costs several sweeps: the residual after each one decides
+    for (std::int64_t s = 0; s < n && !finished(); ++s) {
+      mg_->cycle(u_);
+      ++iters_;
+      check_residual();
+    }
+    return;
+  }
+  iterate_cg(n);
+}
+
+template <class T>
+void LaplaceSolver<T>::iterate_cg(std::int64_t n) {
   // cg: the recurrence residual is known every iteration; when it reaches the
   // tolerance the true residual decides, and CG restarts from it if it has not.
   for (std::int64_t s = 0; s < n && !finished(); ++s) {
@@ -193,6 +291,12 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
       cg_->start(rr);
     }
     if (iters_ >= spec_.max_iters) status_ = LaplaceStatus::MaxIters;
+  }
+  // The recurrence residual keeps falling where the true one cannot (float32):
+  // the stall check takes the true one, at the end of each chunk.
+  if (!finished()) {
+    const double rr = exec_->residual(args_, u_, nullptr);
+    record_check(base_ > 0 ? std::sqrt(rr) / base_ : 0.0);
   }
 }
 
@@ -244,6 +348,7 @@ void LaplaceSolver<T>::save(io::Checkpoint& ck) {
   ck.fields = {{"u", download_bytes(be_, u_)}};
   if (cg_) {
     ck.reals.emplace_back("cg_rr", cg_->rr());
+    if (cg_->preconditioned()) ck.reals.emplace_back("cg_rz", cg_->rz());
     ck.fields.emplace_back("cg_r", download_bytes(be_, r_));
     ck.fields.emplace_back("cg_p", download_bytes(be_, p_));
   }
@@ -255,7 +360,7 @@ void LaplaceSolver<T>::restore(const io::Checkpoint& ck) {
   if (cg_) {
     upload_bytes(be_, ck.field("cg_r"), r_);
     upload_bytes(be_, ck.field("cg_p"), p_);
-    cg_->resume(ck.real("cg_rr"));
+    cg_->resume(ck.real("cg_rr"), cg_->preconditioned() ? ck.real("cg_rz") : 0.0);
   }
   iters_ = ck.step;
   residual_ = ck.real("residual");
@@ -276,6 +381,8 @@ std::size_t LaplaceSolver<T>::bytes_per_iteration() const {
   if (m == LaplaceMethod::Jacobi) return 2 * fb + fr;   // read u, write v
   if (m == LaplaceMethod::Sor) return 4 * fb + 2 * fr;  // two half sweeps
   if (m == LaplaceMethod::Cg) return 13 * fb;           // spmv 2, dot 2, update 6, p 3
+  if (m == LaplaceMethod::Multigrid)  // per level 4 sweeps (u 2, f 1 each), r 3, R 2, P 3,
+    return (4 * (2 * fb + fr) + 3 * fb + fr + 5 * fb) * 8 / 7 + 2 * fb + fr;  // + the check
   return 2 * fb + fr;                                   // fft: f in, u out (transforms not counted)
 }
 
@@ -294,6 +401,17 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
     need.other = "the operator's sparse (CSR) matrix";
     need.other_bytes = (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
     bytes += 3 * field + need.other_bytes;
+  }
+  if (m == LaplaceMethod::Cg && c.laplace.preconditioner != LaplacePrecond::None) {
+    fields += 1;  // z
+    bytes += field;
+    if (c.laplace.preconditioner == LaplacePrecond::Multigrid)
+      bytes += (Multigrid<T>::extra_values(c.grid) + n) * sizeof(T);  // the levels and their f
+  }
+  if (m == LaplaceMethod::Multigrid) {  // the fine level's residual and the coarse levels
+    need.other = "the multigrid levels";
+    need.other_bytes = Multigrid<T>::extra_values(c.grid) * sizeof(T);
+    bytes += need.other_bytes;
   }
   if (m == LaplaceMethod::Fft) {  // two half spectra, and about as much again for the FFT library
     const std::size_t half = n / std::size_t(c.grid.n[0]) * std::size_t(c.grid.n[0] / 2 + 1);
@@ -314,6 +432,13 @@ std::string laplace_setup_line(const Case& c) {
                      c.laplace.method == LaplaceMethod::Sor
                          ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
                                        c.laplace.omega_auto ? " (auto)" : "")
+                     : c.laplace.method == LaplaceMethod::Multigrid
+                         ? fmt::format(", {}-cycles over {} levels",
+                                       c.laplace.cycle == MgCycle::F ? "F" : "V",
+                                       Multigrid<double>::hierarchy(c.grid).size())
+                     : c.laplace.method == LaplaceMethod::Cg &&
+                             c.laplace.preconditioner != LaplacePrecond::None
+                         ? fmt::format(", preconditioner {}", to_string(c.laplace.preconditioner))
                          : "");
 }
 

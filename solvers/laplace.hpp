@@ -3,13 +3,16 @@
 // implicit heat schemes share.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "io/case.hpp"
 #include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/laplace/laplace_exec.hpp"
+#include "solvers/multigrid.hpp"
 #include "solvers/stepper.hpp"
 
 namespace gf {
@@ -26,9 +29,21 @@ class ConjugateGradient {
   ConjugateGradient(VectorOps<T>& vec, LaplaceExec<T>& op, Field<T>& x, Field<T>& r, Field<T>& p,
                     Field<T>& q)
       : vec_(vec), op_(op), x_(x), r_(r), p_(p), q_(q) {}
-  // p = r; rr = r·r (given: the caller has it from computing r).
+  // Preconditioned CG: z = M r (M ≈ A⁻¹, symmetric positive) into z.
+  using Preconditioner = std::function<void(const Field<T>& r, Field<T>& z)>;
+  void set_preconditioner(Preconditioner m, Field<T>& z) {
+    m_ = std::move(m);
+    z_ = &z;
+  }
+  // p = r (p = M r preconditioned); rr = r·r (given: the caller has it from computing r).
   void start(double rr) {
     rr_ = rr;
+    if (m_) {
+      m_(r_, *z_);
+      rz_ = vec_.dot(r_, *z_);
+      vec_.axpby(T(1), *z_, T(0), p_);
+      return;
+    }
     vec_.axpby(T(1), r_, T(0), p_);
   }
   // One iteration; false on a breakdown (p·Ap ≤ 0: nothing left to reduce).
@@ -36,21 +51,36 @@ class ConjugateGradient {
     op_.apply(p_, q_);
     const double pq = vec_.dot(p_, q_);
     if (!(pq > 0)) return false;
-    const double rr_new = vec_.cg_update(static_cast<T>(rr_ / pq), p_, q_, x_, r_);
-    const double beta = rr_new / rr_;
+    const double rho = m_ ? rz_ : rr_;
+    const double rr_new = vec_.cg_update(static_cast<T>(rho / pq), p_, q_, x_, r_);
     rr_ = rr_new;
-    vec_.axpby(T(1), r_, static_cast<T>(beta), p_);
+    if (m_) {
+      m_(r_, *z_);
+      const double rz_new = vec_.dot(r_, *z_);
+      const double beta = rz_new / rz_;
+      rz_ = rz_new;
+      vec_.axpby(T(1), *z_, static_cast<T>(beta), p_);
+      return true;
+    }
+    vec_.axpby(T(1), r_, static_cast<T>(rr_new / rho), p_);
     return true;
   }
   double rr() const { return rr_; }  // ‖r‖₂² by the recurrence
-  // Restart: r and p were restored by the caller; rr is the checkpointed one.
-  void resume(double rr) { rr_ = rr; }
+  double rz() const { return rz_; }  // r·M r (preconditioned)
+  bool preconditioned() const { return bool(m_); }
+  // Restart: r and p were restored by the caller; rr (and rz) the checkpointed ones.
+  void resume(double rr, double rz = 0) {
+    rr_ = rr;
+    rz_ = rz;
+  }
 
  private:
   VectorOps<T>& vec_;
   LaplaceExec<T>& op_;
   Field<T>&x_, &r_, &p_, &q_;
-  double rr_ = 0;
+  Field<T>* z_ = nullptr;
+  Preconditioner m_;
+  double rr_ = 0, rz_ = 0;
 };
 
 // The operator's args of the Laplacian on the case's grid: ih2, diag,
@@ -58,7 +88,9 @@ class ConjugateGradient {
 template <class T>
 LaplaceArgs<T> laplace_args(const Case& c, bool zero_ghosts);
 
-enum class LaplaceStatus { Running, Converged, MaxIters, Direct };
+// Stalled: the residual stopped falling above the tolerance (the rounding
+// floor of the precision; LaplaceSolver::stall_message says so).
+enum class LaplaceStatus { Running, Converged, MaxIters, Direct, Stalled };
 const char* to_string(LaplaceStatus s);
 
 template <class T>
@@ -67,8 +99,8 @@ class LaplaceSolver {
   LaplaceSolver(const Case& c, Backend<T>& backend);
 
   // Runs up to n more iterations (never past max_iters; jacobi and sor then
-  // measure the residual, cg checks it every iteration and may stop early;
-  // fft solves at once). No effect once finished.
+  // measure the residual, cg checks it every iteration and multigrid after
+  // every cycle, and may stop early; fft solves at once). No effect once finished.
   void iterate(std::int64_t n);
   // Ends the run: the true residual for cg, the mean made 0 when u is only
   // fixed up to a constant. Called once, after the last iterate().
@@ -79,6 +111,8 @@ class LaplaceSolver {
   void sweep(std::int64_t n);
 
   bool finished() const { return status_ != LaplaceStatus::Running; }
+  // Why a stalled solve stopped and what to do (status Stalled).
+  std::string stall_message() const;
   LaplaceStatus status() const { return status_; }
   std::int64_t iterations() const { return iters_; }
   double residual() const { return residual_; }  // relative, at the last check
@@ -101,6 +135,11 @@ class LaplaceSolver {
 
  private:
   void check_residual();
+  // Stall detection: the relative residual at each check (the true one for
+  // cg), and whether the last half of the run has stopped gaining.
+  void record_check(double residual);
+  void iterate_cg(std::int64_t n);
+  void set_preconditioner(const LaplaceArgs<T>& op);
   bool converged_now() const { return residual_ <= case_.laplace.tolerance; }
 
   const Case& case_;
@@ -110,12 +149,22 @@ class LaplaceSolver {
   LaplaceArgs<T> args_;
   Field<T> u_, v_, f_, r_, p_, q_;
   std::unique_ptr<ConjugateGradient<T>> cg_;
+  std::unique_ptr<Multigrid<T>> mg_;
+  // cg's preconditioner: a multigrid V-cycle, or Jacobi through mg_exec_
+  std::unique_ptr<Multigrid<T>> pre_mg_;
+  std::unique_ptr<MultigridExec<T>> pre_exec_;
+  Field<T> z_;
   bool has_f_field_ = false;
   double base_ = 1;  // ‖W·f‖₂, or ‖r₀‖₂ when f = 0
   double residual_ = 1;
   double mean_removed_ = 0;
   std::int64_t iters_ = 0;
   LaplaceStatus status_ = LaplaceStatus::Running;
+  struct Check {
+    std::int64_t iteration;
+    double residual;
+  };
+  std::vector<Check> checks_;
   double upload_ms_ = 0;
   int time_block_ = 1;
   std::optional<TimeBlockPick> tb_auto_;

@@ -35,6 +35,12 @@ void laplace_check_ranks(const Case& c, int nranks) {
                     fmt::format("fft runs on one rank only (no distributed FFT); {} ranks were "
                                 "started: run it without mpirun, or use jacobi, sor or cg",
                                 nranks));
+  if (c.laplace.method == LaplaceMethod::Multigrid)
+    throw CaseError(file, "laplace.method",
+                    fmt::format("multigrid runs on one rank only for now (its coarse levels are "
+                                "not split over ranks); {} ranks were started: run it without "
+                                "mpirun, or use jacobi, sor or cg",
+                                nranks));
   if (c.laplace.singular)
     throw CaseError(file, "boundary",
                     fmt::format("a laplace case without a Dirichlet face runs on one rank only "

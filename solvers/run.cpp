@@ -114,6 +114,9 @@ class SolveRun final : public Driven<T> {
   }
   void check_outcome(const std::filesystem::path& out_dir,
                      const std::string& resume) const override {
+    if (s_.status() == LaplaceStatus::Stalled)
+      throw SolverError(fmt::format("{}; the last iterate is written in {}", s_.stall_message(),
+                                    out_dir.string()));
     if (s_.status() == LaplaceStatus::MaxIters)
       throw SolverError(fmt::format(
           "{} did not converge in {} iterations: residual {:.3g} > tolerance {:.3g}; the last "

@@ -89,6 +89,10 @@ add_test(NAME "e2e: laplace not converging exits 1 and writes the last iterate"
   COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DCASE=${CMAKE_SOURCE_DIR}/cases/laplace2d_plate.yaml
           -DOUT=${CMAKE_BINARY_DIR}/e2e_not_converged -P ${GF_E2E}/not_converged.cmake)
 
+add_test(NAME "e2e: a float32 laplace solve at its rounding floor stops, exits 1 and says why"
+  COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DCASE=${CMAKE_SOURCE_DIR}/cases/laplace2d_plate.yaml
+          -DOUT=${CMAKE_BINARY_DIR}/e2e_stalled -P ${GF_E2E}/stalled.cmake)
+
 # Only meaningful where there is no GPU (CI); skipped (77) where there is one.
 gf_expect_error(device_cuda_without_gpu 3 "--device cuda: no usable GPU: .*; use --device cpu"
   NO_GPU run cases/heat1d_rod.yaml --device cuda)
@@ -277,7 +281,7 @@ endif()
 # Checkpoint and restart (restart.py says what each mode checks): bit for bit
 # against uninterrupted runs, the logs and series continued, refusals.
 if(GF_PYTHON)
-  foreach(mode heat_explicit heat_cn stencil wave laplace_jacobi laplace_cg interrupt interrupt_laplace diverge mismatch)
+  foreach(mode heat_explicit heat_cn stencil wave laplace_jacobi laplace_cg laplace_multigrid laplace_pcg interrupt interrupt_laplace diverge mismatch)
     add_test(NAME "e2e: restart ${mode}"
       COMMAND ${GF_PYTHON} ${GF_E2E}/restart.py $<TARGET_FILE:gridforge> ${mode}
               ${CMAKE_BINARY_DIR}/e2e_restart/${mode}

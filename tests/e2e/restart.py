@@ -5,7 +5,7 @@ Usage: restart.py GRIDFORGE MODE OUT_BASE   (run from the source tree)
 GF_RESTART_DEVICE=cuda runs every mode on the GPU instead (tests/gpu/run_on_gpu.sh).
 
 Modes:
-  heat_explicit, heat_cn, stencil, laplace_jacobi, laplace_cg:
+  heat_explicit, heat_cn, stencil, laplace_jacobi, laplace_cg, laplace_multigrid, laplace_pcg:
       a run of N steps (iterations) against a run of N/2, its checkpoint and a
       restart to N: the final fields and every output step are bit for bit
       equal; the restarted folder's log.csv, .pvd and fields.xdmf continue the
@@ -383,6 +383,21 @@ elif MODE == "laplace_cg":
     restart_equal("cases/laplace2d_plate.yaml", "laplace2d-plate", 120,
                   ["grid.dims=[33,33]", "laplace.method=cg", "laplace.check_every=5",
                    "output.every=20", "output.checkpoint_every=10"],
+                  laplace=True, first_rc=1)
+elif MODE == "laplace_multigrid":
+    # 17³ multigrid converges to 1e-12 in 10 V-cycles; N/2 = 6 stops short.
+    # The state is u alone: the restarted cycles are the same cycles.
+    restart_equal("cases/poisson3d_multigrid.yaml", "poisson3d-multigrid", 12,
+                  ["grid.dims=[17,17,17]", "laplace.tolerance=1e-12", "laplace.check_every=1",
+                   "output.every=2", "output.checkpoint_every=2", "output.formats=[hdf5,vtk]"],
+                  laplace=True, first_rc=1)
+elif MODE == "laplace_pcg":
+    # cg preconditioned by a V-cycle: u, r, p, r·r and r·z restored continue the
+    # same recurrence (33²: 8 iterations to 1e-11; N/2 = 7 stops short).
+    restart_equal("cases/laplace2d_plate.yaml", "laplace2d-plate", 14,
+                  ["grid.dims=[33,33]", "laplace.method=cg", "laplace.preconditioner=multigrid",
+                   "laplace.tolerance=1e-11", "laplace.check_every=1", "output.every=2",
+                   "output.checkpoint_every=1"],
                   laplace=True, first_rc=1)
 elif MODE == "interrupt":
     interrupt()

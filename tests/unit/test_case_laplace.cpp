@@ -103,8 +103,9 @@ TEST_CASE("laplace case errors", "[laplace-case]") {
   CHECK(error_of(lap("  method: sor", "{type: periodic}", "[9, 8]")) ==
         "case.yaml:6:11: laplace.method: sor colours the grid red-black, which needs an even "
         "number of points on a periodic axis; grid.dims[0] is 9");
-  CHECK(error_of(lap("  method: multigrid")) ==
-        "case.yaml:6:11: laplace.method: expected one of jacobi, sor, cg, fft, got 'multigrid'");
+  CHECK(error_of(lap("  method: multigrids")) ==
+        "case.yaml:6:11: laplace.method: expected one of jacobi, sor, cg, fft, multigrid, got "
+        "'multigrids'; did you mean 'multigrid'?");
   CHECK(error_of(lap("  max_iters: 0")) ==
         "case.yaml:6:14: laplace.max_iters: expected an integer ≥ 1, got 0");
   CHECK(error_of(lap("  check_every: 0")) ==
@@ -156,14 +157,14 @@ TEST_CASE("heat schemes and laplace methods are parsed once, and named as the ca
     CHECK(gf::parse_heat_scheme(gf::to_string(schemes[i])) == schemes[i]);
   }
   const LaplaceMethod methods[] = {LaplaceMethod::Jacobi, LaplaceMethod::Sor, LaplaceMethod::Cg,
-                                   LaplaceMethod::Fft};
+                                   LaplaceMethod::Fft, LaplaceMethod::Multigrid};
   REQUIRE(std::size(gf::schema::kLaplaceMethods) == std::size(methods));
   for (std::size_t i = 0; i < std::size(methods); ++i) {
     CHECK(gf::to_string(methods[i]) == gf::schema::kLaplaceMethods[i]);
     CHECK(gf::parse_laplace_method(gf::to_string(methods[i])) == methods[i]);
   }
   for (std::string_view bad :
-       {"", "rk4", "Explicit", "crank_nicolson", "sor ", "multigrid", "FFT"}) {
+       {"", "rk4", "Explicit", "crank_nicolson", "sor ", "multigrids", "FFT"}) {
     CHECK_FALSE(gf::parse_heat_scheme(bad));
     CHECK_FALSE(gf::parse_laplace_method(bad));
   }

@@ -1,0 +1,182 @@
+// The CUDA executor of multigrid: one thread a point through each field's
+// view (padded rows included), every point by the mg_ops.hpp formula the CPU
+// reference loops call; Σ W·v through the backend's deterministic reduction.
+#include <stdexcept>
+
+#include "kernels/cuda/cuda_backend.cuh"
+#include "kernels/laplace/laplace_kernels.cuh"
+#include "kernels/multigrid/mg_exec.hpp"
+
+namespace gf {
+namespace {
+
+// fn(i, j, k, idx) at every point of layout l (x across threads, y and z
+// looped over as in the laplace point kernels).
+template <class F>
+__global__ void __launch_bounds__(256) mg_points_kernel(F fn, Layout l) {
+  const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i >= nx) return;
+  for (std::int64_t k = blockIdx.z; k < nz; k += gridDim.z)
+    for (std::int64_t j = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y; j < ny;
+         j += std::int64_t(gridDim.y) * blockDim.y)
+      fn(i, j, k, l.index(i, j, k));
+}
+
+template <int D, class T>
+struct SmoothFn {
+  LaplaceArgs<T> a;
+  MgColouring c;
+  FieldView<T> u;
+  int colour;
+  __device__ void operator()(std::int64_t i, std::int64_t j, std::int64_t k,
+                             std::int64_t idx) const {
+    if (mg_colour(c, i, j, k) == colour) u[idx] = sor_point<D>(a, FieldView<const T>(u), i, j, k);
+  }
+};
+
+template <int D, class T>
+struct ResidualPointFn {
+  LaplaceArgs<T> a;
+  FieldView<const T> u;
+  FieldView<T> r;
+  __device__ void operator()(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) const {
+    r(i, j, k) = mg_residual_point<D>(a, u, i, j, k);
+  }
+};
+
+struct MgAxes {
+  MgAxis ax[3];
+};
+
+template <int D, class T>
+struct RestrictFn {
+  LaplaceArgs<T> a;
+  MgAxes t;
+  FieldView<const T> fine;
+  FieldView<T> coarse;
+  __device__ void operator()(std::int64_t i, std::int64_t j, std::int64_t k,
+                             std::int64_t idx) const {
+    coarse[idx] = mg_restrict_point<D>(a, t.ax, fine, i, j, k);
+  }
+};
+
+template <int D, class T>
+struct ProlongFn {
+  LaplaceArgs<T> a;
+  MgAxes t;
+  FieldView<const T> coarse;
+  FieldView<T> fine;
+  __device__ void operator()(std::int64_t i, std::int64_t j, std::int64_t k,
+                             std::int64_t idx) const {
+    fine[idx] += mg_prolong_point<D>(a, t.ax, coarse, i, j, k);
+  }
+};
+
+template <int D, class T>
+struct UnweightFn {
+  LaplaceArgs<T> a;
+  T s;
+  FieldView<const T> r;
+  FieldView<T> z;
+  __device__ void operator()(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) const {
+    z(i, j, k) = mg_unweight_point<D>(a, s, r, i, j, k);
+  }
+};
+
+template <class T>
+struct ZeroFn {
+  FieldView<T> v;
+  __device__ void operator()(std::int64_t, std::int64_t, std::int64_t, std::int64_t idx) const {
+    v[idx] = T(0);
+  }
+};
+
+// W·v at index idx of a field of layout l (0 in a padded row's padding).
+template <int D, class T>
+struct WeightedFn {
+  LaplaceArgs<T> a;
+  FieldView<const T> v;
+  __device__ double operator()(std::int64_t idx) const {
+    std::int64_t i, j, k;
+    v.locate(idx, i, j, k);
+    if (i >= v.n[0]) return 0.0;
+    return double(mg_weighted_point<D>(a, v, i, j, k));
+  }
+};
+
+template <class F>
+void mg_by_dim(int ndim, F&& fn) {
+  switch (ndim) {
+    case 1: fn(std::integral_constant<int, 1>{}); break;
+    case 2: fn(std::integral_constant<int, 2>{}); break;
+    default: fn(std::integral_constant<int, 3>{}); break;
+  }
+}
+
+template <class T>
+class MultigridCuda final : public MultigridExec<T> {
+ public:
+  explicit MultigridCuda(CudaBackend<T>& be) : be_(be) {}
+
+  void smooth(const LaplaceArgs<T>& a, const MgColouring& c, Field<T>& u, int colour) override {
+    mg_by_dim(a.ndim, [&](auto d) {
+      launch(a.ndim, u.layout(), SmoothFn<decltype(d)::value, T>{a, c, u.view(), colour});
+    });
+  }
+  void residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>& r) override {
+    mg_by_dim(a.ndim, [&](auto d) {
+      launch(a.ndim, u.layout(), ResidualPointFn<decltype(d)::value, T>{a, u.view(), r.view()});
+    });
+  }
+  void restrict_to(const LaplaceArgs<T>& ca, const MgAxis* ax, const Field<T>& fine,
+                   Field<T>& coarse) override {
+    const MgAxes t{{ax[0], ax[1], ax[2]}};
+    mg_by_dim(ca.ndim, [&](auto d) {
+      launch(ca.ndim, coarse.layout(),
+             RestrictFn<decltype(d)::value, T>{ca, t, fine.view(), coarse.view()});
+    });
+  }
+  void prolong_add(const LaplaceArgs<T>& fa, const MgAxis* ax, const Field<T>& coarse,
+                   Field<T>& fine) override {
+    const MgAxes t{{ax[0], ax[1], ax[2]}};
+    mg_by_dim(fa.ndim, [&](auto d) {
+      launch(fa.ndim, fine.layout(),
+             ProlongFn<decltype(d)::value, T>{fa, t, coarse.view(), fine.view()});
+    });
+  }
+  double weighted_sum(const LaplaceArgs<T>& a, const Field<T>& v) override {
+    double s = 0;
+    mg_by_dim(a.ndim, [&](auto d) {
+      s = be_.reduce_points(WeightedFn<decltype(d)::value, T>{a, v.view()}, v.layout());
+    });
+    return s;
+  }
+  void unweight(const LaplaceArgs<T>& a, T s, const Field<T>& r, Field<T>& z) override {
+    mg_by_dim(a.ndim, [&](auto d) {
+      launch(a.ndim, r.layout(), UnweightFn<decltype(d)::value, T>{a, s, r.view(), z.view()});
+    });
+  }
+  void zero(Field<T>& v) override { launch(v.grid().ndim, v.layout(), ZeroFn<T>{v.view()}); }
+
+ private:
+  template <class F>
+  void launch(int ndim, const Layout& l, const F& fn) {
+    dim3 grid, block;
+    point_launch(ndim, l.n, grid, block);
+    mg_points_kernel<F><<<grid, block, 0, be_.stream()>>>(fn, l);
+    GF_CUDA_CHECK_LAUNCH();
+  }
+  CudaBackend<T>& be_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<MultigridExec<T>> make_multigrid_cuda(Backend<T>& be) {
+  return std::make_unique<MultigridCuda<T>>(cuda_core(be));
+}
+template std::unique_ptr<MultigridExec<float>> make_multigrid_cuda<float>(Backend<float>&);
+template std::unique_ptr<MultigridExec<double>> make_multigrid_cuda<double>(Backend<double>&);
+
+}  // namespace gf

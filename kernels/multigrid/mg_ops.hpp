@@ -1,0 +1,228 @@
+// The geometric multigrid point formulas (laplace.method: multigrid), shared
+// by the CPU reference loops (mg_cpu.cpp) and the CUDA kernels (mg_cuda.cu):
+//
+//   smoother     Gauss–Seidel by colours: sor_point of laplace_ops.hpp (ω = 1),
+//                at the points of one colour of mg_colour
+//   residual     rᵢ = fᵢ − (L u)ᵢ (no symmetrising weight; 0 at Dirichlet points)
+//   restriction  R: a coarse point takes the fine residuals within one coarse
+//                spacing of it, weighted by the hat function of the coarse
+//                point (linear interpolation's transpose), normalised to sum 1:
+//                full weighting (¼ ½ ¼ per axis) where the coarse grid is
+//                every other fine point
+//   prolongation P: (tri)linear interpolation of the coarse correction, added
+//                at the points that are not Dirichlet points
+//
+// Coarsening (MgAxis). An axis with walls of nf points (nf − 1 intervals) gets
+// nc = ⌈(nf − 1)/2⌉ + 1 points over the same extent; a periodic axis of nf
+// points gets ⌈nf/2⌉. Where nf − 1 (walls) or nf (periodic) is even the
+// coarse points are every other fine point (nested); otherwise the coarse
+// spacing H is a little less than 2h and the coarse points fall between fine
+// ones (non-nested): the hat weights and interpolation then follow the
+// points' positions. This is what lets any n coarsen down to ≤ 3 points an
+// axis (65×47×33, 513³, a periodic axis of odd length) with the same
+// formulas. Positions are exact: fine point i sits at i·num/den coarse
+// spacings (num/den = (nc − 1)/(nf − 1) with walls, nc/nf periodic), so
+// every weight is a ratio of integers, alike on both executors.
+//
+// Colours. Red-black (parity of i + j + k) is a proper colouring when no
+// periodic axis has an odd number of points; where one has, the colouring is
+// c(i) + c(j) + c(k) mod 3 with c = parity on every axis except that the last
+// point of an odd periodic axis takes 2: neighbours differ on one axis by 1
+// or 2 in c, never by 0 mod 3, so no point of a colour reads another of its
+// colour (no race on the GPU, the same values as the CPU's sweep).
+#pragma once
+#include <cstdint>
+
+#include "kernels/laplace/laplace_ops.hpp"
+
+namespace gf {
+
+// How one axis of a level maps onto the next coarser level.
+struct MgAxis {
+  std::int64_t nf = 1, nc = 1;    // points on the fine and coarse axis
+  std::int64_t num = 1, den = 1;  // fine point i sits at i·num/den coarse points
+  bool periodic = false;
+};
+
+// The coarse axis of a fine one (nc == nf: the axis is not coarsened).
+inline MgAxis mg_coarsen_axis(std::int64_t nf, bool periodic) {
+  MgAxis a;
+  a.nf = nf;
+  a.periodic = periodic;
+  a.nc = nf;
+  if (nf > 3) a.nc = periodic ? (nf + 1) / 2 : nf / 2 + 1;
+  a.num = periodic ? a.nc : a.nc - 1;
+  a.den = periodic ? a.nf : a.nf - 1;
+  if (a.num <= 0 || a.den <= 0) a.num = a.den = 1;  // one point: identity
+  return a;
+}
+
+// The colouring of a level: 2 colours (red-black) or 3 (an odd periodic axis).
+struct MgColouring {
+  int colours = 2;
+  bool odd_periodic[3] = {false, false, false};
+  std::int64_t n[3] = {1, 1, 1};
+};
+
+GF_HD int mg_colour(const MgColouring& c, std::int64_t i, std::int64_t j, std::int64_t k) {
+  if (c.colours == 2) return int((i + j + k) & 1);
+  const std::int64_t p[3] = {i, j, k};
+  int s = 0;
+  for (int a = 0; a < 3; ++a)
+    s += (c.odd_periodic[a] && p[a] == c.n[a] - 1) ? 2 : int(p[a] & 1);
+  return s % 3;
+}
+
+// rᵢ = f_coef·fᵢ + lap_coef·(L u)ᵢ without the weight W (0 at Dirichlet points):
+// with the args' defaults f − L u, the defect the coarse grid corrects.
+template <int D, class T>
+GF_HD T mg_residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, std::int64_t i,
+                          std::int64_t j, std::int64_t k) {
+  const std::int64_t idx = u.index(i, j, k);
+  const std::int64_t pos[3] = {i, j, k};
+  if (held<D>(a, u.n, pos)) return T(0);
+  T m[3], p[3];
+  gather<D>(a, u, idx, pos, m, p);
+  const T lu = neighbour_sum<D>(m, p, a.ih2) - a.diag * u[idx];
+  return a.f_coef * rhs_at(a, idx) + a.lap_coef * lu;
+}
+
+constexpr int kMgTaps = 5;
+
+GF_HD std::int64_t mg_floor_div(std::int64_t a, std::int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}  // fine points a coarse point takes per axis (H ≤ 2h)
+
+// The fine points (indices on the fine axis, mirrored at a wall and wrapped
+// on a periodic axis) that coarse point q of axis x takes, and their
+// normalised hat weights; returns how many.
+template <class T>
+GF_HD int mg_restrict_taps(const MgAxis& x, std::int64_t q, std::int64_t* at, T* w) {
+  if (x.nc == x.nf) {  // not coarsened: the point itself
+    at[0] = q;
+    w[0] = T(1);
+    return 1;
+  }
+  // Fine i lies at i·num,
+  // coarse q at q·den, one coarse spacing is den; the hat of q reaches the
+  // fine i with |i·num − q·den| < den.
+  const std::int64_t c = q * x.den;
+  const std::int64_t lo = mg_floor_div(c - x.den, x.num), hi = mg_floor_div(c + x.den, x.num);
+  int cnt = 0;
+  std::int64_t sum = 0;
+  std::int64_t wt[kMgTaps + 2];
+  for (std::int64_t i = lo; i <= hi && cnt < kMgTaps; ++i) {
+    const std::int64_t d = i * x.num - c;
+    const std::int64_t wi = x.den - (d < 0 ? -d : d);
+    if (wi <= 0) continue;
+    std::int64_t f = i;
+    if (x.periodic) {
+      f = ((f % x.nf) + x.nf) % x.nf;
+    } else {
+      if (f < 0) f = -f;
+      if (f > x.nf - 1) f = 2 * (x.nf - 1) - f;
+    }
+    at[cnt] = f;
+    wt[cnt++] = wi;
+    sum += wi;
+  }
+  for (int e = 0; e < cnt; ++e) w[e] = T(double(wt[e]) / double(sum));
+  return cnt;
+}
+
+// The coarse value at coarse point (i, j, k): Σ of the weighted fine values
+// around it; 0 at Dirichlet points of the coarse level (the correction is 0 there).
+template <int D, class T>
+GF_HD T mg_restrict_point(const LaplaceArgs<T>& coarse, const MgAxis* ax,
+                          const FieldView<const T>& fine, std::int64_t i, std::int64_t j,
+                          std::int64_t k) {
+  const std::int64_t pos[3] = {i, j, k};
+  const std::int64_t nc[3] = {ax[0].nc, ax[1].nc, ax[2].nc};
+  if (held<D>(coarse, nc, pos)) return T(0);
+  std::int64_t at[3][kMgTaps];
+  T w[3][kMgTaps];
+  int cnt[3] = {1, 1, 1};
+  at[1][0] = at[2][0] = 0;
+  w[1][0] = w[2][0] = T(1);
+  for (int a = 0; a < D; ++a) cnt[a] = mg_restrict_taps<T>(ax[a], pos[a], at[a], w[a]);
+  T s = 0;
+  for (int c = 0; c < cnt[2]; ++c) {
+    T sy = 0;
+    for (int b = 0; b < cnt[1]; ++b) {
+      T sx = 0;
+      for (int a = 0; a < cnt[0]; ++a) sx += w[0][a] * fine(at[0][a], at[1][b], at[2][c]);
+      sy += w[1][b] * sx;
+    }
+    s += w[2][c] * sy;
+  }
+  return s;
+}
+
+// Where fine point q of axis x falls on the coarse axis: coarse points lo
+// and lo + 1 (wrapped), and the weight t of the second (0: q sits on lo).
+template <class T>
+GF_HD void mg_prolong_taps(const MgAxis& x, std::int64_t q, std::int64_t& lo, std::int64_t& hi,
+                           T& t) {
+  if (x.nc == x.nf) {
+    lo = hi = q;
+    t = T(0);
+    return;
+  }
+  const std::int64_t p = q * x.num;
+  lo = p / x.den;
+  const std::int64_t rem = p - lo * x.den;
+  hi = rem == 0 ? lo : (lo + 1 == x.nc ? 0 : lo + 1);
+  t = T(double(rem) / double(x.den));
+}
+
+// The interpolated correction at fine point (i, j, k) (0 at Dirichlet points).
+template <int D, class T>
+GF_HD T mg_prolong_point(const LaplaceArgs<T>& fine_args, const MgAxis* ax,
+                         const FieldView<const T>& coarse, std::int64_t i, std::int64_t j,
+                         std::int64_t k) {
+  const std::int64_t pos[3] = {i, j, k};
+  const std::int64_t nf[3] = {ax[0].nf, ax[1].nf, ax[2].nf};
+  if (held<D>(fine_args, nf, pos)) return T(0);
+  std::int64_t at[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+  T w[3][2] = {{T(1), T(0)}, {T(1), T(0)}, {T(1), T(0)}};
+  for (int a = 0; a < D; ++a) {
+    T t;
+    mg_prolong_taps<T>(ax[a], pos[a], at[a][0], at[a][1], t);
+    w[a][0] = T(1) - t;
+    w[a][1] = t;
+  }
+  T s = 0;
+  for (int c = 0; c < (D > 2 ? 2 : 1); ++c) {
+    T sy = 0;
+    for (int b = 0; b < (D > 1 ? 2 : 1); ++b) {
+      T sx = w[0][0] * coarse(at[0][0], at[1][b], at[2][c]);
+      if (w[0][1] != T(0)) sx += w[0][1] * coarse(at[0][1], at[1][b], at[2][c]);
+      if (w[1][b] != T(0)) sy += w[1][b] * sx;
+    }
+    if (w[2][c] != T(0)) s += w[2][c] * sy;
+  }
+  return s;
+}
+
+// s·rᵢ/Wᵢ (0 at Dirichlet points): CG's residual r = W·(…) back to the
+// unweighted form of the operator; s = −1 makes it multigrid's right-hand
+// side for A z = r (A = W·(−L₀)), s = 1/(op_scale·diag + op_shift) the
+// Jacobi preconditioner's z (r over A's diagonal).
+template <int D, class T>
+GF_HD T mg_unweight_point(const LaplaceArgs<T>& a, T s, const FieldView<const T>& r,
+                          std::int64_t i, std::int64_t j, std::int64_t k) {
+  const std::int64_t pos[3] = {i, j, k};
+  if (held<D>(a, r.n, pos)) return T(0);
+  return s * r(i, j, k) / bc_weight<D>(a, r.n, pos);
+}
+
+// The symmetrising weight W of laplace_ops.hpp at a point: Σ W·v / Σ W is the
+// mean that a singular level's right-hand side must lose to be solvable.
+template <int D, class T>
+GF_HD T mg_weighted_point(const LaplaceArgs<T>& a, const FieldView<const T>& v, std::int64_t i,
+                          std::int64_t j, std::int64_t k) {
+  const std::int64_t pos[3] = {i, j, k};
+  return bc_weight<D>(a, v.n, pos) * v(i, j, k);
+}
+
+}  // namespace gf

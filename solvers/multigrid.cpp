@@ -1,0 +1,196 @@
+#include "solvers/multigrid.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace gf {
+namespace {
+
+// The axes of g onto the next coarser grid (identity on missing axes).
+// Semi-coarsening, as hypre's PFMG: of the axes that can still be halved,
+// those whose spacing is within √2 of the finest one's are, the others wait
+// for them. The point smoother only smooths along the axes of strong
+// coupling (small h), so those are the ones to coarsen; the spacings of a
+// level then stay within √2 of each other wherever the grid allows (a
+// 65×47×33 unit cube: 1/64, 1/46, 1/32 first coarsens x and y only).
+void coarse_axes(const Grid& g, MgAxis* ax) {
+  double hmin = 0;
+  for (int a = 0; a < 3; ++a) {
+    const std::size_t s = std::size_t(a);
+    ax[a] = a < g.ndim ? mg_coarsen_axis(g.n[s], g.periodic[s]) : mg_coarsen_axis(1, false);
+    if (ax[a].nc != ax[a].nf && (hmin == 0 || g.h[s] < hmin)) hmin = g.h[s];
+  }
+  for (int a = 0; a < g.ndim; ++a)
+    if (ax[a].nc != ax[a].nf && g.h[std::size_t(a)] > 1.4143 * hmin)
+      ax[a] = mg_coarsen_axis(1, false), ax[a].nf = ax[a].nc = g.n[std::size_t(a)];
+}
+
+bool coarsens(const MgAxis* ax) {
+  for (int a = 0; a < 3; ++a)
+    if (ax[a].nc != ax[a].nf) return true;
+  return false;
+}
+
+Grid coarse_grid(const Grid& g, const MgAxis* ax) {
+  Grid c = g;
+  for (int a = 0; a < g.ndim; ++a) {
+    const std::size_t s = std::size_t(a);
+    c.n[s] = ax[a].nc;
+    // the same extent: walls (n − 1)·h, periodic n·h
+    c.h[s] = g.h[s] * double(ax[a].den) / double(ax[a].num);
+  }
+  return c;
+}
+
+MgColouring colouring(const Grid& g) {
+  MgColouring c;
+  for (int a = 0; a < 3; ++a) {
+    const std::size_t s = std::size_t(a);
+    c.n[a] = g.n[s];
+    c.odd_periodic[a] = a < g.ndim && g.periodic[s] && g.n[s] % 2 != 0 && g.n[s] > 1;
+    if (c.odd_periodic[a]) c.colours = 3;
+  }
+  return c;
+}
+
+}  // namespace
+
+template <class T>
+std::vector<Grid> Multigrid<T>::hierarchy(const Grid& g) {
+  std::vector<Grid> out{g};
+  for (int l = 0; l < 64; ++l) {
+    MgAxis ax[3];
+    coarse_axes(out.back(), ax);
+    if (!coarsens(ax)) break;
+    out.push_back(coarse_grid(out.back(), ax));
+  }
+  return out;
+}
+
+template <class T>
+std::size_t Multigrid<T>::extra_values(const Grid& g) {
+  std::size_t v = std::size_t(g.size());  // the fine level's r
+  const std::vector<Grid> h = hierarchy(g);
+  for (std::size_t l = 1; l < h.size(); ++l) v += 3 * std::size_t(h[l].size());
+  return v;
+}
+
+template <class T>
+Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, bool singular,
+                        MgOptions opt, bool as_preconditioner)
+    : be_(be), exec_(make_multigrid_exec(be)), singular_(singular), opt_(opt) {
+  const std::vector<Grid> grids = hierarchy(g);
+  // A singular level's f loses its mean through add_constant, which walks
+  // the values of a dense field: singular hierarchies stay dense, as the
+  // solver's own fields do then (LaplaceSolver).
+  const auto field = [&](const Grid& lg, const char* what) {
+    return singular_ ? be_.make_dense_field(lg, what) : be_.make_field(lg, what);
+  };
+  levels_.resize(grids.size());
+  for (std::size_t l = 0; l < grids.size(); ++l) {
+    Level& L = levels_[l];
+    L.g = grids[l];
+    L.colours = colouring(L.g);
+    coarse_axes(L.g, L.down);
+    if (l == 0) {
+      L.a = a;  // the case's f and boundary values
+      if (as_preconditioner) {
+        rhs0_ = field(L.g, "the preconditioner's right-hand side");
+        exec_->zero(rhs0_);
+        L.a.f = rhs0_.data();
+        L.a.f_coef = T(1);
+        L.a.lap_coef = T(-1);
+      }
+    } else {
+      // the error's equation: homogeneous boundaries, the restricted residual as f
+      LaplaceArgs<T> c = a;
+      double diag = 0;
+      for (int ax = 0; ax < 3; ++ax) {
+        const double ih2 = ax < L.g.ndim ? 1.0 / (L.g.h[std::size_t(ax)] * L.g.h[std::size_t(ax)]) : 0.0;
+        c.ih2[ax] = static_cast<T>(ih2);
+        diag += 2 * ih2;
+        c.bc[ax].ghost_lo = c.bc[ax].ghost_hi = T(0);
+      }
+      c.diag = static_cast<T>(diag);
+      c.inv_diag = static_cast<T>(1.0 / diag);
+      c.f_coef = T(1);
+      c.lap_coef = T(-1);
+      L.u = field(L.g, "a multigrid level's correction");
+      L.f = field(L.g, "a multigrid level's right-hand side");
+      c.f = L.f.data();
+      L.a = c;
+      exec_->zero(L.u);
+      exec_->zero(L.f);
+    }
+    L.a.omega = T(opt_.omega > 0 ? opt_.omega : mg_default_omega(L.g.ndim));
+    if (l + 1 < grids.size()) {
+      L.r = field(L.g, "a multigrid level's residual");
+      exec_->zero(L.r);
+    }
+    double w = 1;
+    for (int ax = 0; ax < L.g.ndim; ++ax) {
+      double n = double(L.g.n[std::size_t(ax)]);
+      if (L.a.bc[ax].lo == BcType::Neumann) n -= 0.5;
+      if (L.a.bc[ax].hi == BcType::Neumann) n -= 0.5;
+      w *= n;
+    }
+    L.weight_sum = w;
+  }
+  std::int64_t most = 1;
+  for (int ax = 0; ax < 3; ++ax) most = std::max(most, levels_.back().g.n[std::size_t(ax)]);
+  coarse_sweeps_ = int(std::max<std::int64_t>(16, 4 * most));
+}
+
+template <class T>
+void Multigrid<T>::cycle(Field<T>& u) {
+  visit(0, u, opt_.cycle);
+}
+
+template <class T>
+void Multigrid<T>::precondition(const Field<T>& r, Field<T>& z) {
+  exec_->unweight(levels_[0].a, T(-1), r, rhs0_);
+  exec_->zero(z);
+  visit(0, z, MgCycle::V);
+}
+
+template <class T>
+void Multigrid<T>::smooth(std::size_t l, Field<T>& u, int sweeps, bool reverse) {
+  const Level& L = levels_[l];
+  const int n = L.colours.colours;
+  for (int s = 0; s < sweeps; ++s)
+    for (int c = 0; c < n; ++c) exec_->smooth(L.a, L.colours, u, reverse ? n - 1 - c : c);
+}
+
+// Σ W·f = 0, or the singular level has no solution (the smoother would
+// then drift along the constants).
+template <class T>
+void Multigrid<T>::make_solvable(Level& c) {
+  const double mean = exec_->weighted_sum(c.a, c.f) / c.weight_sum;
+  be_.vec().add_constant(c.f, static_cast<T>(-mean));
+}
+
+template <class T>
+void Multigrid<T>::visit(std::size_t l, Field<T>& u, MgCycle kind) {
+  Level& L = levels_[l];
+  if (l + 1 == levels_.size()) {  // the coarsest: a few points an axis, smoothed to convergence
+    const int n = l == 0 ? opt_.pre : coarse_sweeps_ / 2;
+    smooth(l, u, n);
+    smooth(l, u, n, opt_.symmetric);  // forward then backward: symmetric
+    return;
+  }
+  smooth(l, u, opt_.pre);
+  exec_->residual(L.a, u, L.r);
+  Level& C = levels_[l + 1];
+  exec_->restrict_to(C.a, L.down, L.r, C.f);
+  if (singular_) make_solvable(C);
+  exec_->zero(C.u);
+  visit(l + 1, C.u, kind);
+  if (kind == MgCycle::F) visit(l + 1, C.u, MgCycle::V);
+  exec_->prolong_add(L.a, L.down, C.u, u);
+  smooth(l, u, opt_.post, opt_.symmetric);
+}
+
+template class Multigrid<float>;
+template class Multigrid<double>;
+
+}  // namespace gf
