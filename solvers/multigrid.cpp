@@ -82,9 +82,12 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
   const std::vector<Grid> grids = hierarchy(g);
   // A singular level's f loses its mean through add_constant, which walks
   // the values of a dense field: singular hierarchies stay dense, as the
-  // solver's own fields do then (LaplaceSolver).
+  // solver's own fields do then (LaplaceSolver). So does CG's preconditioner:
+  // CG's vectors are dense (its CSR operator), and the fine level's fields
+  // meet them (padded ones made the GPU's z zero: CG broke down at once).
   const auto field = [&](const Grid& lg, const char* what) {
-    return singular_ ? be_.make_dense_field(lg, what) : be_.make_field(lg, what);
+    return singular_ || as_preconditioner ? be_.make_dense_field(lg, what)
+                                          : be_.make_field(lg, what);
   };
   levels_.resize(grids.size());
   for (std::size_t l = 0; l < grids.size(); ++l) {
