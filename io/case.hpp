@@ -196,7 +196,7 @@ struct OutputSpec {
   io::Compression compression;  // of the .vti files
   // of fields.h5's datasets: none or zlib (shuffle + deflate), zlib:1 by
   // default (docs/performance.md, "fields.h5 compressed")
-  io::Compression hdf5_compression{io::Compression::Method::Zlib, 1};
+  io::Compression hdf5_compression{io::Compression::Method::None};  // docs/performance.md, "fields.h5 compressed"
   std::int64_t checkpoint_every = 0;
 };
 

@@ -52,7 +52,7 @@ struct SeriesSpec {
   // fields.h5's datasets (output.hdf5_compression): zlib: chunked, shuffle +
   // deflate at its level, compressed by up to `threads` threads
   // (io/h5_chunks.hpp); none: contiguous. Over MPI ranks always contiguous.
-  Compression hdf5_compression{Compression::Method::Zlib, 1};
+  Compression hdf5_compression{Compression::Method::None};
   int threads = 1;
   std::size_t vtk_block_bytes = std::size_t(1) << 20;
 };

@@ -398,12 +398,13 @@ heat: {alpha: 1.0, steps: 10}
   CHECK_THROWS_AS(load(text, {"heat.time_block=2.5"}), gf::CaseError);
 }
 
-TEST_CASE("output.hdf5_compression: zlib:1 by default, none or zlib:L, kept in the resolved case",
+TEST_CASE("output.hdf5_compression: none by default, none or zlib:L, kept in the resolved case",
           "[case]") {
   using M = gf::io::Compression::Method;
   const gf::Case d = load(kMinimal);
-  CHECK(d.output.hdf5_compression == gf::io::Compression{M::Zlib, 1});
-  CHECK_THAT(d.resolved_yaml, Contains("hdf5_compression: zlib:1"));
+  CHECK(d.output.hdf5_compression == gf::io::Compression{M::None});
+  CHECK(d.output.hdf5_compression == *gf::io::parse_hdf5_compression("none"));
+  CHECK_THAT(d.resolved_yaml, Contains("hdf5_compression: none"));
   const auto with = [](const std::string& v) {
     return load(kMinimal, {"output.hdf5_compression=" + v}).output.hdf5_compression;
   };
