@@ -56,7 +56,7 @@ int env_int(const char* name, int fallback, int lo, int hi, const char* what) {
 RayExecOptions raymarch_options_from_env() {
   RayExecOptions o;
   o.skip = env_int("GRIDFORGE_RM_SKIP", 1, 0, 1, "1 (skip empty bricks) or 0") == 1;
-  o.brick = env_int("GRIDFORGE_RM_BRICK", 8, 4, 64,
+  o.brick = env_int("GRIDFORGE_RM_BRICK", 16, 4, 64,
                      "the bricks' edge in cells, a power of two from 4 to 64");
   if (o.brick & (o.brick - 1))
     throw UsageError("GRIDFORGE_RM_BRICK='" + std::to_string(o.brick) +

@@ -25,7 +25,7 @@ namespace gf {
 // kernels take up to 128 registers a thread).
 struct RayExecOptions {
   bool skip = true;
-  int brick = 8;
+  int brick = 16;
   bool texture = false;
   int tile_x = 8, tile_y = 8;
 };
