@@ -485,8 +485,9 @@ bool march3d_fits(const FieldView<const T>& in, const FieldView<T>& out) {
   constexpr std::int64_t W = Vec16<T>::n;
   const std::int64_t pieces = (in.n[0] + W - 1) / W;
   const std::int64_t slice = (pieces + 31) / 32 * ((in.n[1] - 2 + 15) / 16) * 256;
-  const std::int64_t faces = 2 * in.n[0] * (in.n[2] + in.n[1] - 2);
-  return (in.n[2] - 2 + 3) / 4 + (faces + slice - 1) / slice <= 65535;
+  const std::int64_t nx = in.n[0], ny = in.n[1], nz = in.n[2];
+  const std::int64_t faces = 2 * nx * (nz + ny - 2);
+  return (nz - 2 + 3) / 4 + (faces + slice - 1) / slice <= 65535;
 }
 
 // True when a 2D field can take the vectorised march.
