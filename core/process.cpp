@@ -45,4 +45,10 @@ std::int64_t host_memory_peak_bytes() {
   return std::int64_t(u.ru_maxrss) * 1024;  // Linux: kilobytes
 }
 
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 }  // namespace gf

@@ -21,4 +21,9 @@ std::pair<double, double> whole_process(std::chrono::steady_clock::time_point ru
 // ru_maxrss, the kernel's high-water mark VmHWM), 0 when unknown.
 std::int64_t host_memory_peak_bytes();
 
+// The calling thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): what
+// a piece of work costs whatever else the machine runs (the output
+// compressors' per-core speeds; a wall time on a shared machine says little).
+double thread_cpu_seconds();
+
 }  // namespace gf

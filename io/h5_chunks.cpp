@@ -3,7 +3,6 @@
 #include "io/h5_chunks.hpp"
 
 #include <omp.h>
-#include <time.h>
 #include <zlib.h>
 #ifdef GRIDFORGE_HAVE_LIBDEFLATE
 #include <libdeflate.h>
@@ -15,6 +14,7 @@
 #include <memory>
 #include <new>
 
+#include "core/process.hpp"
 #include "grid/view.hpp"
 
 namespace gf::io::h5 {
@@ -26,13 +26,6 @@ namespace {
 // cost (a hot spot, a flat region) even out.
 constexpr std::size_t kWindowBytes = std::size_t(64) << 20;
 
-// The calling thread's CPU time (io/vtk_compress.cpp: a wall time on a
-// shared machine says little).
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
 
 // `dims` / `chunk` (slowest first, 1 to 3 entries) as points per axis x
 // first, missing axes 1: the Layout of grid/view.hpp.

@@ -3,7 +3,6 @@
 #include "io/vtk_compress.hpp"
 
 #include <omp.h>
-#include <time.h>
 #include <vtkDataCompressor.h>
 #include <vtkLZ4DataCompressor.h>
 #include <vtkObjectFactory.h>
@@ -16,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/process.hpp"
+
 namespace gf::io::series {
 
 namespace {
@@ -25,13 +26,6 @@ namespace {
 // every thread, so that blocks of different cost even out.
 constexpr std::size_t kWindowBytes = std::size_t(64) << 20;
 
-// The calling thread's CPU time: what compressing costs whatever else the
-// machine runs (a wall time on a shared machine says little).
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
 
 // Base: vtkZLibDataCompressor or vtkLZ4DataCompressor. No vtkTypeMacro, on
 // purpose: GetClassName() stays Base's, the name the writer puts in the
