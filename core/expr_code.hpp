@@ -10,27 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace gf {
+#include "core/expr_op.hpp"
 
-enum class ExprOp : std::int32_t {
-  Const,    // push a
-  Var,      // push coordinate n (0 x, 1 y, 2 z)
-  VarMul,   // push coordinate n · a + b
-  VarPow2,  // push v·v, v = coordinate n
-  VarPow3,  // v·v·v
-  VarPow4,  // v·v·v·v
-  // binary: pop b, pop a, push a ∘ b
-  Add, Sub, Mul, Div, Pow, Lt, Gt, Le, Ge, Eq, Ne, And, Or,
-  If,     // pop c; when c == 0 skip the next n instructions (to the else branch)
-  Else,   // skip the next n instructions (past the else branch)
-  EndIf,  // nothing
-  // unary: pop v, push f(v)
-  Neg, Plus, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh,
-  Ln, Log2, Log10, Exp, Sqrt, Abs, Sign, Rint,
-  Atan2,  // binary
-  // n arguments: pop n, push f
-  Sum, Avg, Min, Max,
-};
+namespace gf {
 
 struct ExprInstr {
   ExprOp op = ExprOp::Const;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <numbers>
 #include <stack>
@@ -68,11 +69,16 @@ struct Expression::Impl {
   // The parser holds pointers to these: Impl lives on the heap so they stay put
   // when the Expression moves.
   double x = 0, y = 0, z = 0;
+  std::deque<double> extra;  // the extra variables (a deque: they stay put as it grows)
   mu::Parser parser;
   bool constant = false;
 };
 
-Expression::Expression(const Expr& expr, const Params& params) : impl_(std::make_unique<Impl>()) {
+Expression::Expression(const Expr& expr, const Params& params)
+    : Expression(expr, params, std::vector<std::string>{}) {}
+
+Expression::Expression(const Expr& expr, const Params& params, const std::vector<std::string>& vars)
+    : impl_(std::make_unique<Impl>()) {
   if (has_assignment(expr.text)) parse_error(expr, "'=' assigns in muparser; use == to compare");
   mu::Parser& p = impl_->parser;
   try {
@@ -82,6 +88,7 @@ Expression::Expression(const Expr& expr, const Params& params) : impl_(std::make
     p.DefineVar("x", &impl_->x);
     p.DefineVar("y", &impl_->y);
     p.DefineVar("z", &impl_->z);
+    for (const std::string& v : vars) p.DefineVar(v, &impl_->extra.emplace_back(0.0));
     p.DefineConst("pi", std::numbers::pi);
     p.DefineConst("e", std::numbers::e);
     for (const auto& [name, value] : params) p.DefineConst(name, value);
@@ -91,7 +98,7 @@ Expression::Expression(const Expr& expr, const Params& params) : impl_(std::make
       parse_error(expr,
                   fmt::format("expected one value, got {} separated by commas", p.GetNumResults()));
     const auto& used = p.GetUsedVar();
-    impl_->constant = !used.contains("x") && !used.contains("y") && !used.contains("z");
+    impl_->constant = used.empty();
   } catch (const mu::Parser::exception_type& err) {
     std::string why = reason(err);
     if (expr.text.find("**") != std::string::npos) why += "; muparser writes powers with ^ (x^2), not **";
@@ -110,7 +117,19 @@ double Expression::operator()(double x, double y, double z) const {
   return impl_->parser.Eval();
 }
 
+double Expression::at(const std::vector<double>& v) const {
+  impl_->x = v.at(0);
+  impl_->y = v.at(1);
+  impl_->z = v.at(2);
+  for (std::size_t k = 0; k < impl_->extra.size(); ++k) impl_->extra[k] = v.at(3 + k);
+  return impl_->parser.Eval();
+}
+
 bool Expression::is_constant() const { return impl_->constant; }
+
+bool Expression::uses(const std::string& name) const {
+  return impl_->parser.GetUsedVar().contains(name);
+}
 
 void check_expression(const Expr& expr, const Params& params) { (void)Expression(expr, params); }
 
@@ -202,7 +221,9 @@ ExprCode Expression::code() const {
     if (ptr == &impl_->x) return 0;
     if (ptr == &impl_->y) return 1;
     if (ptr == &impl_->z) return 2;
-    unknown_token(text, k, "a variable other than x, y, z");
+    for (std::size_t e = 0; e < impl_->extra.size(); ++e)
+      if (ptr == &impl_->extra[e]) return int(3 + e);
+    unknown_token(text, k, "a variable other than x, y, z and the extra ones");
   };
   ExprCode out;
   for (std::size_t k = 0; k < rpn.GetSize() && tok[k].Cmd != mu::cmEND; ++k) {
