@@ -177,17 +177,20 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
       all_pass = all_pass && frame_rows.back()["pass"].get<bool>();
     }
     if (!outs.due(s)) continue;
-    hc.resize(cpu.field().points());
-    hg.resize(gpu.field().points());
-    cpu_be->download(cpu.field(), hc.data());
-    gpu_be->download(gpu.field(), hg.data());
-    const FieldDiff df = field_diff(hg, hc);
-    const bool pass = df.rel_l2 <= rtol || df.max_abs <= atol;
-    all_pass = all_pass && pass;
-    table_out() << fmt::format("{:<6} {:>8} {:>12.6g} {:>12.3e} {:>12.3e}  {}\n", "u", s, cpu.time(),
-                             df.max_abs, df.rel_l2, pass ? "pass" : "FAIL");
-    rows.push_back({{"field", "u"}, {"step", s}, {"time", cpu.time()}, {"max_abs", df.max_abs},
-                    {"rel_l2", df.rel_l2}, {"pass", pass}});
+    const std::vector<NamedField<T>> fc = cpu.fields(), fg = gpu.fields();
+    for (std::size_t k = 0; k < fc.size(); ++k) {
+      hc.resize(fc[k].field->points());
+      hg.resize(fg[k].field->points());
+      cpu_be->download(*fc[k].field, hc.data());
+      gpu_be->download(*fg[k].field, hg.data());
+      const FieldDiff df = field_diff(hg, hc);
+      const bool pass = df.rel_l2 <= rtol || df.max_abs <= atol;
+      all_pass = all_pass && pass;
+      table_out() << fmt::format("{:<6} {:>8} {:>12.6g} {:>12.3e} {:>12.3e}  {}\n", fc[k].name, s,
+                                 cpu.time(), df.max_abs, df.rel_l2, pass ? "pass" : "FAIL");
+      rows.push_back({{"field", fc[k].name}, {"step", s}, {"time", cpu.time()},
+                      {"max_abs", df.max_abs}, {"rel_l2", df.rel_l2}, {"pass", pass}});
+    }
   }
   if (!frame_rows.empty()) print_frame_rows(frame_rows);
   for (auto& r : frame_rows) rows.push_back(r);

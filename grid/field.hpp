@@ -90,4 +90,11 @@ class Field {
   std::size_t n_ = 0;
 };
 
+// A field of a run's state with the name its outputs give it.
+template <class T>
+struct NamedField {
+  std::string name;
+  const Field<T>* field = nullptr;
+};
+
 }  // namespace gf

@@ -235,8 +235,17 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
     const std::int64_t n = d.count();
     const double time = d.time();
     last_written = n;
-    outputs.field(d.field(), [&series, &last_output, n, time, prec = c.precision](const T* h) {
-      series.write(n, time, {{"u", h, prec}});
+    std::vector<const Field<T>*> fs;
+    std::vector<std::string> names;
+    for (const NamedField<T>& f : d.fields()) {
+      fs.push_back(f.field);
+      names.push_back(f.name);
+    }
+    outputs.fields(fs, [&series, &last_output, n, time, names,
+                        prec = c.precision](const std::vector<const T*>& h) {
+      std::vector<io::FieldView> views;
+      for (std::size_t k = 0; k < h.size(); ++k) views.push_back({names[k], h[k], prec});
+      series.write(n, time, views);
       last_output = n;
     });
     log.flush();

@@ -51,6 +51,8 @@ class Driven {
   virtual void finish() {}
   virtual double time() const = 0;  // the field series' time of count()
   virtual const Field<T>& field() const = 0;
+  // Every field its outputs hold, field() first (one, "u", but for pde).
+  virtual std::vector<NamedField<T>> fields() const { return {{"u", &field()}}; }
   virtual Observation observe() = 0;
   virtual double upload_ms() const = 0;
   virtual std::size_t bytes_per_count() const = 0;  // each field read or written once

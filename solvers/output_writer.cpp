@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <stdexcept>
+
 namespace gf {
 
 template <class T>
@@ -20,12 +22,20 @@ OutputWriter<T>::~OutputWriter() {
 
 template <class T>
 void OutputWriter<T>::field(const Field<T>& f, std::function<void(const T*)> write) {
+  fields({&f}, [write = std::move(write)](const std::vector<const T*>& h) { write(h[0]); });
+}
+
+template <class T>
+void OutputWriter<T>::fields(const std::vector<const Field<T>*>& fs,
+                             std::function<void(const std::vector<const T*>&)> write) {
+  const int nf = int(fs.size());
   if (writer_ && !tried_snapshots_) {
     tried_snapshots_ = true;
+    per_output_ = nf;
     std::string why;
-    snaps_ = be_.make_snapshots(grid_, kSnapshotSlots, &why);
+    snaps_ = be_.make_snapshots(grid_, kSnapshotSlots * nf, &why);
     if (snaps_) {
-      slot_ticket_.assign(std::size_t(snaps_->slots()), 0);
+      slot_ticket_.assign(std::size_t(kSnapshotSlots), 0);
     } else {
       why_ = "no memory for the snapshot: " + why;
       spdlog::info("outputs: written in turn by the time loop ({})", why_);
@@ -35,22 +45,33 @@ void OutputWriter<T>::field(const Field<T>& f, std::function<void(const T*)> wri
     // In turn: download, write. Frames queued before it first: one writer at a time.
     if (writer_) writer_->drain();
     timer_->start();
-    host_.resize(f.points());
-    be_.download(f, host_.data());
+    host_.resize(fs.size());
+    std::vector<const T*> h;
+    for (std::size_t k = 0; k < fs.size(); ++k) {
+      host_[k].resize(fs[k]->points());
+      be_.download(*fs[k], host_[k].data());
+      h.push_back(host_[k].data());
+    }
     download_ms_ += timer_->stop_ms();
-    write(host_.data());
+    write(h);
     return;
   }
-  const int s = next_slot_;
-  next_slot_ = (s + 1) % snaps_->slots();
-  if (slot_ticket_[std::size_t(s)]) writer_->wait_for(slot_ticket_[std::size_t(s)]);
+  if (nf != per_output_)
+    throw std::logic_error("OutputWriter::fields: another number of fields than the run's first output");
+  const int g = next_group_;
+  next_group_ = (g + 1) % kSnapshotSlots;
+  if (slot_ticket_[std::size_t(g)]) writer_->wait_for(slot_ticket_[std::size_t(g)]);
   timer_->start();
-  snaps_->take(f, s);
+  for (int k = 0; k < nf; ++k) snaps_->take(*fs[std::size_t(k)], g * nf + k);
   download_ms_ += timer_->stop_ms();
   Snapshots<T>* snaps = snaps_.get();
-  slot_ticket_[std::size_t(s)] = writer_->submit([snaps, s, write = std::move(write)] {
-    snaps->wait(s);
-    write(snaps->host(s));
+  slot_ticket_[std::size_t(g)] = writer_->submit([snaps, g, nf, write = std::move(write)] {
+    std::vector<const T*> h;
+    for (int k = 0; k < nf; ++k) {
+      snaps->wait(g * nf + k);
+      h.push_back(snaps->host(g * nf + k));
+    }
+    write(h);
   });
 }
 

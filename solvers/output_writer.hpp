@@ -35,6 +35,11 @@ class OutputWriter {
   // download. Throws the error of an earlier write (IoError: no space left,
   // ...). write must not touch what the caller's thread uses meanwhile.
   void field(const Field<T>& f, std::function<void(const T*)> write);
+  // The same for several fields of the grid at once (a pde run's): write
+  // gets their host values in the order given. Every call of a run passes
+  // the same number of fields.
+  void fields(const std::vector<const Field<T>*>& fs,
+              std::function<void(const std::vector<const T*>&)> write);
   // A write that needs no snapshot (an in-situ frame's PNG): queued, or run here.
   void task(std::function<void()> write);
   // What the in-situ frames hand their encoding to: task() when writing in
@@ -61,11 +66,12 @@ class OutputWriter {
   std::string why_;
   std::unique_ptr<Timer> timer_;
   double download_ms_ = 0;
-  std::vector<T> host_;  // the synchronous path's download
+  std::vector<std::vector<T>> host_;  // the synchronous path's downloads, one a field
   bool tried_snapshots_ = false;
   std::unique_ptr<Snapshots<T>> snaps_;
-  std::vector<std::uint64_t> slot_ticket_;  // the writer's task using each slot (0: none)
-  int next_slot_ = 0;
+  int per_output_ = 1;  // snapshot slots an output takes: one a field
+  std::vector<std::uint64_t> slot_ticket_;  // the writer's task using each group of slots (0: none)
+  int next_group_ = 0;
   std::unique_ptr<BackgroundWriter> writer_;  // last: joined before the buffers go
 };
 

@@ -35,15 +35,21 @@ class StepperRun final : public Driven<T> {
   void advance(std::int64_t n) override { s_.advance(n); }
   double time() const override { return s_.time(); }
   const Field<T>& field() const override { return s_.field(); }
+  std::vector<NamedField<T>> fields() const override { return s_.fields(); }
+  // A row of each field's min, max and mean; the first field with NaN/Inf
+  // values stops the run.
   Observation observe() override {
-    const FieldStats st = be_.vec().stats(s_.field());
     const double wall = std::chrono::duration<double>(Clock::now() - t_start_).count();
-    Observation ob{{double(s_.step()), s_.time(), wall, st.min, st.max, st.mean},
-                   fmt::format("u in [{:.4g}, {:.4g}]", st.min, st.max),
-                   {}};
-    if (st.nonfinite > 0)
-      ob.diverged = fmt::format("field u has {} NaN/Inf values at step {} (t = {:.6g})",
-                                st.nonfinite, s_.step(), s_.time());
+    Observation ob{{double(s_.step()), s_.time(), wall}, "", {}};
+    for (const NamedField<T>& f : s_.fields()) {
+      const FieldStats st = be_.vec().stats(*f.field);
+      ob.row.insert(ob.row.end(), {st.min, st.max, st.mean});
+      ob.note += fmt::format("{}{} in [{:.4g}, {:.4g}]", ob.note.empty() ? "" : ", ", f.name,
+                             st.min, st.max);
+      if (st.nonfinite > 0 && ob.diverged.empty())
+        ob.diverged = fmt::format("field {} has {} NaN/Inf values at step {} (t = {:.6g})", f.name,
+                                  st.nonfinite, s_.step(), s_.time());
+    }
     return ob;
   }
   double upload_ms() const override { return s_.upload_ms(); }
@@ -166,7 +172,12 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
   StepperRun<T> run(*stepper, backend, t_start);
   run.restarted = opts.restart != nullptr;
   const std::int64_t total = stepper->total_steps();
-  plan.log_columns = {"step", "time", "wall_s", "min", "max", "mean"};
+  // One field: min, max, mean; several: <name>_min, ... for each.
+  plan.log_columns = {"step", "time", "wall_s"};
+  const std::vector<NamedField<T>> fields = stepper->fields();
+  for (const NamedField<T>& f : fields)
+    for (const char* what : {"min", "max", "mean"})
+      plan.log_columns.push_back(fields.size() == 1 ? std::string(what) : f.name + "_" + what);
   plan.output = output_schedule(total, c.output.every);
   // log.csv gets a row about every 1 % of the run (every whole number of
   // temporally blocked passes, so that short runs take them too); NaN/Inf

@@ -28,6 +28,8 @@ class Stepper {
   virtual double time() const = 0;  // simulation time (the step number for stencils)
   virtual std::int64_t total_steps() const = 0;
   virtual const Field<T>& field() const = 0;
+  // Every field its outputs hold, field() first (one, "u", but for pde).
+  virtual std::vector<NamedField<T>> fields() const { return {{"u", &field()}}; }
   // Bytes one step must move (each field read or written once: T_eff).
   virtual std::size_t bytes_per_step() const = 0;
   virtual double upload_ms() const = 0;

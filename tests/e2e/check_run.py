@@ -160,7 +160,11 @@ def main():
     laplace = t["workload"] == "laplace"
     rows = list(csv.DictReader(open(os.path.join(out, "log.csv"))))
     first = "iteration" if laplace else "step"
-    header = ["iteration", "residual"] if laplace else ["step", "time", "wall_s", "min", "max", "mean"]
+    # One field (u): min, max, mean; several (pde): <name>_min, ... for each.
+    fields = t.get("fields", ["u"])
+    stats = ["min", "max", "mean"]
+    header = ["iteration", "residual"] if laplace else ["step", "time", "wall_s"] + (
+        stats if len(fields) == 1 else [f"{n}_{s}" for n in fields for s in stats])
     if list(rows[0].keys()) != header:
         fail(f"log.csv header {list(rows[0].keys())}")
     if int(float(rows[-1][first])) != steps or int(float(rows[0][first])) != 0:
@@ -193,17 +197,19 @@ def main():
         if not np.allclose(h5times, times, rtol=1e-12, atol=0):
             fail(f"fields.h5 times {h5times} differ from the pvd {times}")
         dims = list(f.attrs["dims"])
-        u = f["steps"][keys[-1]]["u"][...]
-        if list(u.shape) != dims[::-1]:
-            fail(f"dataset shape {u.shape} is not dims reversed {dims}")
-        if not np.isfinite(u).all():
-            fail("non-finite values in the last step")
-        check_hdf5_storage(f, t, keys)
         last = rows[-1]
-        if not laplace and (
-                not np.isclose(u.min(), float(last["min"]), rtol=1e-6, atol=1e-12) or
-                not np.isclose(u.max(), float(last["max"]), rtol=1e-6, atol=1e-12)):
-            fail("log.csv min/max of the last step differ from fields.h5")
+        for name_f in fields:
+            u = f["steps"][keys[-1]][name_f][...]
+            if list(u.shape) != dims[::-1]:
+                fail(f"dataset shape {u.shape} is not dims reversed {dims}")
+            if not np.isfinite(u).all():
+                fail(f"non-finite values in the last step of {name_f}")
+            col = "" if len(fields) == 1 else name_f + "_"
+            if not laplace and (
+                    not np.isclose(u.min(), float(last[col + "min"]), rtol=1e-6, atol=1e-12) or
+                    not np.isclose(u.max(), float(last[col + "max"]), rtol=1e-6, atol=1e-12)):
+                fail(f"log.csv min/max of {name_f} at the last step differ from fields.h5")
+        check_hdf5_storage(f, t, keys)
 
     xdmf = ET.parse(os.path.join(out, "fields.xdmf")).getroot()
     grids = xdmf.findall(".//Grid[@GridType='Uniform']")
