@@ -190,11 +190,11 @@ Plan make_plan(const BenchArgs& a) {
       p.workloads.insert(p.workloads.end(), known.begin(), known.end());
       continue;
     }
-    if (std::find(known.begin(), known.end(), w) == known.end() && w != "raymarch")
+    if (std::find(known.begin(), known.end(), w) == known.end() && w != "raymarch" && w != "pde")
     {
       std::string names;
       for (const std::string& k : known) names += k + ", ";
-      throw UsageError("--workload: '" + w + "' is not one of " + names + "raymarch, all");
+      throw UsageError("--workload: '" + w + "' is not one of " + names + "pde, raymarch, all");
     }
     p.workloads.push_back(w);
   }

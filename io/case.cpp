@@ -27,6 +27,16 @@ namespace gf {
 
 const char* to_string(Workload w) { return workload_info(w).name.data(); }
 
+const char* to_string(PdeIntegrator i) {
+  switch (i) {
+    case PdeIntegrator::Euler: return "euler";
+    case PdeIntegrator::SspRk2: return "ssprk2";
+    case PdeIntegrator::SspRk3: return "ssprk3";
+    case PdeIntegrator::Rk4: return "rk4";
+  }
+  return "?";
+}
+
 namespace {
 
 namespace fs = std::filesystem;

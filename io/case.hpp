@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/pde_program.hpp"
 #include "core/precision.hpp"
 #include "grid/grid.hpp"
 #include "io/compression.hpp"
@@ -21,7 +22,7 @@ namespace gf {
 
 struct Decomp;  // grid/decomp.hpp
 
-enum class Workload { Heat, Laplace, Stencil, Raymarch, Wave };
+enum class Workload { Heat, Laplace, Stencil, Raymarch, Wave, Pde };
 const char* to_string(Workload w);
 
 // Named constants from `parameters`, in file order.
@@ -157,6 +158,40 @@ struct LaplaceSpec {
   std::string balance_key;
 };
 
+// The pde workload's integrators (pde.integrator): forward Euler, the SSP
+// Runge–Kutta methods of order 2 and 3 (Shu–Osher form), classical RK4.
+enum class PdeIntegrator { Euler, SspRk2, SspRk3, Rk4 };
+const char* to_string(PdeIntegrator i);
+
+// One field of a pde case: its name, initial value, boundaries and equation
+// ∂f/∂t = rhs (io/case_pde.cpp).
+struct PdeFieldSpec {
+  std::string name;
+  InitialSpec initial;                     // the field's own, else the case's initial:
+  std::array<FaceBc, kFaces> boundary;     // the field's own, else the case's boundary:
+  bool own_initial = false, own_boundary = false;
+  Expr equation;                           // the right-hand side as written
+};
+
+// Several fields, each with ∂f/∂t = rhs(fields, derivatives, x, y, z, t)
+// (workload pde, io/case_pde.cpp), resolved.
+struct PdeSpec {
+  std::vector<PdeFieldSpec> fields;
+  // Fields of x, y, z evaluated once: the named ones of pde.coefficients,
+  // then one for each k of div(k*grad(f)) that is an expression.
+  std::vector<std::pair<std::string, Expr>> coefficients;
+  std::size_t named_coefficients = 0;
+  PdeIntegrator integrator = PdeIntegrator::SspRk3;
+  bool dt_auto = true;
+  double dt = 0;            // the step (auto: 0.9 × dt_limit)
+  double dt_limit = 0;      // the stability estimate (io/case_pde.cpp); inf: none found
+  std::string limit_why;    // what sets it ("diffusion of u", ...)
+  bool use_t_end = false;
+  double t_end = 0;
+  std::int64_t steps = 0;
+  PdeProgram program;       // the equations compiled (io/pde_program.cpp)
+};
+
 // One point of a stencil: an offset (dx, dy, dz; 0 on axes the grid lacks)
 // and its weight.
 struct StencilPoint {
@@ -220,6 +255,7 @@ struct Case {
   HeatSpec heat;        // workload heat
   StencilSpec stencil;  // workload stencil
   WaveSpec wave;        // workload wave
+  PdeSpec pde;          // workload pde
   LaplaceSpec laplace;  // workload laplace
   RaySpec raymarch;     // workload raymarch
   RaySpec render;       // heat, stencil, laplace: in-situ frames (render.enabled)

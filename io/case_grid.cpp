@@ -63,7 +63,10 @@ FaceBc read_bc(const Value& v, const Params& params, Workload w) {
   }
   if (bc.type == BcType::Dirichlet) {
     bc.value = m.has("value") ? m.get("value").expr() : Expr{"0", v.loc(), m.path("value")};
-    check_expression(bc.value, params);
+    if (workload_info(w).time_in_boundary)
+      (void)Expression(bc.value, params, {"t"});
+    else
+      check_expression(bc.value, params);
   } else if (bc.type == BcType::Neumann && m.has("gradient")) {
     bc.gradient = m.get("gradient").number();
   }
@@ -202,10 +205,12 @@ void emit_grid(YAML::Emitter& out, const Grid& g, const GridLengths& in,
   out << YAML::EndMap;
 }
 
-void emit_boundary(YAML::Emitter& out, const Case& c) {
+void emit_boundary(YAML::Emitter& out, const Case& c) { emit_faces(out, c.boundary, c.grid.ndim); }
+
+void emit_faces(YAML::Emitter& out, const std::array<FaceBc, kFaces>& faces, int ndim) {
   out << YAML::Key << "boundary" << YAML::Value << YAML::BeginMap;
-  for (int f = 0; f < 2 * c.grid.ndim; ++f) {
-    const FaceBc& bc = c.boundary[f];
+  for (int f = 0; f < 2 * ndim; ++f) {
+    const FaceBc& bc = faces[f];
     out << YAML::Key << face_name(f) << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "type" << YAML::Value
         << bc_name(bc.type);

@@ -66,7 +66,7 @@ Keys known_keys(std::string_view section) {
   static const Entry table[] = {
       {"", kTopKeys},           {"grid", kGridKeys},       {"initial", kInitialKeys},
       {"initial.file", kInitialFileKeys}, {"boundary", kBoundaryKeys}, {"heat", kHeatKeys},
-      {"heat.solver", kSolverKeys}, {"wave", kWaveKeys},   {"output", kOutputKeys},
+      {"heat.solver", kSolverKeys}, {"wave", kWaveKeys}, {"pde", kPdeKeys},   {"output", kOutputKeys},
       {"stencil", kStencilKeys}, {"laplace", kLaplaceKeys}, {"raymarch.volume", kVolumeKindKeys}};
   for (const Entry& e : table)
     if (e.section == section) return e.keys;

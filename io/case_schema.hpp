@@ -24,7 +24,7 @@ using Keys = std::span<const std::string_view>;
 inline constexpr std::string_view kTopKeys[] = {
     "name",     "workload", "precision", "device",  "parameters", "grid",     "initial",
     "boundary", "heat",     "output",    "laplace", "stencil",    "raymarch", "render",
-    "wave"};
+    "wave",     "pde"};
 inline constexpr std::string_view kGridKeys[] = {"dims", "extent", "spacing", "origin", "ranks"};
 inline constexpr std::string_view kInitialKeys[] = {"value", "expr", "file"};
 inline constexpr std::string_view kInitialFileKeys[] = {"path", "dataset"};
@@ -35,6 +35,9 @@ inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "st
                                                  "t_end", "source", "solver", "time_block"};
 inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
 inline constexpr std::string_view kWaveKeys[] = {"c", "dt", "steps", "t_end", "velocity", "source"};
+inline constexpr std::string_view kPdeKeys[] = {"fields", "coefficients", "equations", "integrator",
+                                                "dt",     "steps",        "t_end"};
+inline constexpr std::string_view kPdeFieldKeys[] = {"initial", "boundary"};
 inline constexpr std::string_view kOutputKeys[] = {
     "dir", "every", "check_every", "formats", "compression", "hdf5_compression",
     "checkpoint_every"};
@@ -55,7 +58,7 @@ inline constexpr std::string_view kStencilSourceKeys[] = {"preset", "points"};
 inline constexpr std::string_view kGridLengthKeys[] = {"extent", "spacing"};
 inline constexpr std::string_view kVolumeKindKeys[] = {"expr", "sdf", "file"};
 inline constexpr OneOfGroup kOneOfGroups[] = {
-    {"heat", kDurationKeys},        {"wave", kDurationKeys},
+    {"heat", kDurationKeys},        {"wave", kDurationKeys},        {"pde", kDurationKeys},
     {"stencil", kStencilSourceKeys}, {"initial", kInitialKeys},
     {"grid", kGridLengthKeys},      {"raymarch.volume", kVolumeKindKeys}};
 
@@ -65,11 +68,13 @@ Keys known_keys(std::string_view section);
 
 // Allowed values of the keys that take a name.
 // Each workload has a section of the same name, which no other workload takes.
-inline constexpr std::string_view kWorkloads[] = {"heat", "laplace", "stencil", "raymarch", "wave"};
+inline constexpr std::string_view kWorkloads[] = {"heat", "laplace", "stencil", "raymarch", "wave",
+                                                  "pde"};
 // The workloads this version runs; the others are known names that fail kindly.
 inline constexpr std::string_view kAvailableWorkloads[] = {"heat", "laplace", "stencil", "raymarch",
-                                                           "wave"};
+                                                           "wave", "pde"};
 inline constexpr std::string_view kLaplaceMethods[] = {"jacobi", "sor", "cg", "fft", "multigrid"};
+inline constexpr std::string_view kPdeIntegrators[] = {"euler", "ssprk2", "ssprk3", "rk4"};
 inline constexpr std::string_view kMgCycles[] = {"v", "f"};
 inline constexpr std::string_view kLaplacePreconditioners[] = {"none", "jacobi", "multigrid"};
 inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};

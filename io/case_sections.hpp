@@ -127,6 +127,8 @@ void set_spacing(Grid& g, const GridLengths& in);
 void emit_grid(YAML::Emitter& out, const Grid& g, const GridLengths& in,
                const std::vector<int>& ranks);
 void emit_boundary(YAML::Emitter& out, const Case& c);
+// The same for faces of a grid of ndim axes (a pde field's own).
+void emit_faces(YAML::Emitter& out, const std::array<FaceBc, kFaces>& faces, int ndim);
 
 // initial: (case_initial.cpp): a value, an expression or an HDF5 dataset.
 void read_initial(const Map& top, const Params& params, const std::filesystem::path& base_dir,

@@ -5,6 +5,7 @@
 
 #include "io/case_raymarch.hpp"
 #include "io/case_sections.hpp"
+#include "io/case_pde.hpp"
 #include "io/case_wave.hpp"
 
 namespace gf {
@@ -47,6 +48,13 @@ constexpr std::string_view kHeatRestart[] = {"steps", "t_end", "time_block"};
 constexpr std::string_view kLaplaceRestart[] = {"max_iters", "tolerance", "check_every"};
 constexpr std::string_view kStencilRestart[] = {"steps", "time_block"};
 constexpr std::string_view kWaveRestart[] = {"steps", "t_end"};
+constexpr std::string_view kPdeRestart[] = {"steps", "t_end"};
+std::vector<std::string> pde_fields(const Case& c) {
+  std::vector<std::string> out;
+  for (const PdeFieldSpec& f : c.pde.fields) out.push_back(f.name);
+  return out;
+}
+void emit_pde(YAML::Emitter& out, const Case& c) { pde_case::emit(out, c); }
 
 const WorkloadInfo kInfo[] = {
     {Workload::Heat, "heat", true, [](const Case& c) { return c.heat.steps; },
@@ -80,6 +88,13 @@ const WorkloadInfo kInfo[] = {
      [](const Case& c) { return c.wave.use_t_end ? "t_end" : "steps"; }, kWaveRestart,
      [](const Case&) { return std::vector<std::string>{"u", "u_prev"}; }, true, read_wave,
      emit_wave, nullptr, nullptr, true},
+    {Workload::Pde, "pde", true, [](const Case& c) { return c.pde.steps; },
+     [](Case& c, std::int64_t n) {
+       c.pde.steps = n;
+       c.pde.use_t_end = false;
+     },
+     [](const Case& c) { return c.pde.use_t_end ? "t_end" : "steps"; }, kPdeRestart, pde_fields,
+     true, pde_case::read, emit_pde, nullptr, nullptr, false, true},
 };
 
 }  // namespace

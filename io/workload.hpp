@@ -53,6 +53,8 @@ struct WorkloadInfo {
   bool (*blockable)(const Case&);
   // Its faces may be `absorbing` (boundary type); the other workloads refuse it.
   bool absorbing_faces = false;
+  // Its Dirichlet values may read t (values that change in time).
+  bool time_in_boundary = false;
 };
 
 // The entry of workload w; every entry, in the order of Workload.

@@ -80,9 +80,9 @@ Workload workload_of(const std::string& name) {
 const std::vector<std::string>& bench_workloads() {
   static const std::vector<std::string> w = [] {
     std::vector<std::string> v;
-    // raymarch's rows (a mode and an image each) are asked for by name only
+    // raymarch's rows (a mode and an image each) and pde's are asked for by name only
     for (const WorkloadInfo& k : workloads())
-      if (workload_entry(k.workload).bench_method && k.workload != Workload::Raymarch)
+      if (workload_entry(k.workload).bench_method && workload_entry(k.workload).bench_default)
         v.push_back(std::string(k.name));
     return v;
   }();

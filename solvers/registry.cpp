@@ -8,6 +8,7 @@
 #include "solvers/heat.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/laplace_setup.hpp"
+#include "solvers/pde.hpp"
 #include "solvers/raymarch.hpp"
 #include "solvers/stencil.hpp"
 #include "solvers/wave.hpp"
@@ -90,6 +91,32 @@ std::string wave_bench(const BenchItem&) {
   return fmt::format("wave: {{c: 1.0, dt: auto, steps: {}}}\n", kUnlimitedSteps);
 }
 
+const char* pde_bench_method(int) { return "grayscott"; }
+// Gray–Scott (peers.py --problem grayscott3d): two fields, one forward Euler
+// step reads u and v and writes both (4 values a point).
+std::string pde_bench(const BenchItem&) {
+  return fmt::format(
+      "parameters: {{Du: 2.0e-5, Dv: 1.0e-5, F: 0.035, k: 0.065}}\n"
+      "pde:\n"
+      "  fields:\n"
+      "    u: {{initial: {{expr: \"1 - 0.5*exp(-((x-0.5)^2 + (y-0.5)^2)/0.01)\"}},"
+      " boundary: {{default: {{type: dirichlet, value: 1}}}}}}\n"
+      "    v: {{initial: {{expr: \"0.25*exp(-((x-0.5)^2 + (y-0.5)^2)/0.01)\"}},"
+      " boundary: {{default: {{type: dirichlet, value: 0}}}}}}\n"
+      "  equations:\n"
+      "    u: \"Du*lap(u) - u*v^2 + F*(1 - u)\"\n"
+      "    v: \"Dv*lap(v) + u*v^2 - (F + k)*v\"\n"
+      "  integrator: euler\n  dt: auto\n  steps: {}\n",
+      kUnlimitedSteps);
+}
+
+void pde_check_ranks(const Case& c, int nranks) {
+  throw CaseError(SourceLoc{c.file}, "workload",
+                  fmt::format("pde runs on one rank for now (its fields' halos are not exchanged "
+                              "over ranks); {} ranks were started: run it without mpirun",
+                              nranks));
+}
+
 // One entry a workload, in the order of Workload.
 const WorkloadEntry kEntries[] = {
     {Workload::Heat, RunKind::Steps, "step", true, one_layer, heat_setup_line, heat_cg_tolerance,
@@ -104,10 +131,14 @@ const WorkloadEntry kEntries[] = {
      stencil_bench_method, true, stencil_bench, stepper_of<StencilSolver, float>, stepper_of<StencilSolver, double>},
     {Workload::Raymarch, RunKind::Render, "frame", false, one_layer, nullptr, nullptr,
      raymarch_memory_needed<float>, raymarch_memory_needed<double>, raymarch_bench_method, true,
-     raymarch_bench, nullptr, nullptr},
+     raymarch_bench, nullptr, nullptr, nullptr, nullptr, false},
     {Workload::Wave, RunKind::Steps, "step", false, one_layer, wave_setup_line, nullptr,
      WaveSolver<float>::memory_needed, WaveSolver<double>::memory_needed, no_method, false,
      wave_bench, stepper_of<WaveSolver, float>, stepper_of<WaveSolver, double>},
+    {Workload::Pde, RunKind::Steps, "step", false, one_layer, pde_setup_line, nullptr,
+     PdeSolver<float>::memory_needed, PdeSolver<double>::memory_needed, pde_bench_method, true,
+     pde_bench,
+     stepper_of<PdeSolver, float>, stepper_of<PdeSolver, double>, nullptr, pde_check_ranks, false},
 };
 
 }  // namespace

@@ -50,6 +50,9 @@ struct WorkloadEntry {
   // Refuses (CaseError) a split over nranks > 1 ranks that the workload
   // cannot run; null: any split.
   void (*check_ranks)(const Case&, int nranks) = nullptr;
+  // Its bench rows are in `gridforge bench`'s default set (else asked for by
+  // name: raymarch's modes and images, pde's interpreted CPU reference).
+  bool bench_default = true;
 };
 
 const WorkloadEntry& workload_entry(Workload w);

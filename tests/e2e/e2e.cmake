@@ -207,7 +207,7 @@ if(_plot_ok EQUAL 0)
 else()
   message(STATUS "gridforge: no plot_bench or plot.py test: matplotlib not found for ${GF_PYTHON}")
 endif()
-gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, wave, raymarch, all$"
+gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, wave, pde, raymarch, all$"
   bench --workload heat,waves --devices cpu)
 gf_expect_error(bench_bad_sizes 2 "^error: --sizes: 'x64' is not N or NXxNYxNZ \\(NXxNY in 2D\\), whole numbers of points per axis, e.g. 512 or 509x263x391$"
   bench --sizes 32,x64 --devices cpu)

@@ -1,0 +1,29 @@
+// The CUDA source of a pde program's stage kernel (pde_cuda.cu compiles it
+// at run time with NVRTC): the equations' bytecode written out as straight
+// code, one statement an instruction, each operation the call the
+// interpreter makes (kernels/expr/expr_math.hpp), inside the pde_point of
+// pde_ops.hpp. Host code only: the text can be made and checked anywhere.
+#pragma once
+#include <string>
+
+#include "core/pde_program.hpp"
+
+namespace gf {
+
+// The kernel's name in the source.
+inline constexpr const char* kPdeKernelName = "gf_pde_stage";
+
+// The source for value type `real` ("float" or "double"): the headers it
+// needs inlined (pde_rtc_prelude()), the equations, the kernel.
+std::string pde_kernel_source(const PdeProgram& prog, const std::string& real);
+
+// One expression's bytecode as a C++ block that leaves its value in
+// `result` (variables read from `v`): exposed for tests.
+std::string pde_expr_code(const ExprCode& code, const std::string& result);
+
+// The headers the generated source includes, their text inlined in
+// dependency order (generated at build time from the same files the rest of
+// the code compiles: kernels/pde/pde_rtc_prelude.cmake).
+const char* pde_rtc_prelude();
+
+}  // namespace gf

@@ -1,0 +1,211 @@
+// The CUDA executor of the pde workload: the program's stage kernel
+// (pde_codegen.cpp's source) compiled at run time by NVRTC, without fused
+// multiply-adds so that its sums and products round as the CPU reference's,
+// kept in a cache of compiled kernels by the hash of its source, options,
+// NVRTC version and GPU architecture, loaded with the runtime's library API
+// (cudaLibraryLoadData) and launched on the backend's stream.
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "kernels/cuda/cuda_backend.cuh"
+#include "kernels/cuda/cuda_check.cuh"
+#include "kernels/pde/pde_codegen.hpp"
+#include "kernels/pde/pde_exec.hpp"
+#include "kernels/pde/pde_rtc.hpp"
+
+namespace gf {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+void nvrtc_check(nvrtcResult r, const char* what) {
+  if (r != NVRTC_SUCCESS)
+    throw DeviceError(fmt::format("NVRTC: {}: {}", what, nvrtcGetErrorString(r)));
+}
+
+}  // namespace
+
+fs::path pde_kernel_cache_dir() {
+  if (const char* d = std::getenv("GRIDFORGE_KERNEL_CACHE"); d && *d) {
+    if (std::string(d) == "0") return {};
+    return fs::path(d);
+  }
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "gridforge" / "kernels";
+  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "gridforge" / "kernels";
+  return {};
+}
+
+RtcBinary pde_rtc_compile(const std::string& source, int arch) {
+  RtcBinary out;
+  int major = 0, minor = 0;
+  nvrtc_check(nvrtcVersion(&major, &minor), "version");
+  // The newest architecture NVRTC knows, if the GPU's is newer: PTX, which
+  // the driver compiles on loading.
+  int num = 0;
+  nvrtc_check(nvrtcGetNumSupportedArchs(&num), "supported architectures");
+  std::vector<int> archs(static_cast<std::size_t>(num));
+  nvrtc_check(nvrtcGetSupportedArchs(archs.data()), "supported architectures");
+  bool known = false;
+  for (int a : archs) known = known || a == arch;
+  const bool ptx = !known;
+  const int target = known ? arch : archs.empty() ? arch : archs.back();
+  const std::vector<std::string> opts = {
+      "--std=c++17", ptx ? fmt::format("--gpu-architecture=compute_{}", target)
+                         : fmt::format("--gpu-architecture=sm_{}", target),
+      "--fmad=false", "--extra-device-vectorization"};
+  std::string key_text = source;
+  for (const std::string& o : opts) key_text += "\n" + o;
+  key_text += fmt::format("\nnvrtc {}.{}", major, minor);
+  out.key = fmt::format("pde-{:016x}-{}{}", fnv1a(key_text), ptx ? "compute_" : "sm_", target);
+  out.ptx = ptx;
+
+  const fs::path dir = pde_kernel_cache_dir();
+  const fs::path file = dir.empty() ? fs::path() : dir / (out.key + (ptx ? ".ptx" : ".cubin"));
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (in) {
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      out.image = ss.str();
+      if (!out.image.empty()) {
+        out.cached = true;
+        out.where = file.string();
+        return out;
+      }
+    }
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  nvrtcProgram prog = nullptr;
+  nvrtc_check(nvrtcCreateProgram(&prog, source.c_str(), "gridforge_pde.cu", 0, nullptr, nullptr),
+              "create program");
+  std::vector<const char*> copts;
+  for (const std::string& o : opts) copts.push_back(o.c_str());
+  const nvrtcResult r = nvrtcCompileProgram(prog, int(copts.size()), copts.data());
+  std::size_t log_size = 0;
+  nvrtcGetProgramLogSize(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size > 1) nvrtcGetProgramLog(prog, log.data());
+  if (r != NVRTC_SUCCESS) {
+    nvrtcDestroyProgram(&prog);
+    throw std::logic_error(fmt::format("NVRTC could not compile the pde kernel ({}):\n{}",
+                                       nvrtcGetErrorString(r), log));
+  }
+  std::size_t size = 0;
+  if (ptx) {
+    nvrtc_check(nvrtcGetPTXSize(prog, &size), "PTX size");
+    out.image.resize(size);
+    nvrtc_check(nvrtcGetPTX(prog, out.image.data()), "PTX");
+  } else {
+    nvrtc_check(nvrtcGetCUBINSize(prog, &size), "CUBIN size");
+    out.image.resize(size);
+    nvrtc_check(nvrtcGetCUBIN(prog, out.image.data()), "CUBIN");
+  }
+  nvrtcDestroyProgram(&prog);
+  out.compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // Into the cache, whole or not at all (a temporary name, then renamed);
+  // a cache that cannot be written costs the next run a compile, no more.
+  if (!file.empty()) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const fs::path tmp = file.string() + fmt::format(".tmp{}", ::getpid());
+    {
+      std::ofstream o(tmp, std::ios::binary);
+      o.write(out.image.data(), std::streamsize(out.image.size()));
+      if (!o) ec = std::make_error_code(std::errc::io_error);
+    }
+    if (!ec) fs::rename(tmp, file, ec);
+    if (ec) {
+      fs::remove(tmp, ec);
+      spdlog::debug("pde: kernel cache {} not written", dir.string());
+    } else {
+      out.where = file.string();
+    }
+  }
+  return out;
+}
+
+namespace {
+
+template <class T>
+class PdeCuda final : public PdeExec<T> {
+ public:
+  PdeCuda(CudaBackend<T>& be, const PdeProgram& prog) : be_(be) {
+    const int dev = be.device();
+    int major = 0, minor = 0;
+    GF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    GF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    const std::string src = pde_kernel_source(prog, sizeof(T) == 4 ? "float" : "double");
+    const RtcBinary bin = pde_rtc_compile(src, major * 10 + minor);
+    compile_s_ = bin.compile_s;
+    note_ = bin.cached ? fmt::format("{} (cached: {})", bin.key, bin.where)
+                       : fmt::format("{} (compiled by NVRTC in {:.3f} s{})", bin.key, bin.compile_s,
+                                     bin.where.empty() ? ", not cached" : "; cached: " + bin.where);
+    spdlog::info("pde: stage kernel {}", note_);
+    GF_CUDA_CHECK(cudaLibraryLoadData(&lib_, bin.image.data(), nullptr, nullptr, 0, nullptr,
+                                      nullptr, 0));
+    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel_, lib_, kPdeKernelName));
+  }
+  ~PdeCuda() override {
+    if (lib_) cudaLibraryUnload(lib_);
+  }
+
+  void stage(PdeArgs<T> a, const PdeFields<T>& f) override {
+    pde_set_arrays(a, f);
+    const Layout& l = a.l;
+    const dim3 block = l.n[1] > 1 ? dim3(32, 8, 1) : dim3(256, 1, 1);
+    int slab = int(std::min<std::int64_t>(l.n[2], 8));
+    const dim3 grid(unsigned((l.n[0] + block.x - 1) / block.x),
+                    unsigned((l.n[1] + block.y - 1) / block.y),
+                    unsigned((l.n[2] + slab - 1) / slab));
+    void* args[] = {&a, &slab};
+    GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, 0,
+                                   be_.stream()));
+  }
+  std::string setup_note() const override { return note_; }
+  double compile_s() const override { return compile_s_; }
+
+ private:
+  CudaBackend<T>& be_;
+  cudaLibrary_t lib_ = nullptr;
+  cudaKernel_t kernel_ = nullptr;
+  std::string note_;
+  double compile_s_ = 0;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const PdeProgram& prog) {
+  return std::make_unique<PdeCuda<T>>(cuda_core(be), prog);
+}
+template std::unique_ptr<PdeExec<float>> make_pde_cuda<float>(Backend<float>&, const PdeProgram&);
+template std::unique_ptr<PdeExec<double>> make_pde_cuda<double>(Backend<double>&,
+                                                                const PdeProgram&);
+
+}  // namespace gf

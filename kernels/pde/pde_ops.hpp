@@ -1,0 +1,169 @@
+// The point formula of the pde workload (docs/cases.md#pde), shared by the
+// CPU reference (pde_cpu.cpp, which interprets the equations' bytecode) and
+// the kernel that pde_cuda.cu generates and compiles at run time (NVRTC: this
+// header is part of its source, so it includes nothing but headers that are
+// too, and no standard library but <cstdint>).
+//
+// A stage of a Runge–Kutta step in Shu–Osher form: at every point,
+//   out = a0·u0 + a1·in + a2·acc + c·dt·rhs(in)
+//   acc = e0·u0 + e1·in + e2·acc + d·dt·rhs(in)      (when the stage keeps acc)
+// with rhs(in) each field's right-hand side from the stage's input fields:
+// their values and derivatives (second-order differences, neighbours by
+// kernels/ops/boundary.hpp's rules), x, y, z and the stage's time t_in. A
+// point on a Dirichlet face of a field takes that face's value at t_out (the
+// time the stage's output stands for); where two Dirichlet faces meet, the
+// later face in x- x+ y- y+ z- z+ order, as set_initial_state fills them.
+// Every sum is in double in a fixed order, and terms whose coefficient is 0
+// are left out (acc is not read before a stage writes it), so the CPU and a
+// kernel compiled without fused multiply-adds compute the same operations.
+#pragma once
+#include "core/pde_input.hpp"
+#include "grid/view.hpp"
+#include "kernels/ops/boundary.hpp"
+#include "kernels/ops/hd.hpp"
+
+namespace gf {
+
+struct PdeStage {
+  double a0 = 0, a1 = 0, a2 = 0, c = 0;  // out's coefficients
+  double e0 = 0, e1 = 0, e2 = 0, d = 0;  // acc's
+  int keep_acc = 0;                      // the stage writes acc
+  double t_in = 0, t_out = 0;
+};
+
+// Everything a stage's points read: the fields' layout and where the points
+// lie, the arrays, each state field's boundary rules, the stage.
+template <class T>
+struct PdeArgs {
+  Layout l;
+  int ndim = 1;
+  double origin[3] = {0, 0, 0}, h[3] = {1, 1, 1};
+  std::int64_t offset[3] = {0, 0, 0};
+  double inv_h[3] = {1, 1, 1}, inv_2h[3] = {1, 1, 1}, inv_h2[3] = {1, 1, 1};
+  double dt = 0;
+  const T* in[kPdeMaxFields + kPdeMaxCoefficients] = {};  // state fields, then coefficients
+  const T* u0[kPdeMaxFields] = {};
+  T* acc[kPdeMaxFields] = {};
+  T* out[kPdeMaxFields] = {};
+  AxisBc<T> bc[kPdeMaxFields][3];
+  PdeStage st;
+
+  // Grid::coord, bit for bit (ExprPoints::coord).
+  GF_HD double coord(int a, std::int64_t i) const {
+    return a < ndim ? origin[a] + mul_rn(double(i + offset[a]), h[a]) : 0.0;
+  }
+};
+
+// The neighbour at dir (±1) along axis a of point p (index idx) of array u.
+template <class T>
+GF_HD double pde_nb(const PdeArgs<T>& A, const T* u, std::int64_t idx, const std::int64_t* p,
+                    int a, int dir, const AxisBc<T>& bc) {
+  return double(neighbour(u, idx, p[a], A.l.n[a], A.l.stride(a), dir, bc));
+}
+
+// A coefficient's rules: its own value mirrored beyond a face, wrapped on a
+// periodic axis.
+template <class T>
+GF_HD AxisBc<T> pde_mirror(const AxisBc<T>& bc) {
+  AxisBc<T> m;
+  m.lo = bc.lo == BcType::Periodic ? BcType::Periodic : BcType::Neumann;
+  m.hi = bc.hi == BcType::Periodic ? BcType::Periodic : BcType::Neumann;
+  return m;
+}
+
+// Input q of a right-hand side at point p (core/pde_input.hpp).
+template <class T>
+GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, std::int64_t idx,
+                       const std::int64_t* p) {
+  const T* u = A.in[q.field];
+  const double c = double(u[idx]);
+  if (q.kind == PdeInputKind::Value) return c;
+  const AxisBc<T>* bc = A.bc[q.field];
+  const int a = q.axis;
+  switch (q.kind) {
+    case PdeInputKind::Lap: {
+      double s = 0;
+      for (int b = 0; b < A.ndim; ++b)
+        s = s + ((pde_nb(A, u, idx, p, b, -1, bc[b]) + pde_nb(A, u, idx, p, b, 1, bc[b])) - (c + c)) *
+                    A.inv_h2[b];
+      return s;
+    }
+    case PdeInputKind::D1:
+      return (pde_nb(A, u, idx, p, a, 1, bc[a]) - pde_nb(A, u, idx, p, a, -1, bc[a])) * A.inv_2h[a];
+    case PdeInputKind::Dm: return (c - pde_nb(A, u, idx, p, a, -1, bc[a])) * A.inv_h[a];
+    case PdeInputKind::Dp: return (pde_nb(A, u, idx, p, a, 1, bc[a]) - c) * A.inv_h[a];
+    case PdeInputKind::DivK: {
+      const T* k = A.in[q.k];
+      const double kc = double(k[idx]);
+      double s = 0;
+      for (int b = 0; b < A.ndim; ++b) {
+        const AxisBc<T> kb = pde_mirror(bc[b]);
+        const double km = pde_nb(A, k, idx, p, b, -1, kb), kp = pde_nb(A, k, idx, p, b, 1, kb);
+        const double um = pde_nb(A, u, idx, p, b, -1, bc[b]), up = pde_nb(A, u, idx, p, b, 1, bc[b]);
+        s = s + (0.5 * (kc + kp) * (up - c) - 0.5 * (km + kc) * (c - um)) * A.inv_h2[b];
+      }
+      return s;
+    }
+    default: return c;
+  }
+}
+
+// The Dirichlet face of a field's rules that holds point p, or −1: the last
+// one in x- x+ y- y+ z- z+ order where faces meet.
+template <class T>
+GF_HD int pde_dirichlet_face(const AxisBc<T>* bc, int ndim, const Layout& l, const std::int64_t* p) {
+  for (int face = 2 * ndim - 1; face >= 0; --face) {
+    const int a = face / 2;
+    const bool hi = (face & 1) != 0;
+    if ((hi ? bc[a].hi : bc[a].lo) != BcType::Dirichlet) continue;
+    if (p[a] == (hi ? l.n[a] - 1 : 0)) return face;
+  }
+  return -1;
+}
+
+// x·a + y·b + z·c + w·dt·r, the terms with a 0 coefficient left out.
+GF_HD double pde_combine(double ca, double x, double cb, double y, double cc, double z, double cd,
+                         double dt, double r) {
+  double s = 0;
+  if (ca != 0) s = s + ca * x;
+  if (cb != 0) s = s + cb * y;
+  if (cc != 0) s = s + cc * z;
+  return s + (cd * dt) * r;
+}
+
+// The stage at point (i, j, k) of every field. Eq supplies the equations:
+// nfields(), ninputs(), input(q), rhs(f, v) and dirichlet(f, face, v), v
+// the variables (x, y, z, t, the inputs: core/pde_input.hpp), which v holds
+// room for.
+template <class T, class Eq>
+GF_HD void pde_point(const PdeArgs<T>& A, const Eq& eq, std::int64_t i, std::int64_t j,
+                     std::int64_t k, double* v) {
+  const std::int64_t p[3] = {i, j, k};
+  const std::int64_t idx = A.l.index(i, j, k);
+  v[0] = A.coord(0, i);
+  v[1] = A.coord(1, j);
+  v[2] = A.coord(2, k);
+  v[kPdeVarT] = A.st.t_in;
+  for (int q = 0; q < eq.ninputs(); ++q) v[kPdeFirstInput + q] = pde_input(A, eq.input(q), idx, p);
+  const PdeStage& s = A.st;
+  for (int f = 0; f < eq.nfields(); ++f) {
+    const int face = pde_dirichlet_face(A.bc[f], A.ndim, A.l, p);
+    double o, acc;
+    if (face >= 0) {
+      v[kPdeVarT] = s.t_out;
+      o = acc = eq.dirichlet(f, face, v);
+      v[kPdeVarT] = s.t_in;
+    } else {
+      const double r = eq.rhs(f, v);
+      const double u0 = (s.a0 != 0 || s.e0 != 0) ? double(A.u0[f][idx]) : 0.0;
+      const double in = double(A.in[f][idx]);
+      const double a = (s.a2 != 0 || s.e2 != 0) ? double(A.acc[f][idx]) : 0.0;
+      o = pde_combine(s.a0, u0, s.a1, in, s.a2, a, s.c, A.dt, r);
+      acc = s.keep_acc ? pde_combine(s.e0, u0, s.e1, in, s.e2, a, s.d, A.dt, r) : 0.0;
+    }
+    A.out[f][idx] = T(o);
+    if (s.keep_acc) A.acc[f][idx] = T(acc);
+  }
+}
+
+}  // namespace gf

@@ -1,0 +1,260 @@
+// The pde workload on the CPU: its case section and the errors of its
+// equations, the operators against exact values, the integrators' orders in
+// time and the operators' order in space against manufactured solutions,
+// Gray–Scott against a plain loop of the same scheme, restart, and the
+// generated kernel source.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "io/case.hpp"
+#include "kernels/pde/pde_codegen.hpp"
+#include "tests/unit/pde_test_util.hpp"
+
+using namespace gf;
+
+namespace {
+
+const double kPi = 3.14159265358979323846;
+
+std::string gs_pde(const std::string& integrator, int steps) {
+  return "  fields:\n"
+         "    u: {initial: {expr: \"1 - 0.5*exp(-((x-0.5)^2+(y-0.5)^2)/0.01)\"}}\n"
+         "    v: {initial: {expr: \"0.25*exp(-((x-0.5)^2+(y-0.5)^2)/0.01) + 0.01*sin(37*x)*sin(41*y)\"}}\n"
+         "  equations:\n"
+         "    u: \"Du*lap(u) - u*v^2 + F*(1 - u)\"\n"
+         "    v: \"Dv*lap(v) + u*v^2 - (F + k)*v\"\n"
+         "  integrator: " + integrator + "\n  dt: 0.5\n  steps: " + std::to_string(steps) + "\n";
+}
+const std::string kGsParams = "{Du: 2.0e-5, Dv: 1.0e-5, F: 0.035, k: 0.065}";
+
+}  // namespace
+
+TEST_CASE("pde case: fields, equations and the compiled program", "[pde]") {
+  const Case c = test::load(test::pde_case("[33, 33]", gs_pde("euler", 10), "  default: {type: periodic}\n", kGsParams));
+  REQUIRE(c.pde.fields.size() == 2);
+  CHECK(c.pde.fields[1].name == "v");
+  CHECK(c.pde.program.rhs.size() == 2);
+  // u, v, lap(u), lap(v): four inputs.
+  CHECK(c.pde.program.inputs.size() == 4);
+  CHECK(c.pde.steps == 10);
+  CHECK(c.pde.dt == 0.5);
+  CHECK(std::isfinite(c.pde.dt_limit));
+  // The resolved case loads again to the same case.
+  const Case again = load_case_text(c.resolved_yaml, "resolved.yaml");
+  CHECK(again.resolved_yaml == c.resolved_yaml);
+}
+
+TEST_CASE("pde case: bad equations are exit 2 at the equation", "[pde]") {
+  const auto err = [](const std::string& eqs, const std::string& dims = "[9, 9]",
+                      const std::string& fields = "[u, v]") {
+    return test::error_of(test::pde_case(dims, "  fields: " + fields + "\n  equations:\n" + eqs +
+                                                   "  dt: 0.001\n  steps: 3\n"));
+  };
+  CHECK_THAT(err("    u: \"lap(w)\"\n    v: \"0\"\n"),
+             Catch::Contains("pde.equations.u") && Catch::Contains("not to 'w'"));
+  CHECK_THAT(err("    u: \"w*lap(u)\"\n    v: \"0\"\n"), Catch::Contains("unknown name 'w'"));
+  CHECK_THAT(err("    u: \"lap(lap(u))\"\n    v: \"0\"\n"), Catch::Contains("radius-1"));
+  CHECK_THAT(err("    u: \"dz(u)\"\n    v: \"0\"\n"), Catch::Contains("no z axis"));
+  CHECK_THAT(err("    u: \"lap(u)\"\n"), Catch::Contains("field 'v' has no equation"));
+  CHECK_THAT(err("    u: \"lap(u)\"\n    v: \"0\"\n    q: \"0\"\n"),
+             Catch::Contains("'q' is not a field"));
+  CHECK_THAT(err("    u: \"grad(u)\"\n    v: \"0\"\n"), Catch::Contains("only inside div"));
+  CHECK_THAT(err("    u: \"div(u)\"\n    v: \"0\"\n"), Catch::Contains("flux form"));
+  CHECK_THAT(err("    u: \"0\"\n", "[9, 9]", "[u, x]"), Catch::Contains("'x' is taken"));
+  CHECK_THAT(err("    u: \"0\"\n", "[9, 9]", "[u, u]"), Catch::Contains("named twice"));
+  // t is a variable of the equations and of Dirichlet values only.
+  CHECK_THAT(test::error_of(test::pde_case("[9, 9]",
+                                           "  fields: {u: {initial: {expr: \"t*x\"}}}\n"
+                                           "  equations: {u: \"lap(u)\"}\n  dt: 0.001\n  steps: 3\n")),
+             Catch::Contains("unknown name 't'"));
+  // A step above the stability estimate, with what sets it.
+  CHECK_THAT(test::error_of(test::pde_case("[33]", "  fields: [u]\n  equations: {u: \"lap(u)\"}\n"
+                                                   "  integrator: euler\n  dt: 0.01\n  steps: 3\n",
+                                           "  default: {type: dirichlet, value: 0}\n")),
+             Catch::Contains("above the stability estimate") && Catch::Contains("diffusion of u"));
+  // Over ranks: refused until halos are exchanged (solvers/registry.cpp).
+}
+
+TEST_CASE("pde stability estimate: the diffusion limit of euler", "[pde]") {
+  // u_t = D·lap(u) on 1D, Dirichlet: euler is stable to h²/(2D); the
+  // estimate counts 4D/h² against euler's reach of 2 on the real axis.
+  const Case c = test::load(test::pde_case("[65]", "  fields: [u]\n  equations: {u: \"0.5*lap(u)\"}\n"
+                                                   "  integrator: euler\n  steps: 3\n",
+                                           "  default: {type: dirichlet, value: 0}\n"));
+  const double h = 1.0 / 64;
+  CHECK(c.pde.dt_limit == Approx(h * h / (2 * 0.5)).epsilon(1e-3));
+  CHECK(c.pde.dt == Approx(0.9 * c.pde.dt_limit));
+}
+
+TEST_CASE("pde operators: exact for the polynomials they are exact on", "[pde]") {
+  // One euler step of u_t = div(k*grad(u)) + dx(u) + lap(u)·0 with k = 1 + x
+  // and u = x²: div(k∇u) = 2 + 4x and dx(u) = 2x exactly in the flux and
+  // central forms; dx_up with a > 0 is the backward difference 2x − h.
+  const std::string pde =
+      "  fields: {u: {initial: {expr: \"x^2\"}}}\n"
+      "  equations: {u: \"div((1 + x)*grad(u)) + dx(u) + 1000*dx_up(u, 1)\"}\n"
+      "  integrator: euler\n  dt: 1.0e-9\n  steps: 1\n";
+  const Case c = test::load(test::pde_case("[17]", pde, "  default: {type: dirichlet, value: \"x^2\"}\n"));
+  auto cpu = make_cpu_backend<double>();
+  const auto u = test::pde_run<double>(c, *cpu)[0];
+  const double h = 1.0 / 16, dt = 1e-9;
+  for (int i = 1; i < 16; ++i) {
+    const double x = i * h;
+    const double want = x * x + dt * ((2 + 4 * x) + 2 * x + 1000 * (2 * x - h));
+    CHECK(u[std::size_t(i)] == Approx(want).epsilon(1e-14));
+  }
+  CHECK(u[0] == 0.0);
+  CHECK(u[16] == 1.0);
+}
+
+namespace {
+
+// u = exp(−t)·(1 + x² + y²) solves u_t = lap(u) + f with f = −u − 4 exp(−t):
+// second differences are exact on it, so what is left is the integrator's
+// error in time, with a time-dependent source and Dirichlet values.
+double time_error(const std::string& integrator, int steps) {
+  const std::string pde = "  fields: {u: {initial: {expr: \"1 + x^2 + y^2\"}}}\n"
+                          "  equations: {u: \"0.01*lap(u) - (1 + x^2 + y^2)*exp(-t) - 0.04*exp(-t)\"}\n"
+                          "  integrator: " + integrator + "\n  t_end: 1.0\n  steps: " +
+                          std::to_string(steps) + "\n";
+  std::string text = test::pde_case("[9, 9]", pde,
+                                    "  default: {type: dirichlet, value: \"exp(-t)*(1 + x^2 + y^2)\"}\n");
+  // t_end and steps together are refused: keep t_end, drop steps.
+  text.replace(text.find("  steps: "), std::string("  steps: ").size() + std::to_string(steps).size() + 1, "");
+  text.replace(text.find("t_end: 1.0\n"), 11, "t_end: 1.0\n  dt: " + std::to_string(1.0 / steps) + "\n");
+  const Case c = test::load(text);
+  REQUIRE(c.pde.steps == steps);
+  auto cpu = make_cpu_backend<double>();
+  const auto u = test::pde_run<double>(c, *cpu)[0];
+  double err = 0;
+  for (int j = 0; j < 9; ++j)
+    for (int i = 0; i < 9; ++i) {
+      const double x = i / 8.0, y = j / 8.0;
+      err = std::max(err, std::abs(u[std::size_t(i + 9 * j)] - std::exp(-1.0) * (1 + x * x + y * y)));
+    }
+  return err;
+}
+
+}  // namespace
+
+TEST_CASE("pde integrators: orders 1, 2, 3, 4 in time with a time-dependent source", "[pde]") {
+  const struct {
+    const char* name;
+    int order, steps;
+  } cases[] = {{"euler", 1, 40}, {"ssprk2", 2, 20}, {"ssprk3", 3, 10}, {"rk4", 4, 10}};
+  for (const auto& k : cases) {
+    const double e1 = time_error(k.name, k.steps), e2 = time_error(k.name, 2 * k.steps);
+    const double order = std::log2(e1 / e2);
+    INFO(k.name << ": errors " << e1 << ", " << e2 << ", order " << order);
+    CHECK(order == Approx(k.order).margin(0.15));
+  }
+}
+
+TEST_CASE("pde operators: second order in space against a decaying mode", "[pde]") {
+  // u = exp(−t)·sin(πx)·sin(πy), u_t = D·lap(u) + (2π²D − 1)·u, rk4 with
+  // steps small enough that the error is the operator's.
+  auto err_at = [](int n) {
+    const std::string pde = "  fields: {u: {initial: {expr: \"sin(pi*x)*sin(pi*y)\"}}}\n"
+                            "  equations: {u: \"0.1*lap(u) + (2*pi^2*0.1 - 1)*u\"}\n"
+                            "  integrator: rk4\n  dt: 0.0005\n  steps: 200\n";
+    const std::string dims = "[" + std::to_string(n) + ", " + std::to_string(n) + "]";
+    const Case c = test::load(test::pde_case(dims, pde, "  default: {type: dirichlet, value: 0}\n"));
+    auto cpu = make_cpu_backend<double>();
+    const auto u = test::pde_run<double>(c, *cpu)[0];
+    double err = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        const double x = double(i) / (n - 1), y = double(j) / (n - 1);
+        err = std::max(err, std::abs(u[std::size_t(i + n * j)] -
+                                     std::exp(-0.1) * std::sin(kPi * x) * std::sin(kPi * y)));
+      }
+    return err;
+  };
+  const double e1 = err_at(17), e2 = err_at(33);
+  INFO("errors " << e1 << ", " << e2);
+  CHECK(std::log2(e1 / e2) == Approx(2).margin(0.1));
+}
+
+TEST_CASE("pde Gray–Scott: the same as a plain loop of the same scheme", "[pde]") {
+  const int n = 24, steps = 50;
+  const Case c = test::load(test::pde_case("[24, 24]", gs_pde("euler", steps),
+                                           "  default: {type: periodic}\n", kGsParams));
+  auto cpu = make_cpu_backend<double>();
+  const auto got = test::pde_run<double>(c, *cpu);
+  // The scheme written out: periodic neighbours, forward Euler.
+  const double h = 1.0 / n, Du = 2e-5, Dv = 1e-5, F = 0.035, k = 0.065, dt = 0.5;
+  std::vector<double> u(n * n), v(n * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      const double x = i * h, y = j * h, g = std::exp(-((x - 0.5) * (x - 0.5) + (y - 0.5) * (y - 0.5)) / 0.01);
+      u[std::size_t(i + n * j)] = 1 - 0.5 * g;
+      v[std::size_t(i + n * j)] = 0.25 * g + 0.01 * std::sin(37 * x) * std::sin(41 * y);
+    }
+  auto at = [&](const std::vector<double>& a, int i, int j) {
+    return a[std::size_t((i + n) % n + n * ((j + n) % n))];
+  };
+  for (int s = 0; s < steps; ++s) {
+    std::vector<double> u2(u), v2(v);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        const double lu = (at(u, i - 1, j) + at(u, i + 1, j) + at(u, i, j - 1) + at(u, i, j + 1) - 4 * at(u, i, j)) / (h * h);
+        const double lv = (at(v, i - 1, j) + at(v, i + 1, j) + at(v, i, j - 1) + at(v, i, j + 1) - 4 * at(v, i, j)) / (h * h);
+        const double uu = at(u, i, j), vv = at(v, i, j);
+        u2[std::size_t(i + n * j)] = uu + dt * (Du * lu - uu * vv * vv + F * (1 - uu));
+        v2[std::size_t(i + n * j)] = vv + dt * (Dv * lv + uu * vv * vv - (F + k) * vv);
+      }
+    u.swap(u2);
+    v.swap(v2);
+  }
+  double du = 0, dv = 0;
+  for (std::size_t q = 0; q < u.size(); ++q) {
+    du = std::max(du, std::abs(got[0][q] - u[q]));
+    dv = std::max(dv, std::abs(got[1][q] - v[q]));
+  }
+  CHECK(du < 1e-12);
+  CHECK(dv < 1e-12);
+}
+
+TEST_CASE("pde restart: save and restore mid-run is bit for bit", "[pde]") {
+  for (const char* integ : {"euler", "ssprk3", "rk4"}) {
+    const Case c = test::load(test::pde_case("[12, 10, 8]", gs_pde(integ, 6),
+                                             "  default: {type: neumann, gradient: 0}\n  x: {type: periodic}\n",
+                                             kGsParams));
+    auto cpu = make_cpu_backend<double>();
+    const auto whole = test::pde_run<double>(c, *cpu);
+    PdeSolver<double> a(c, *cpu);
+    a.advance(2);
+    io::Checkpoint ck;
+    a.save(ck);
+    PdeSolver<double> b(c, *cpu);
+    b.restore(ck);
+    CHECK(b.step() == 2);
+    b.advance(4);
+    for (std::size_t f = 0; f < 2; ++f) {
+      std::vector<double> h(std::size_t(b.fields()[f].field->points()));
+      cpu->download(*b.fields()[f].field, h.data());
+      INFO(integ << " field " << f);
+      CHECK(h == whole[f]);
+    }
+  }
+}
+
+TEST_CASE("pde codegen: the bytecode written out as straight code", "[pde]") {
+  const Case c = test::load(test::pde_case(
+      "[9, 9]",
+      "  fields: [u]\n  equations: {u: \"x > 0.5 ? max(u, 1, 2) : -sin(u)^2 + lap(u)\"}\n"
+      "  dt: 0.0001\n  steps: 1\n",
+      "  default: {type: dirichlet, value: \"t + x\"}\n"));
+  const std::string src = pde_kernel_source(c.pde.program, "double");
+  CHECK_THAT(src, Catch::Contains("gf::expr_variadic(gf::ExprOp::Max"));
+  CHECK_THAT(src, Catch::Contains("if (s"));
+  CHECK_THAT(src, Catch::Contains("} else {"));
+  CHECK_THAT(src, Catch::Contains("gf::PdeInputKind::Lap"));
+  CHECK_THAT(src, Catch::Contains("extern \"C\" __global__"));
+  CHECK_THAT(src, Catch::Contains("struct PdeArgs"));  // the prelude's headers
+  CHECK(src.find("#include") == std::string::npos);
+}

@@ -1,0 +1,46 @@
+// The pde stage kernel's source compiles with NVRTC (no GPU needed: NVRTC
+// is a library of the CUDA toolkit), for float32 and float64, and the
+// second compile of the same source comes from the kernel cache. In builds
+// without CUDA there is nothing to compile with.
+#include <catch2/catch.hpp>
+
+#if defined(GRIDFORGE_HAVE_CUDA)
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "kernels/pde/pde_codegen.hpp"
+#include "kernels/pde/pde_rtc.hpp"
+#include "tests/unit/pde_test_util.hpp"
+
+using namespace gf;
+
+TEST_CASE("pde kernel source compiles with NVRTC and is cached", "[pde]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gf_kernel_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ::setenv("GRIDFORGE_KERNEL_CACHE", dir.c_str(), 1);
+  const Case c = test::load(test::pde_case(
+      "[9, 9, 9]",
+      "  fields: {u: {initial: {value: 1}}, v: {}}\n"
+      "  coefficients: {kappa: \"1 + x\"}\n"
+      "  equations:\n"
+      "    u: \"div(kappa*grad(u)) - dx_up(u, v) + sum(u, v, 1) + (u > 0 ? atan2(u, v) : asinh(u))\"\n"
+      "    v: \"lap(v) + dz(u) + sin(t)*exp(-x) + max(min(u, v), 0)^3\"\n"
+      "  integrator: rk4\n  dt: 0.00001\n  steps: 1\n",
+      "  default: {type: dirichlet, value: \"sin(t)*x\"}\n  z: {type: periodic}\n"));
+  for (const char* real : {"float", "double"}) {
+    const std::string src = pde_kernel_source(c.pde.program, real);
+    const RtcBinary first = pde_rtc_compile(src, 90);
+    CHECK_FALSE(first.cached);
+    CHECK(first.image.size() > 1000);
+    const RtcBinary again = pde_rtc_compile(src, 90);
+    CHECK(again.cached);
+    CHECK(again.image == first.image);
+  }
+  ::unsetenv("GRIDFORGE_KERNEL_CACHE");
+  std::filesystem::remove_all(dir);
+}
+#endif
