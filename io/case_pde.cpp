@@ -283,6 +283,10 @@ PdeLimit stability_limit(const Case& c, const PdeSpec& p, const std::vector<Expr
 void read(const Map& top, Case& c, const fs::path& base_dir) {
   PdeSpec& p = c.pde;
   const Map m = top.require("pde").map(schema::kPdeKeys);
+  for (const auto& [name, value] : c.parameters)
+    if (name == "t")
+      top.get("parameters").fail("a parameter named t: in a pde case t is the time, which the "
+                                 "equations and Dirichlet values read; rename the parameter");
   read_fields(m, c, base_dir, p);
   read_coefficients(m, c, p);
   read_equations(m, p);

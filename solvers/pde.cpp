@@ -87,7 +87,7 @@ PdeSolver<T>::PdeSolver(const Case& c, Backend<T>& backend)
     upload_ms_ += set_initial_state(fc, backend, arrays_[0][f]);
     axis_boundaries(fc, args_.bc[f]);
   }
-  exec_ = make_pde_exec(backend, p.program);
+  exec_ = make_pde_exec(backend, p.program, g.ndim);
 }
 
 template <class T>

@@ -149,12 +149,12 @@ std::string pde_expr_code(const ExprCode& code, const std::string& result) {
   return s;
 }
 
-std::string pde_kernel_source(const PdeProgram& prog, const std::string& real) {
+std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim) {
   const int nf = int(prog.fields.size()), ni = int(prog.inputs.size());
   std::string s = pde_rtc_prelude();
   s += "\n// ---- the equations of this case ----\nnamespace {\nstruct Eq {\n";
-  s += fmt::format("  __device__ __forceinline__ int nfields() const {{ return {}; }}\n", nf);
-  s += fmt::format("  __device__ __forceinline__ int ninputs() const {{ return {}; }}\n", ni);
+  s += fmt::format("  __device__ __forceinline__ constexpr int nfields() const {{ return {}; }}\n", nf);
+  s += fmt::format("  __device__ __forceinline__ constexpr int ninputs() const {{ return {}; }}\n", ni);
   s += "  __device__ __forceinline__ gf::PdeInput input(int q) const {\n    switch (q) {\n";
   static const char* kinds[] = {"Value", "Lap", "D1", "Dm", "Dp", "DivK"};
   for (int q = 0; q < ni; ++q) {
@@ -193,9 +193,9 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real) {
       "  const long k1 = k0 + slab < A.l.n[2] ? k0 + slab : A.l.n[2];\n"
       "  double v[gf::kPdeFirstInput + {}];\n"
       "  const Eq eq;\n"
-      "  for (long k = k0; k < k1; ++k) gf::pde_point(A, eq, i, j, k, v);\n"
+      "  for (long k = k0; k < k1; ++k) gf::pde_point<{}>(A, eq, i, j, k, v);\n"
       "}}\n",
-      kPdeKernelName, real, std::max(ni, 1));
+      kPdeKernelName, real, std::max(ni, 1), ndim);
   return s;
 }
 

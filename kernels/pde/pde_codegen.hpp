@@ -13,9 +13,10 @@ namespace gf {
 // The kernel's name in the source.
 inline constexpr const char* kPdeKernelName = "gf_pde_stage";
 
-// The source for value type `real` ("float" or "double"): the headers it
-// needs inlined (pde_rtc_prelude()), the equations, the kernel.
-std::string pde_kernel_source(const PdeProgram& prog, const std::string& real);
+// The source for value type `real` ("float" or "double") on a grid of ndim
+// axes: the headers it needs inlined (pde_rtc_prelude()), the equations, the
+// kernel.
+std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim);
 
 // One expression's bytecode as a C++ block that leaves its value in
 // `result` (variables read from `v`): exposed for tests.

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "core/threads.hpp"
 #include "kernels/expr/expr_ops.hpp"
+#include "kernels/pde/pde_codegen.hpp"
 #include "kernels/pde/pde_exec.hpp"
 
 namespace gf {
@@ -57,11 +59,17 @@ class PdeCpu final : public PdeExec<T> {
     {
       std::vector<double> v(nv), s(std::size_t(std::max(stack_, 1)));
       const InterpretedEq eq{&prog_, s.data()};
+      const auto rows_of = [&](auto d) {
+        constexpr int D = decltype(d)::value;
 #pragma omp for schedule(static)
-      for (std::int64_t q = 0; q < rows; ++q) {
-        const std::int64_t j = q % l.n[1], k = q / l.n[1];
-        for (std::int64_t i = 0; i < l.n[0]; ++i) pde_point(a, eq, i, j, k, v.data());
-      }
+        for (std::int64_t q = 0; q < rows; ++q) {
+          const std::int64_t j = q % l.n[1], k = q / l.n[1];
+          for (std::int64_t i = 0; i < l.n[0]; ++i) pde_point<D>(a, eq, i, j, k, v.data());
+        }
+      };
+      if (a.ndim == 1) rows_of(std::integral_constant<int, 1>{});
+      else if (a.ndim == 2) rows_of(std::integral_constant<int, 2>{});
+      else rows_of(std::integral_constant<int, 3>{});
     }
   }
 
@@ -78,12 +86,12 @@ std::unique_ptr<PdeExec<T>> make_pde_cpu(Backend<T>&, const PdeProgram& prog) {
 }
 
 template <class T>
-std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog) {
+std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog, int ndim) {
   switch (be.kind()) {
     case BackendKind::Cpu: return make_pde_cpu(be, prog);
     case BackendKind::Cuda:
 #if defined(GRIDFORGE_HAVE_CUDA)
-      return make_pde_cuda(be, prog);
+      return make_pde_cuda(be, pde_kernel_source(prog, sizeof(T) == 4 ? "float" : "double", ndim));
 #else
       throw std::logic_error("a CUDA backend in a build without CUDA");
 #endif
@@ -94,8 +102,9 @@ std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog
 
 template std::unique_ptr<PdeExec<float>> make_pde_cpu<float>(Backend<float>&, const PdeProgram&);
 template std::unique_ptr<PdeExec<double>> make_pde_cpu<double>(Backend<double>&, const PdeProgram&);
-template std::unique_ptr<PdeExec<float>> make_pde_exec<float>(Backend<float>&, const PdeProgram&);
+template std::unique_ptr<PdeExec<float>> make_pde_exec<float>(Backend<float>&, const PdeProgram&,
+                                                              int);
 template std::unique_ptr<PdeExec<double>> make_pde_exec<double>(Backend<double>&,
-                                                                const PdeProgram&);
+                                                                const PdeProgram&, int);
 
 }  // namespace gf

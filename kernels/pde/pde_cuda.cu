@@ -23,7 +23,7 @@
 #include "core/error.hpp"
 #include "kernels/cuda/cuda_backend.cuh"
 #include "kernels/cuda/cuda_check.cuh"
-#include "kernels/pde/pde_codegen.hpp"
+#include "kernels/pde/pde_codegen.hpp"  // kPdeKernelName
 #include "kernels/pde/pde_exec.hpp"
 #include "kernels/pde/pde_rtc.hpp"
 
@@ -76,7 +76,7 @@ RtcBinary pde_rtc_compile(const std::string& source, int arch) {
   const std::vector<std::string> opts = {
       "--std=c++17", ptx ? fmt::format("--gpu-architecture=compute_{}", target)
                          : fmt::format("--gpu-architecture=sm_{}", target),
-      "--fmad=false", "--extra-device-vectorization"};
+      "--fmad=false", "-default-device", "--extra-device-vectorization"};
   std::string key_text = source;
   for (const std::string& o : opts) key_text += "\n" + o;
   key_text += fmt::format("\nnvrtc {}.{}", major, minor);
@@ -155,12 +155,11 @@ namespace {
 template <class T>
 class PdeCuda final : public PdeExec<T> {
  public:
-  PdeCuda(CudaBackend<T>& be, const PdeProgram& prog) : be_(be) {
+  PdeCuda(CudaBackend<T>& be, const std::string& src) : be_(be) {
     const int dev = be.device();
     int major = 0, minor = 0;
     GF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     GF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    const std::string src = pde_kernel_source(prog, sizeof(T) == 4 ? "float" : "double");
     const RtcBinary bin = pde_rtc_compile(src, major * 10 + minor);
     compile_s_ = bin.compile_s;
     note_ = bin.cached ? fmt::format("{} (cached: {})", bin.key, bin.where)
@@ -201,11 +200,11 @@ class PdeCuda final : public PdeExec<T> {
 }  // namespace
 
 template <class T>
-std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const PdeProgram& prog) {
-  return std::make_unique<PdeCuda<T>>(cuda_core(be), prog);
+std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const std::string& source) {
+  return std::make_unique<PdeCuda<T>>(cuda_core(be), source);
 }
-template std::unique_ptr<PdeExec<float>> make_pde_cuda<float>(Backend<float>&, const PdeProgram&);
+template std::unique_ptr<PdeExec<float>> make_pde_cuda<float>(Backend<float>&, const std::string&);
 template std::unique_ptr<PdeExec<double>> make_pde_cuda<double>(Backend<double>&,
-                                                                const PdeProgram&);
+                                                                const std::string&);
 
 }  // namespace gf

@@ -36,14 +36,17 @@ class PdeExec {
   virtual double compile_s() const { return 0; }
 };
 
-// The executor of the program for the backend's kind (kernels/exec.hpp).
+// The executor of the program, on a grid of ndim axes, for the backend's
+// kind (kernels/exec.hpp).
 template <class T>
-std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog);
+std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog, int ndim);
 
 template <class T>
 std::unique_ptr<PdeExec<T>> make_pde_cpu(Backend<T>& be, const PdeProgram& prog);
+// source: the program's kernel (pde_codegen.hpp) for T, made by the caller
+// (make_pde_exec), so that the CUDA library needs nothing of the host one.
 template <class T>
-std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const PdeProgram& prog);
+std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const std::string& source);
 
 // Sets a's arrays from f (the stage's fields, by their data pointers).
 template <class T>

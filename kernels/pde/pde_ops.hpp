@@ -22,6 +22,14 @@
 #include "kernels/ops/boundary.hpp"
 #include "kernels/ops/hd.hpp"
 
+// Fully unrolls the loop it precedes in device code (the generated Eq's
+// counts are constants there); nothing on the host.
+#if defined(__CUDA_ARCH__)
+#define GF_UNROLL _Pragma("unroll")
+#else
+#define GF_UNROLL
+#endif
+
 namespace gf {
 
 struct PdeStage {
@@ -54,11 +62,13 @@ struct PdeArgs {
   }
 };
 
-// The neighbour at dir (±1) along axis a of point p (index idx) of array u.
-template <class T>
+// The neighbour at dir (±1) along axis a of point p (index idx) of array u:
+// read directly at a point off every face (DIRECT), else by the axis' rule.
+template <bool DIRECT, class T>
 GF_HD double pde_nb(const PdeArgs<T>& A, const T* u, std::int64_t idx, const std::int64_t* p,
                     int a, int dir, const AxisBc<T>& bc) {
-  return double(neighbour(u, idx, p[a], A.l.n[a], A.l.stride(a), dir, bc));
+  if constexpr (DIRECT) return double(u[idx + (dir > 0 ? A.l.stride(a) : -A.l.stride(a))]);
+  else return double(neighbour(u, idx, p[a], A.l.n[a], A.l.stride(a), dir, bc));
 }
 
 // A coefficient's rules: its own value mirrored beyond a face, wrapped on a
@@ -71,8 +81,9 @@ GF_HD AxisBc<T> pde_mirror(const AxisBc<T>& bc) {
   return m;
 }
 
-// Input q of a right-hand side at point p (core/pde_input.hpp).
-template <class T>
+// Input q of a right-hand side at point p (core/pde_input.hpp) of a grid of
+// D axes; DIRECT: p is off every face, its neighbours in the field.
+template <bool DIRECT, int D, class T>
 GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, std::int64_t idx,
                        const std::int64_t* p) {
   const T* u = A.in[q.field];
@@ -83,23 +94,25 @@ GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, std::int64_t idx,
   switch (q.kind) {
     case PdeInputKind::Lap: {
       double s = 0;
-      for (int b = 0; b < A.ndim; ++b)
-        s = s + ((pde_nb(A, u, idx, p, b, -1, bc[b]) + pde_nb(A, u, idx, p, b, 1, bc[b])) - (c + c)) *
+      GF_UNROLL
+      for (int b = 0; b < D; ++b)
+        s = s + ((pde_nb<DIRECT>(A, u, idx, p, b, -1, bc[b]) + pde_nb<DIRECT>(A, u, idx, p, b, 1, bc[b])) - (c + c)) *
                     A.inv_h2[b];
       return s;
     }
     case PdeInputKind::D1:
-      return (pde_nb(A, u, idx, p, a, 1, bc[a]) - pde_nb(A, u, idx, p, a, -1, bc[a])) * A.inv_2h[a];
-    case PdeInputKind::Dm: return (c - pde_nb(A, u, idx, p, a, -1, bc[a])) * A.inv_h[a];
-    case PdeInputKind::Dp: return (pde_nb(A, u, idx, p, a, 1, bc[a]) - c) * A.inv_h[a];
+      return (pde_nb<DIRECT>(A, u, idx, p, a, 1, bc[a]) - pde_nb<DIRECT>(A, u, idx, p, a, -1, bc[a])) * A.inv_2h[a];
+    case PdeInputKind::Dm: return (c - pde_nb<DIRECT>(A, u, idx, p, a, -1, bc[a])) * A.inv_h[a];
+    case PdeInputKind::Dp: return (pde_nb<DIRECT>(A, u, idx, p, a, 1, bc[a]) - c) * A.inv_h[a];
     case PdeInputKind::DivK: {
       const T* k = A.in[q.k];
       const double kc = double(k[idx]);
       double s = 0;
-      for (int b = 0; b < A.ndim; ++b) {
+      GF_UNROLL
+      for (int b = 0; b < D; ++b) {
         const AxisBc<T> kb = pde_mirror(bc[b]);
-        const double km = pde_nb(A, k, idx, p, b, -1, kb), kp = pde_nb(A, k, idx, p, b, 1, kb);
-        const double um = pde_nb(A, u, idx, p, b, -1, bc[b]), up = pde_nb(A, u, idx, p, b, 1, bc[b]);
+        const double km = pde_nb<DIRECT>(A, k, idx, p, b, -1, kb), kp = pde_nb<DIRECT>(A, k, idx, p, b, 1, kb);
+        const double um = pde_nb<DIRECT>(A, u, idx, p, b, -1, bc[b]), up = pde_nb<DIRECT>(A, u, idx, p, b, 1, bc[b]);
         s = s + (0.5 * (kc + kp) * (up - c) - 0.5 * (km + kc) * (c - um)) * A.inv_h2[b];
       }
       return s;
@@ -110,9 +123,10 @@ GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, std::int64_t idx,
 
 // The Dirichlet face of a field's rules that holds point p, or −1: the last
 // one in x- x+ y- y+ z- z+ order where faces meet.
-template <class T>
-GF_HD int pde_dirichlet_face(const AxisBc<T>* bc, int ndim, const Layout& l, const std::int64_t* p) {
-  for (int face = 2 * ndim - 1; face >= 0; --face) {
+template <int D, class T>
+GF_HD int pde_dirichlet_face(const AxisBc<T>* bc, const Layout& l, const std::int64_t* p) {
+  GF_UNROLL
+  for (int face = 2 * D - 1; face >= 0; --face) {
     const int a = face / 2;
     const bool hi = (face & 1) != 0;
     if ((hi ? bc[a].hi : bc[a].lo) != BcType::Dirichlet) continue;
@@ -131,11 +145,12 @@ GF_HD double pde_combine(double ca, double x, double cb, double y, double cc, do
   return s + (cd * dt) * r;
 }
 
-// The stage at point (i, j, k) of every field. Eq supplies the equations:
-// nfields(), ninputs(), input(q), rhs(f, v) and dirichlet(f, face, v), v
-// the variables (x, y, z, t, the inputs: core/pde_input.hpp), which v holds
-// room for.
-template <class T, class Eq>
+// The stage at point (i, j, k) of every field of a grid of D axes. Eq
+// supplies the equations: nfields(), ninputs(), input(q), rhs(f, v) and
+// dirichlet(f, face, v), v the variables (x, y, z, t, the inputs:
+// core/pde_input.hpp), which v holds room for. A generated Eq's counts are
+// constants, so that its loops unroll and v stays in registers.
+template <int D, class T, class Eq>
 GF_HD void pde_point(const PdeArgs<T>& A, const Eq& eq, std::int64_t i, std::int64_t j,
                      std::int64_t k, double* v) {
   const std::int64_t p[3] = {i, j, k};
@@ -144,10 +159,22 @@ GF_HD void pde_point(const PdeArgs<T>& A, const Eq& eq, std::int64_t i, std::int
   v[1] = A.coord(1, j);
   v[2] = A.coord(2, k);
   v[kPdeVarT] = A.st.t_in;
-  for (int q = 0; q < eq.ninputs(); ++q) v[kPdeFirstInput + q] = pde_input(A, eq.input(q), idx, p);
+  bool inside = true;
+  GF_UNROLL
+  for (int a = 0; a < D; ++a) inside = inside && p[a] > 0 && p[a] < A.l.n[a] - 1;
+  if (inside) {
+    GF_UNROLL
+    for (int q = 0; q < eq.ninputs(); ++q)
+      v[kPdeFirstInput + q] = pde_input<true, D>(A, eq.input(q), idx, p);
+  } else {
+    GF_UNROLL
+    for (int q = 0; q < eq.ninputs(); ++q)
+      v[kPdeFirstInput + q] = pde_input<false, D>(A, eq.input(q), idx, p);
+  }
   const PdeStage& s = A.st;
+  GF_UNROLL
   for (int f = 0; f < eq.nfields(); ++f) {
-    const int face = pde_dirichlet_face(A.bc[f], A.ndim, A.l, p);
+    const int face = pde_dirichlet_face<D>(A.bc[f], A.l, p);
     double o, acc;
     if (face >= 0) {
       v[kPdeVarT] = s.t_out;

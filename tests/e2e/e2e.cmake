@@ -278,10 +278,18 @@ if(GF_PYTHON)
   endforeach()
 endif()
 
+# The pde workload's Gray–Scott against the same scheme in NumPy (issue 27).
+if(GF_PYTHON)
+  add_test(NAME "e2e: pde grayscott against numpy"
+    COMMAND ${GF_PYTHON} ${GF_E2E}/grayscott_numpy.py $<TARGET_FILE:gridforge>
+            ${CMAKE_BINARY_DIR}/e2e/grayscott_numpy
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+endif()
+
 # Checkpoint and restart (restart.py says what each mode checks): bit for bit
 # against uninterrupted runs, the logs and series continued, refusals.
 if(GF_PYTHON)
-  foreach(mode heat_explicit heat_cn stencil wave laplace_jacobi laplace_cg laplace_multigrid laplace_pcg interrupt interrupt_laplace diverge mismatch)
+  foreach(mode heat_explicit heat_cn stencil wave pde laplace_jacobi laplace_cg laplace_multigrid laplace_pcg interrupt interrupt_laplace diverge mismatch)
     add_test(NAME "e2e: restart ${mode}"
       COMMAND ${GF_PYTHON} ${GF_E2E}/restart.py $<TARGET_FILE:gridforge> ${mode}
               ${CMAKE_BINARY_DIR}/e2e_restart/${mode}

@@ -62,7 +62,9 @@ def run(case, out, *args, rc=0, restart=None, device=None):
 
 def h5_steps(out):
     with h5py.File(os.path.join(out, "fields.h5"), "r") as f:
-        return {k: (float(f["steps"][k].attrs["time"]), f["steps"][k]["u"][...])
+        # every field of the step (u alone but for pde), one array
+        return {k: (float(f["steps"][k].attrs["time"]),
+                    np.concatenate([f["steps"][k][n][...].ravel() for n in sorted(f["steps"][k])]))
                 for k in f["steps"]}
 
 
@@ -135,7 +137,8 @@ def checkpoint_step(path):
 def restart_equal(case, name, n, args, laplace=False, first_rc=0, final_rc=0):
     """N in one run against N/2 + restart to N; args set the case up (tiny grid)."""
     key = ("laplace.max_iters" if laplace else "stencil.steps" if "stencil" in case
-           else "wave.steps" if "wave" in case else "heat.steps")
+           else "wave.steps" if "wave" in case else "pde.steps" if "pde_" in case
+           else "heat.steps")
     ref, part = os.path.join(BASE, "whole"), os.path.join(BASE, "restarted")
     for d in (ref, part):
         shutil.rmtree(d, ignore_errors=True)
@@ -362,6 +365,9 @@ CASES = {
     "wave": ("cases/wave2d_membrane.yaml", "wave2d-membrane", 200,
              ["grid.dims=[24,21]", "wave={c: 1.0, source: 'x*y'}", "output.every=50",
               "output.checkpoint_every=20"]),
+    # two fields (u, v), every one in the checkpoint and the outputs
+    "pde": ("cases/pde_grayscott2d.yaml", "pde-grayscott2d", 200,
+            ["grid.dims=[24,24]", "output.every=50", "output.checkpoint_every=20"]),
 }
 
 os.makedirs(BASE, exist_ok=True)

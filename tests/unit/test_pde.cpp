@@ -249,7 +249,7 @@ TEST_CASE("pde codegen: the bytecode written out as straight code", "[pde]") {
       "  fields: [u]\n  equations: {u: \"x > 0.5 ? max(u, 1, 2) : -sin(u)^2 + lap(u)\"}\n"
       "  dt: 0.0001\n  steps: 1\n",
       "  default: {type: dirichlet, value: \"t + x\"}\n"));
-  const std::string src = pde_kernel_source(c.pde.program, "double");
+  const std::string src = pde_kernel_source(c.pde.program, "double", 2);
   CHECK_THAT(src, Catch::Contains("gf::expr_variadic(gf::ExprOp::Max"));
   CHECK_THAT(src, Catch::Contains("if (s"));
   CHECK_THAT(src, Catch::Contains("} else {"));

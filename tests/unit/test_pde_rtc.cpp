@@ -32,7 +32,7 @@ TEST_CASE("pde kernel source compiles with NVRTC and is cached", "[pde]") {
       "  integrator: rk4\n  dt: 0.00001\n  steps: 1\n",
       "  default: {type: dirichlet, value: \"sin(t)*x\"}\n  z: {type: periodic}\n"));
   for (const char* real : {"float", "double"}) {
-    const std::string src = pde_kernel_source(c.pde.program, real);
+    const std::string src = pde_kernel_source(c.pde.program, real, 3);
     const RtcBinary first = pde_rtc_compile(src, 90);
     CHECK_FALSE(first.cached);
     CHECK(first.image.size() > 1000);
@@ -42,5 +42,20 @@ TEST_CASE("pde kernel source compiles with NVRTC and is cached", "[pde]") {
   }
   ::unsetenv("GRIDFORGE_KERNEL_CACHE");
   std::filesystem::remove_all(dir);
+}
+#endif
+
+#if defined(GRIDFORGE_HAVE_CUDA)
+#include <fstream>
+// Hidden: writes the source of a case's kernel to $GF_PDE_SOURCE (for ptxas
+// and cuobjdump when tuning the kernel): gridforge_tests "[.pde_source]".
+TEST_CASE("pde kernel source of a case, written out", "[.pde_source]") {
+  const char* out = std::getenv("GF_PDE_SOURCE");
+  const char* cs = std::getenv("GF_PDE_CASE");
+  REQUIRE(out);
+  REQUIRE(cs);
+  const Case c = prepare_case(load_case(cs));
+  std::ofstream(out) << pde_kernel_source(c.pde.program, c.precision == Precision::Float32 ? "float" : "double",
+                                          c.grid.ndim);
 }
 #endif
