@@ -35,7 +35,9 @@ class OutputWriter {
   // download. Throws the error of an earlier write (IoError: no space left,
   // ...). write must not touch what the caller's thread uses meanwhile.
   void field(const Field<T>& f, std::function<void(const T*)> write);
-  // A write that needs no snapshot (an in-situ frame's PNG): queued, or run here.
+  // A write that needs no snapshot (an in-situ frame's PNG): queued on a
+  // thread of its own (started at the first, so that a frame never waits
+  // behind a field's files, nor a field behind a frame), or run here.
   void task(std::function<void()> write);
   // What the in-situ frames hand their encoding to: task() when writing in
   // the background, empty (write in turn) otherwise.
@@ -43,7 +45,8 @@ class OutputWriter {
     if (!background()) return {};
     return [this](std::function<void()> t) { task(std::move(t)); };
   }
-  // Returns once everything queued is written; throws the first write error.
+  // Returns once everything queued (fields and frames) is written; throws
+  // the first write error.
   void drain();
   // drain() for a run that fails for another reason: an error of the writer
   // is returned as its message ("" when none) instead of thrown.
@@ -66,7 +69,10 @@ class OutputWriter {
   std::unique_ptr<Snapshots<T>> snaps_;
   std::vector<std::uint64_t> slot_ticket_;  // the writer's task using each slot (0: none)
   int next_slot_ = 0;
+  static std::string drain_one(BackgroundWriter& w) noexcept;  // its error's message, or ""
+
   std::unique_ptr<BackgroundWriter> writer_;  // last: joined before the buffers go
+  std::unique_ptr<BackgroundWriter> frames_;  // task()'s thread, once there is one
 };
 
 // Snapshot buffers of the field: one is enough for the overlap (the steps
