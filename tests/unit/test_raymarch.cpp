@@ -345,6 +345,12 @@ TEST_CASE("in-situ frames: every render.every steps, of the field as it is then"
   RunOptions opts{dir, false, "test", nullptr};
   const nlohmann::json timing = run_case<double>(c, *be, opts);
   CHECK(timing["render"]["frames"] == 3);  // steps 0, 4 and 8
+  // The auto range is the run's own observation of the field (no reduction of the frames' own).
+  CHECK(timing["render"]["range_reductions"] == 0);
+  for (const char* k : {"range", "render", "download", "encode", "encode_cpu", "write"})
+    CHECK(timing["render"]["per_frame_ms"].contains(k));
+  CHECK(timing["render"]["encode_threads"] >= 1);
+  CHECK(timing["render"]["png_bytes_per_frame"] > 0);
   for (const char* f :
        {"frames/case_000000.png", "frames/case_000004.png", "frames/case_000008.png"})
     CHECK(fs::exists(dir / f));
