@@ -419,6 +419,7 @@ double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
   renderer_->render_to(*drawn, lo, hi, img.rgba.data());
   render_ms_ += renderer_->last_render_ms();
   download_ms_ += renderer_->last_download_ms();
+  if (frames_ == 0) first_ms_ = {renderer_->last_render_ms(), renderer_->last_download_ms()};
   const std::filesystem::path path = frame_path(dir_, c_.name, step);
   auto encode = [this, lease, &img, path] {
     const auto e0 = Clock::now();
@@ -501,6 +502,8 @@ nlohmann::json InSituFrames<T>::summary() const {
                       {"encode_threads", encode_threads_.load()},
                       {"png_bytes_per_frame", pngs_ ? double(png_bytes_.load()) / pngs : 0.0}};
   if (ray) {
+    // The first frame alone: on a GPU it loads the ray marcher's kernels (lazily, at first launch).
+    j["first_frame_ms"] = {{"render", first_ms_[0]}, {"download", first_ms_[1]}};
     j["range_reductions"] = range_reductions_;
     j["image_wait_s"] = image_wait_s_;
   }

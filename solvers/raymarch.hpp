@@ -125,6 +125,7 @@ class InSituFrames {
   void png_written(const io::PngStats& st, double write_s);
   std::int64_t frames_ = 0, range_reductions_ = 0;
   double render_ms_ = 0, range_ms_ = 0, download_ms_ = 0, total_s_ = 0, image_wait_s_ = 0;
+  std::array<double, 2> first_ms_{0, 0};  // the first frame's render and download
   // on whichever thread: microseconds (drawing; the PNG's encoding, wall and
   // CPU; the whole PNG task), bytes, threads
   std::atomic<std::int64_t> draw_us_{0}, encode_us_{0}, encode_cpu_us_{0}, write_us_{0};
