@@ -304,14 +304,17 @@ std::filesystem::path frame_path(const std::filesystem::path& out_dir, const std
 
 // The 3D frames' host images: each taken from its download until its PNG
 // is written (a Lease held by the task, released however the task ends:
-// run, failed, or dropped by a writer that failed before).
+// run, failed, or dropped by a writer that failed before). The first is
+// made with the frames, before the time loop; a second only when a frame
+// finds the first still taken (its PNG not yet written), up to kFrameImages.
 template <class T>
 struct InSituFrames<T>::Images {
-  std::vector<io::Image> img;
+  int width = 0, height = 0;
+  Backend<T>* pin = nullptr;  // where they are page-locked (a GPU's), or null
+  std::vector<std::unique_ptr<io::Image>> img;  // never moved: tasks hold references
   std::vector<bool> taken;
   std::mutex m;
   std::condition_variable cv;
-  Backend<T>* pinned = nullptr;  // where they were page-locked
 
   struct Lease {
     Images* of;
@@ -324,16 +327,39 @@ struct InSituFrames<T>::Images {
       of->cv.notify_all();
     }
   };
-  // A free image (waiting for one), taken until the lease goes.
+  ~Images() {
+    if (pin)
+      for (auto& im : img) pin->unpin_host(im->rgba.data());
+  }
+  // One more image (the caller's thread is the only one that adds them).
+  void add() {
+    auto im = std::make_unique<io::Image>();
+    im->width = width;
+    im->height = height;
+    im->rgba.resize(std::size_t(width) * std::size_t(height) * 4);
+    if (pin) pin->pin_host(im->rgba.data(), im->rgba.size() * sizeof(float));
+    std::lock_guard<std::mutex> lk(m);
+    img.push_back(std::move(im));
+    taken.push_back(false);
+  }
+  // A free image (a new one, or waiting for one), taken until the lease goes.
   std::shared_ptr<Lease> take() {
-    std::unique_lock<std::mutex> lk(m);
-    std::size_t i = 0;
-    cv.wait(lk, [&] {
+    auto free_one = [&](std::size_t& i) {
       for (i = 0; i < taken.size(); ++i)
         if (!taken[i]) return true;
       return false;
-    });
-    taken[i] = true;
+    };
+    std::size_t i = 0;
+    {
+      std::unique_lock<std::mutex> lk(m);
+      if (!free_one(i) && taken.size() < std::size_t(kFrameImages)) {
+        lk.unlock();
+        add();
+        lk.lock();
+      }
+      cv.wait(lk, [&] { return free_one(i); });
+      taken[i] = true;
+    }
     return std::shared_ptr<Lease>(new Lease{this, int(i)});
   }
 };
@@ -348,17 +374,12 @@ InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
   if (c.render.ndim == 3) {
     renderer_.emplace(c.render, g, own, false);
     if (c.decomp) whole_ = own.make_field(g, "the whole field, gathered for the frames");
-    // The images, allocated and page-locked here rather than in the time loop.
+    // The first image, allocated and page-locked here rather than in the time loop.
     images_ = std::make_unique<Images>();
-    images_->img.resize(kFrameImages);
-    images_->taken.assign(kFrameImages, false);
-    for (io::Image& im : images_->img) {
-      im.width = int(c.render.width);
-      im.height = int(c.render.height);
-      im.rgba.resize(std::size_t(im.width) * std::size_t(im.height) * 4);
-      if (own.is_gpu()) own.pin_host(im.rgba.data(), im.rgba.size() * sizeof(float));
-    }
-    if (own.is_gpu()) images_->pinned = &own;
+    images_->width = int(c.render.width);
+    images_->height = int(c.render.height);
+    if (own.is_gpu()) images_->pin = &own;
+    images_->add();
   }
   std::error_code ec;
   std::filesystem::create_directories(out_dir / "frames", ec);
@@ -368,10 +389,7 @@ InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
 }
 
 template <class T>
-InSituFrames<T>::~InSituFrames() {
-  if (images_ && images_->pinned)
-    for (io::Image& im : images_->img) images_->pinned->unpin_host(im.rgba.data());
-}
+InSituFrames<T>::~InSituFrames() = default;
 
 template <class T>
 void InSituFrames<T>::png_written(const io::PngStats& st, double write_s) {
@@ -415,7 +433,7 @@ double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
   const auto w0 = Clock::now();
   std::shared_ptr<typename Images::Lease> lease = images_->take();
   image_wait_s_ += seconds_since(w0);
-  io::Image& img = images_->img[std::size_t(lease->i)];
+  io::Image& img = *images_->img[std::size_t(lease->i)];
   renderer_->render_to(*drawn, lo, hi, img.rgba.data());
   render_ms_ += renderer_->last_render_ms();
   download_ms_ += renderer_->last_download_ms();

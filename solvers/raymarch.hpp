@@ -98,8 +98,8 @@ class InSituFrames {
   // Renders the field and writes its frame; returns the seconds spent here
   // (the range, render and download and, without `queue`, the PNG). With
   // `queue` the PNG (encoding over threads and file) is handed to it as a
-  // task, reading the image from one of kFrameImages host buffers, which
-  // stays taken until the task is done (a frame waits for a free one).
+  // task, reading the image from one of up to kFrameImages host buffers,
+  // which stays taken until the task is done (a frame waits for a free one).
   // range: the field's least and greatest value at this step, when the
   // caller has them (Observation::range): an auto range takes them instead of
   // reducing the field again (one rank only).
@@ -133,8 +133,9 @@ class InSituFrames {
   std::atomic<int> encode_threads_{0};
 };
 
-// Host images an in-situ run's 3D frames go through: one being encoded
-// while the next is rendered and downloaded.
+// Host images an in-situ run's 3D frames go through, at most: one being
+// encoded while the next is rendered and downloaded (the second is made only
+// when a frame finds the first still taken).
 inline constexpr int kFrameImages = 2;
 
 // The frame file of a step: frames/<name>_<step6>.png.
