@@ -411,10 +411,10 @@ TEST_CASE("in-situ frames: a frame's host image stays taken until its PNG task i
     step(1);  // the first image is taken (its task held): a second is made
     REQUIRE(held.size() == 2);
     // A third frame waits for an image: the first task, run on another thread, frees one.
-    std::thread runner([&] {
+    std::thread runner([first = std::move(held[0])]() mutable {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      held[0]();
-      held[0] = nullptr;  // the lease goes with the task
+      first();
+      first = nullptr;  // the lease goes with the task
     });
     step(2);
     runner.join();
