@@ -520,7 +520,8 @@ nlohmann::json InSituFrames<T>::summary() const {
                       {"encode_threads", encode_threads_.load()},
                       {"png_bytes_per_frame", pngs_ ? double(png_bytes_.load()) / pngs : 0.0}};
   if (ray) {
-    // The first frame alone: on a GPU it loads the ray marcher's kernels (lazily, at first launch).
+    // The first frame alone: on a GPU its render may include loading the kernels
+    // (CUDA loads them at their first launch).
     j["first_frame_ms"] = {{"render", first_ms_[0]}, {"download", first_ms_[1]}};
     j["range_reductions"] = range_reductions_;
     j["image_wait_s"] = image_wait_s_;
