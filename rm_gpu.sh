@@ -153,6 +153,13 @@ for r in (1, 2):
           f"total {off['phases_s']['total']:.3f} s; with {f['frames']} frames 1280x720: {f['ms_per_frame']:.2f} ms render "
           f"a frame, {f['total_s']:.3f} s for the frames, compute {on['phases_s']['compute']:.3f} s, total "
           f"{on['phases_s']['total']:.3f} s: {on['phases_s']['total']/off['phases_s']['total']:.3f}x the run without frames")
+    if "per_frame_ms" in f:  # a frame's cost split (ms a frame), the first frame alone, the frames' thread
+        split = ", ".join(f"{k} {v:.2f}" for k, v in sorted(f["per_frame_ms"].items()))
+        first = f.get("first_frame_ms", {})
+        print(f"  per frame (ms): {split}; first frame render {first.get('render', 0):.2f} ms, download "
+              f"{first.get('download', 0):.2f} ms; {f.get('encode_threads')} encoding threads; frames' thread "
+              f"busy {on['output_writer'].get('frames_busy_s', 0):.3f} s, loop waited "
+              f"{on['output_writer'].get('waited_s', 0):.3f} s for the writers")
 PY
 fi
 

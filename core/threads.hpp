@@ -61,6 +61,16 @@ inline int threads_for(std::int64_t work, std::int64_t grain = points_per_thread
 // dynamically, as rays differ in length).
 inline int threads_for_rays(std::int64_t rays) { return threads_for(rays, 1024); }
 
+// Threads that encode a PNG (io/png_encode.hpp; in-situ frames and a
+// raymarch run's image): GRIDFORGE_PNG_THREADS when it is a whole number
+// ≥ 1, else max_threads(). The PNG's bytes are the same for any count.
+inline int png_threads() {
+  const char* e = std::getenv("GRIDFORGE_PNG_THREADS");
+  char* end = nullptr;
+  const long long v = e ? std::strtoll(e, &end, 10) : 0;
+  return (e && end && *end == '\0' && v >= 1) ? int(std::min<long long>(v, 4096)) : max_threads();
+}
+
 // The CPU's last-level cache in bytes, as the C library reports it (L3,
 // else L2), or 8 MiB when it does not say. Temporal blocking's auto asks it:
 // on fields that fit, a pass of several steps cannot pay (solvers/stepper.cpp).

@@ -1,21 +1,23 @@
 #include "io/image.hpp"
 
 #include <fmt/format.h>
-#include <vtkErrorCode.h>
 #include <vtkImageData.h>
 #include <vtkNew.h>
 #include <vtkPNGReader.h>
-#include <vtkPNGWriter.h>
 #include <vtkPointData.h>
 #include <vtkUnsignedCharArray.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <system_error>
 
 #include "core/error.hpp"
 #include "io/h5.hpp"
+#include "io/png_encode.hpp"
 
 namespace gf::io {
 
@@ -40,35 +42,17 @@ float clamp01(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
 
 }  // namespace
 
-void write_png(const fs::path& path, const Image& img, int level) {
-  vtkNew<vtkImageData> data;
-  data->SetExtent(0, img.width - 1, 0, img.height - 1, 0, 0);
-  data->AllocateScalars(VTK_UNSIGNED_CHAR, 3);
-  auto* px = static_cast<unsigned char*>(data->GetScalarPointer());
-  // VTK's rows run bottom to top; the image's row 0 is the top.
-  for (int y = 0; y < img.height; ++y)
-    for (int x = 0; x < img.width; ++x) {
-      const float* s = &img.rgba[4 * (std::size_t(img.height - 1 - y) * img.width + x)];
-      unsigned char* d = px + 3 * (std::size_t(y) * img.width + x);
-      for (int c = 0; c < 3; ++c)
-        // lround of a value in [0, 255]: the float plus a half is exact in double
-        d[c] = static_cast<unsigned char>(double(clamp01(s[c]) * 255.0f) + 0.5);
-    }
+void write_png(const fs::path& path, const Image& img, int level, int threads, PngStats* stats) {
+  const std::vector<unsigned char> png = encode_png(img, level, threads, stats);
   const fs::path tmp = temp_of(path);
-  vtkNew<vtkPNGWriter> writer;
-  writer->SetCompressionLevel(level);
-  writer->SetFileName(tmp.c_str());
-  writer->SetInputData(data);
-  writer->Write();
-  if (writer->GetErrorCode() != vtkErrorCode::NoError) {
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  bool ok = f && std::fwrite(png.data(), 1, png.size(), f) == png.size();
+  int err = errno;
+  if (f && std::fclose(f) != 0 && ok) ok = false, err = errno;
+  if (!ok) {
     std::error_code ec;
     fs::remove(tmp, ec);
-    const unsigned long code = writer->GetErrorCode();
-    throw IoError(
-        fmt::format("cannot write '{}': {}", path.string(),
-                    code == vtkErrorCode::OutOfDiskSpaceError
-                        ? std::string("No space left on device")
-                        : fmt::format("the PNG writer failed (VTK error code {})", code)));
+    throw IoError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
   }
   commit(tmp, path);
 }

@@ -1,4 +1,4 @@
-// Raymarch images (SPEC §4): <name>.png through VTK's PNG writer, image.h5
+// Raymarch images (SPEC §4): <name>.png (io/png_encode.hpp), image.h5
 // (float RGBA [height][width][4]), and the image comparison of validate.
 // Images are RGBA floats, row 0 the top, RGB already composited over the
 // background and A the volume's coverage.
@@ -15,13 +15,20 @@ struct Image {
   std::vector<float> rgba;  // width·height·4
 };
 
+struct PngStats;  // io/png_encode.hpp
+
 // 8-bit RGB PNG (each channel clamped to [0, 1], rounded to the nearest of
 // 255 levels); written whole or not at all. Throws IoError.
-// level: zlib's compression level, 0 to 9 (VTK's default 5; in-situ frames
+// level: zlib's compression level, 0 to 9 (5 by default; in-situ frames
 // take kFramePngLevel: a frame's encoding is most of what it costs a run).
+// threads: the most threads that encode it (io/png_encode.hpp: horizontal
+// strips deflated on their own; the bytes are the same for any count).
+// stats, when given: what the encoding took.
 inline constexpr int kFramePngLevel = 1;
-void write_png(const std::filesystem::path& path, const Image& img, int level = 5);
-// Reads a PNG back as RGBA floats (A = 1 when the file has no alpha). Throws IoError.
+void write_png(const std::filesystem::path& path, const Image& img, int level = 5,
+               int threads = 1, PngStats* stats = nullptr);
+// Reads a PNG back as RGBA floats (A = 1 when the file has no alpha; VTK's
+// reader, libpng underneath). Throws IoError.
 Image read_png(const std::filesystem::path& path);
 // /image float32 [height][width][4], attributes width and height. Throws IoError.
 void write_image_h5(const std::filesystem::path& path, const Image& img);

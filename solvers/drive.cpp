@@ -296,19 +296,20 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
     }
     progress.update(n, ob.note, ob.fraction);
     const bool frame = frames && frame_at.due(n) && !interrupted;
+    const std::array<double, 2>* range = ob.range ? &*ob.range : nullptr;
     if (end) {
       if (checkpoints) checkpoint();
       timer->start();
       d.finish();
       compute_ms += timer->stop_ms();
       if (n != last_written) write_output();
-      if (frame && !again) ph.output_s += frames->write(n, d.field(), queue);
+      if (frame && !again) ph.output_s += frames->write(n, d.field(), queue, range);
       break;
     }
     if (!again) {
       if (plan.output.due(n)) write_output();
       if (n > start && plan.checkpoint.due(n)) checkpoint();
-      if (frame) ph.output_s += frames->write(n, d.field(), queue);
+      if (frame) ph.output_s += frames->write(n, d.field(), queue, range);
     }
     const std::int64_t stop =
         next_stop(n, d.last(), plan.output, plan.checkpoint, plan.log, plan.check, frame_at);

@@ -8,9 +8,11 @@
 // in-situ frames, the background output writer, checkpoints, the timing
 // record and Ctrl-C.
 #pragma once
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,10 @@ struct Observation {
   // NaN/Inf values at step 40 (t = 0.1)"); the run stops with a SolverError.
   std::string diverged;
   double fraction = -1;  // how far it is, when the count does not say (Progress::update)
+  // The field's least and greatest value, when observing reduced them (a
+  // stepper's statistics): an in-situ frame's auto range takes them rather
+  // than reducing the same field again. Only where finish() leaves the field as it is.
+  std::optional<std::array<double, 2>> range;
 };
 
 // What the loop drives. count() starts at 0 (or the checkpoint's count) and

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <exception>
 #include <stdexcept>
 
 namespace gf {
@@ -10,13 +11,14 @@ template <class T>
 OutputWriter<T>::OutputWriter(Backend<T>& backend, const Grid& grid, bool background,
                               std::string why)
     : be_(backend), grid_(grid), why_(std::move(why)), timer_(backend.make_timer()) {
-  // Queued tasks: a field and a frame of one step, and the next step's field
-  // waits for the snapshot slot anyway.
+  // Queued fields: the next step's field waits for the snapshot slot anyway
+  // (frames have a thread of their own: task()).
   if (background) writer_ = std::make_unique<BackgroundWriter>(2);
 }
 
 template <class T>
 OutputWriter<T>::~OutputWriter() {
+  frames_.reset();
   writer_.reset();  // runs what is queued and joins, while the snapshots still exist
 }
 
@@ -42,8 +44,7 @@ void OutputWriter<T>::fields(const std::vector<const Field<T>*>& fs,
     }
   }
   if (!snaps_) {
-    // In turn: download, write. Frames queued before it first: one writer at a time.
-    if (writer_) writer_->drain();
+    // In turn: download, write (frames go on meanwhile on their own thread).
     timer_->start();
     host_.resize(fs.size());
     std::vector<const T*> h;
@@ -77,22 +78,39 @@ void OutputWriter<T>::fields(const std::vector<const Field<T>*>& fs,
 
 template <class T>
 void OutputWriter<T>::task(std::function<void()> write) {
-  if (writer_)
-    writer_->submit(std::move(write));
-  else
-    write();
+  if (!writer_) return write();
+  // Frames queue on their own: a frame is small, a field's files may take a
+  // while; two frames' images held waiting at most (InSituFrames' buffers).
+  if (!frames_) frames_ = std::make_unique<BackgroundWriter>(1);
+  frames_->submit(std::move(write));
 }
 
 template <class T>
 void OutputWriter<T>::drain() {
-  if (writer_) writer_->drain();
+  // Both threads, whatever the other's outcome; then the first error (its own type).
+  std::exception_ptr first;
+  for (BackgroundWriter* w : {writer_.get(), frames_.get()}) {
+    if (!w) continue;
+    try {
+      w->drain();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 template <class T>
 std::string OutputWriter<T>::drain_quietly() noexcept {
-  if (!writer_) return "";
+  std::string err = writer_ ? drain_one(*writer_) : "";
+  const std::string frames = frames_ ? drain_one(*frames_) : "";
+  return err.empty() ? frames : err;
+}
+
+template <class T>
+std::string OutputWriter<T>::drain_one(BackgroundWriter& w) noexcept {
   try {
-    writer_->drain();
+    w.drain();
   } catch (const std::exception& e) {
     return e.what();
   } catch (...) {
@@ -106,7 +124,8 @@ nlohmann::json OutputWriter<T>::summary() {
   nlohmann::json j = {{"background", writer_ && (snaps_ || !tried_snapshots_)}};
   if (writer_) {
     j["writer_busy_s"] = writer_->busy_s();
-    j["waited_s"] = writer_->waited_s();
+    j["waited_s"] = writer_->waited_s() + (frames_ ? frames_->waited_s() : 0.0);
+    if (frames_) j["frames_busy_s"] = frames_->busy_s();
   }
   if (!why_.empty()) j["why"] = why_;
   return j;

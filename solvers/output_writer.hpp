@@ -40,7 +40,9 @@ class OutputWriter {
   // the same number of fields.
   void fields(const std::vector<const Field<T>*>& fs,
               std::function<void(const std::vector<const T*>&)> write);
-  // A write that needs no snapshot (an in-situ frame's PNG): queued, or run here.
+  // A write that needs no snapshot (an in-situ frame's PNG): queued on a
+  // thread of its own (started at the first, so that a frame never waits
+  // behind a field's files, nor a field behind a frame), or run here.
   void task(std::function<void()> write);
   // What the in-situ frames hand their encoding to: task() when writing in
   // the background, empty (write in turn) otherwise.
@@ -48,7 +50,8 @@ class OutputWriter {
     if (!background()) return {};
     return [this](std::function<void()> t) { task(std::move(t)); };
   }
-  // Returns once everything queued is written; throws the first write error.
+  // Returns once everything queued (fields and frames) is written; throws
+  // the first write error.
   void drain();
   // drain() for a run that fails for another reason: an error of the writer
   // is returned as its message ("" when none) instead of thrown.
@@ -72,7 +75,10 @@ class OutputWriter {
   int per_output_ = 1;  // snapshot slots an output takes: one a field
   std::vector<std::uint64_t> slot_ticket_;  // the writer's task using each group of slots (0: none)
   int next_group_ = 0;
+  static std::string drain_one(BackgroundWriter& w) noexcept;  // its error's message, or ""
+
   std::unique_ptr<BackgroundWriter> writer_;  // last: joined before the buffers go
+  std::unique_ptr<BackgroundWriter> frames_;  // task()'s thread, once there is one
 };
 
 // Snapshot buffers of the field: one is enough for the overlap (the steps

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
@@ -233,14 +235,20 @@ FrameRenderer<T>::FrameRenderer(const RaySpec& s, const Grid& g, Backend<T>& bac
 template <class T>
 const io::Image& FrameRenderer<T>::render(const Field<T>& f, double vmin, double vmax,
                                           const std::function<bool()>& stop) {
+  render_to(f, vmin, vmax, host_.rgba.data(), stop);
+  return host_;
+}
+
+template <class T>
+void FrameRenderer<T>::render_to(const Field<T>& f, double vmin, double vmax, float* host,
+                                 const std::function<bool()>& stop) {
   args_ = ray_args<T>(spec_, grid_, vmin, vmax, sphere_trace_);
   timer_->start();
   exec_->render(args_, f, img_, stop);
   render_ms_ = timer_->stop_ms();
   timer_->start();
-  be_.download_image(img_, host_.rgba.data());
+  be_.download_image(img_, host);
   download_ms_ = timer_->stop_ms();
-  return host_;
 }
 
 template <class T>
@@ -294,16 +302,84 @@ std::filesystem::path frame_path(const std::filesystem::path& out_dir, const std
   return out_dir / "frames" / fmt::format("{}_{:06d}.png", name, step);
 }
 
+// The 3D frames' host images: each taken from its download until its PNG
+// is written (a Lease held by the task, released however the task ends:
+// run, failed, or dropped by a writer that failed before). The first is
+// made with the frames, before the time loop; a second only when a frame
+// finds the first still taken (its PNG not yet written), up to kFrameImages.
+template <class T>
+struct InSituFrames<T>::Images {
+  int width = 0, height = 0;
+  Backend<T>* pin = nullptr;  // where they are page-locked (a GPU's), or null
+  std::vector<std::unique_ptr<io::Image>> img;  // never moved: tasks hold references
+  std::vector<bool> taken;
+  std::mutex m;
+  std::condition_variable cv;
+
+  struct Lease {
+    Images* of;
+    int i;
+    ~Lease() {
+      {
+        std::lock_guard<std::mutex> lk(of->m);
+        of->taken[std::size_t(i)] = false;
+      }
+      of->cv.notify_all();
+    }
+  };
+  ~Images() {
+    if (pin)
+      for (auto& im : img) pin->unpin_host(im->rgba.data());
+  }
+  // One more image (the caller's thread is the only one that adds them).
+  void add() {
+    auto im = std::make_unique<io::Image>();
+    im->width = width;
+    im->height = height;
+    im->rgba.resize(std::size_t(width) * std::size_t(height) * 4);
+    if (pin) pin->pin_host(im->rgba.data(), im->rgba.size() * sizeof(float));
+    std::lock_guard<std::mutex> lk(m);
+    img.push_back(std::move(im));
+    taken.push_back(false);
+  }
+  // A free image (a new one, or waiting for one), taken until the lease goes.
+  std::shared_ptr<Lease> take() {
+    auto free_one = [&](std::size_t& i) {
+      for (i = 0; i < taken.size(); ++i)
+        if (!taken[i]) return true;
+      return false;
+    };
+    std::size_t i = 0;
+    {
+      std::unique_lock<std::mutex> lk(m);
+      if (!free_one(i) && taken.size() < std::size_t(kFrameImages)) {
+        lk.unlock();
+        add();
+        lk.lock();
+      }
+      cv.wait(lk, [&] { return free_one(i); });
+      taken[i] = true;
+    }
+    return std::shared_ptr<Lease>(new Lease{this, int(i)});
+  }
+};
+
 template <class T>
 InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
                               const std::filesystem::path& out_dir)
-    : c_(c), be_(backend), dir_(out_dir), every_(c.render.every) {
+    : c_(c), be_(backend), dir_(out_dir), every_(c.render.every), png_threads_(cpu::png_threads()) {
   if (c.decomp && mpi::rank() != 0) return;  // rank 0 draws
   const Grid& g = c.decomp ? c.decomp->global : c.grid;
   Backend<T>& own = backend.rank_backend();
   if (c.render.ndim == 3) {
     renderer_.emplace(c.render, g, own, false);
     if (c.decomp) whole_ = own.make_field(g, "the whole field, gathered for the frames");
+    // The first image, allocated and page-locked here rather than in the time loop.
+    images_ = std::make_unique<Images>();
+    images_->width = int(c.render.width);
+    images_->height = int(c.render.height);
+    if (own.is_gpu()) images_->pin = &own;
+    images_->add();
   }
   std::error_code ec;
   std::filesystem::create_directories(out_dir / "frames", ec);
@@ -313,8 +389,22 @@ InSituFrames<T>::InSituFrames(const Case& c, Backend<T>& backend,
 }
 
 template <class T>
+InSituFrames<T>::~InSituFrames() = default;
+
+template <class T>
+void InSituFrames<T>::png_written(const io::PngStats& st, double write_s) {
+  encode_us_ += std::int64_t(st.wall_s * 1e6);
+  encode_cpu_us_ += std::int64_t(st.cpu_s * 1e6);
+  write_us_ += std::int64_t(write_s * 1e6);
+  png_bytes_ += st.bytes;
+  ++pngs_;
+  encode_threads_ = std::max(encode_threads_.load(), st.threads);
+}
+
+template <class T>
 double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
-                              const std::function<void(std::function<void()>)>& queue) {
+                              const std::function<void(std::function<void()>)>& queue,
+                              const std::array<double, 2>* range) {
   if (c_.render.ndim < 3) return plot(step, f, queue);
   const auto t0 = Clock::now();
   const Field<T>* drawn = &f;
@@ -324,20 +414,45 @@ double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
     if (!renderer_) return seconds_since(t0);
     be_.rank_backend().upload(reinterpret_cast<const T*>(all.data()), whole_);
     drawn = &whole_;
+    range = nullptr;  // the observation's is the rank's
   }
-  const io::Image& img = renderer_->render(*drawn);
+  // The range: fixed, the caller's (the same reduction of the same field), or reduced here.
+  const RaySpec& s = c_.render;
+  double lo = s.range_lo, hi = s.range_hi;
+  if (s.range_auto && range) {
+    lo = (*range)[0];
+    hi = (*range)[1];
+  } else if (s.range_auto) {
+    const auto r0 = Clock::now();
+    const FieldStats st = be_.rank_backend().vec().stats(*drawn);
+    lo = st.min;
+    hi = st.max;
+    range_ms_ += seconds_since(r0) * 1e3;
+    ++range_reductions_;
+  }
+  const auto w0 = Clock::now();
+  std::shared_ptr<typename Images::Lease> lease = images_->take();
+  image_wait_s_ += seconds_since(w0);
+  io::Image& img = *images_->img[std::size_t(lease->i)];
+  renderer_->render_to(*drawn, lo, hi, img.rgba.data());
   render_ms_ += renderer_->last_render_ms();
+  download_ms_ += renderer_->last_download_ms();
+  if (frames_ == 0) first_ms_ = {renderer_->last_render_ms(), renderer_->last_download_ms()};
   const std::filesystem::path path = frame_path(dir_, c_.name, step);
-  if (queue) {
-    auto copy = std::make_shared<const io::Image>(img);  // the renderer's is reused
-    queue([copy, path] { io::write_png(path, *copy, io::kFramePngLevel); });
-  } else {
-    io::write_png(path, img, io::kFramePngLevel);
-  }
+  auto encode = [this, lease, &img, path] {
+    const auto e0 = Clock::now();
+    io::PngStats st;
+    io::write_png(path, img, io::kFramePngLevel, png_threads_, &st);
+    png_written(st, seconds_since(e0));
+  };
+  if (queue)
+    queue(std::move(encode));
+  else
+    encode();
   ++frames_;
-  const double s = seconds_since(t0);
-  total_s_ += s;
-  return s;
+  const double sec = seconds_since(t0);
+  total_s_ += sec;
+  return sec;
 }
 
 template <class T>
@@ -362,7 +477,10 @@ double InSituFrames<T>::plot(std::int64_t step, const Field<T>& f,
     const auto [lo, hi] = frame_range(c_.render, host->data(), std::int64_t(host->size()));
     const io::Image img = draw_frame(c_.render, g, host->data(), lo, hi);
     draw_us_ += std::int64_t(seconds_since(d0) * 1e6);
-    io::write_png(path, img, io::kFramePngLevel);
+    const auto e0 = Clock::now();
+    io::PngStats st;
+    io::write_png(path, img, io::kFramePngLevel, png_threads_, &st);
+    png_written(st, seconds_since(e0));
   };
   if (queue)
     queue(std::move(draw));
@@ -376,15 +494,39 @@ double InSituFrames<T>::plot(std::int64_t step, const Field<T>& f,
 
 template <class T>
 nlohmann::json InSituFrames<T>::summary() const {
-  const double ms = c_.render.ndim == 3 ? render_ms_ : double(draw_us_.load()) / 1e3;
-  return {{"frames", frames_},
-          {"every", every_},
-          {"image", {c_.render.width, c_.render.height}},
-          {"mode", c_.render.ndim == 3   ? c_.render.mode
-                   : c_.render.ndim == 2 ? std::string("image")
-                                         : std::string("line plot")},
-          {"ms_per_frame", frames_ ? ms / double(frames_) : 0.0},
-          {"total_s", total_s_}};
+  const bool ray = c_.render.ndim == 3;
+  const double ms = ray ? render_ms_ : double(draw_us_.load()) / 1e3;
+  const double n = frames_ ? double(frames_) : 1.0;
+  const double pngs = pngs_ ? double(pngs_.load()) : 1.0;
+  nlohmann::json split = {{"encode", double(encode_us_.load()) / 1e3 / pngs},
+                          {"encode_cpu", double(encode_cpu_us_.load()) / 1e3 / pngs},
+                          {"write", double(write_us_.load()) / 1e3 / pngs}};
+  if (ray) {
+    split["range"] = range_ms_ / n;
+    split["render"] = render_ms_ / n;
+    split["download"] = download_ms_ / n;
+  } else {
+    split["draw"] = double(draw_us_.load()) / 1e3 / n;
+  }
+  nlohmann::json j = {{"frames", frames_},
+                      {"every", every_},
+                      {"image", {c_.render.width, c_.render.height}},
+                      {"mode", ray                   ? c_.render.mode
+                               : c_.render.ndim == 2 ? std::string("image")
+                                                     : std::string("line plot")},
+                      {"ms_per_frame", frames_ ? ms / double(frames_) : 0.0},
+                      {"total_s", total_s_},
+                      {"per_frame_ms", split},
+                      {"encode_threads", encode_threads_.load()},
+                      {"png_bytes_per_frame", pngs_ ? double(png_bytes_.load()) / pngs : 0.0}};
+  if (ray) {
+    // The first frame alone: on a GPU its render may include loading the kernels
+    // (CUDA loads them at their first launch).
+    j["first_frame_ms"] = {{"render", first_ms_[0]}, {"download", first_ms_[1]}};
+    j["range_reductions"] = range_reductions_;
+    j["image_wait_s"] = image_wait_s_;
+  }
+  return j;
 }
 
 // ---- the raymarch run -----------------------------------------------------------------
@@ -442,7 +584,7 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
   const double ms = renderer.last_render_ms();
   if (opts.started) opts.started();
   const auto t_out = Clock::now();
-  io::write_png(opts.out_dir / (c.name + ".png"), img);
+  io::write_png(opts.out_dir / (c.name + ".png"), img, 5, cpu::png_threads());
   if (c.output.hdf5) io::write_image_h5(opts.out_dir / "image.h5", img);
   const double output_s = seconds_since(t_out);
   const double rays = double(s.width) * double(s.height);

@@ -3,6 +3,7 @@
 // the backend that holds it, and the raymarch run itself. Written against
 // Backend<T>; knows nothing of CUDA.
 #pragma once
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "io/case.hpp"
 #include "io/image.hpp"
+#include "io/png_encode.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/raymarch/raymarch_exec.hpp"
 #include "solvers/bench.hpp"
@@ -52,6 +54,11 @@ class FrameRenderer {
                           const std::function<bool()>& stop = {});
   // Same, with the range of f itself when the spec's range is auto (a reduction where f lives).
   const io::Image& render(const Field<T>& f);
+  // Renders f as render(f, vmin, vmax) does and downloads the image into
+  // `host` (width·height·4 floats; page-locked on a GPU for a fast copy)
+  // instead of the renderer's own.
+  void render_to(const Field<T>& f, double vmin, double vmax, float* host,
+                 const std::function<bool()>& stop = {});
   double last_render_ms() const { return render_ms_; }
   double last_download_ms() const { return download_ms_; }
   const RayArgs<T>& args() const { return args_; }
@@ -77,35 +84,59 @@ class FrameRenderer {
 // write() at the same steps: the owned blocks are gathered into the whole
 // field on rank 0 (gather_global), which uploads it to its own device
 // (Backend::rank_backend) and renders it there, the same image as one rank
-// draws; the other ranks draw nothing.
+// draws; the other ranks draw nothing. The PNGs are encoded over threads
+// (io/png_encode.hpp: cpu::png_threads()).
 template <class T>
 class InSituFrames {
  public:
   InSituFrames(const Case& c, Backend<T>& backend, const std::filesystem::path& out_dir);
+  ~InSituFrames();  // after the tasks it queued have run (OutputWriter joined)
+  InSituFrames(const InSituFrames&) = delete;
+  InSituFrames& operator=(const InSituFrames&) = delete;
   bool due(std::int64_t step) const { return step % every_ == 0; }
   std::int64_t every() const { return every_; }
   // Renders the field and writes its frame; returns the seconds spent here
-  // (render, download and, without `queue`, the PNG). With `queue` the PNG
-  // (encoding and file) is handed to it as a task, with its own copy of the
-  // image, to be written on another thread.
+  // (the range, render and download and, without `queue`, the PNG). With
+  // `queue` the PNG (encoding over threads and file) is handed to it as a
+  // task, reading the image from one of up to kFrameImages host buffers,
+  // which stays taken until the task is done (a frame waits for a free one).
+  // range: the field's least and greatest value at this step, when the
+  // caller has them (Observation::range): an auto range takes them instead of
+  // reducing the field again (one rank only).
   double write(std::int64_t step, const Field<T>& f,
-               const std::function<void(std::function<void()>)>& queue = {});
+               const std::function<void(std::function<void()>)>& queue = {},
+               const std::array<double, 2>* range = nullptr);
   nlohmann::json summary() const;
 
  private:
+  struct Images;  // the host images of the 3D frames, and which are taken
   const Case& c_;
   Backend<T>& be_;
   std::filesystem::path dir_;
   std::int64_t every_;
+  int png_threads_;
   std::optional<FrameRenderer<T>> renderer_;  // not on MPI ranks other than 0
+  std::unique_ptr<Images> images_;            // with renderer_
   Field<T> whole_;                            // rank 0 of several: the gathered field
   // 1D and 2D: the field on the host, drawn there (with `queue`, on its thread)
   double plot(std::int64_t step, const Field<T>& f,
               const std::function<void(std::function<void()>)>& queue);
-  std::int64_t frames_ = 0;
-  double render_ms_ = 0, total_s_ = 0;
-  std::atomic<std::int64_t> draw_us_{0};  // 1D and 2D: drawing, on whichever thread
+  // A PNG written (on whichever thread): its encoding's record.
+  void png_written(const io::PngStats& st, double write_s);
+  std::int64_t frames_ = 0, range_reductions_ = 0;
+  double render_ms_ = 0, range_ms_ = 0, download_ms_ = 0, total_s_ = 0, image_wait_s_ = 0;
+  std::array<double, 2> first_ms_{0, 0};  // the first frame's render and download
+  // on whichever thread: microseconds (drawing; the PNG's encoding, wall and
+  // CPU; the whole PNG task), bytes, threads
+  std::atomic<std::int64_t> draw_us_{0}, encode_us_{0}, encode_cpu_us_{0}, write_us_{0};
+  std::atomic<std::int64_t> png_bytes_{0}, pngs_{0};
+  std::atomic<int> encode_threads_{0};
 };
+
+// Host images an in-situ run's 3D frames go through, at most: one being
+// encoded while the next is rendered and downloaded (the second is made only
+// when a frame finds the first still taken).
+inline constexpr int kFrameImages = 2;
 
 // The frame file of a step: frames/<name>_<step6>.png.
 std::filesystem::path frame_path(const std::filesystem::path& out_dir, const std::string& name,

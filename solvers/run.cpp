@@ -40,12 +40,15 @@ class StepperRun final : public Driven<T> {
   // values stops the run.
   Observation observe() override {
     const double wall = std::chrono::duration<double>(Clock::now() - t_start_).count();
-    Observation ob{{double(s_.step()), s_.time(), wall}, "", {}};
+    Observation ob;
+    ob.row = {double(s_.step()), s_.time(), wall};
     for (const NamedField<T>& f : s_.fields()) {
       const FieldStats st = be_.vec().stats(*f.field);
       ob.row.insert(ob.row.end(), {st.min, st.max, st.mean});
       ob.note += fmt::format("{}{} in [{:.4g}, {:.4g}]", ob.note.empty() ? "" : ", ", f.name,
                              st.min, st.max);
+      // The first field's: what an in-situ frame draws.
+      if (!ob.range) ob.range = std::array<double, 2>{st.min, st.max};
       if (st.nonfinite > 0 && ob.diverged.empty())
         ob.diverged = fmt::format("field {} has {} NaN/Inf values at step {} (t = {:.6g})", f.name,
                                   st.nonfinite, s_.step(), s_.time());
@@ -94,7 +97,7 @@ class SolveRun final : public Driven<T> {
     const double r = s_.residual(), tol = c_.laplace.tolerance;
     double f = r <= tol || s_.finished() ? 1.0 : r >= 1 ? 0.0 : std::log(r) / std::log(tol);
     f = std::max(f, double(s_.iterations()) / double(std::max<std::int64_t>(1, c_.laplace.max_iters)));
-    return {{double(s_.iterations()), r}, fmt::format("residual {:.3g}", r), {}, f};
+    return {{double(s_.iterations()), r}, fmt::format("residual {:.3g}", r), {}, f, std::nullopt};
   }
   double upload_ms() const override { return s_.upload_ms(); }
   std::size_t bytes_per_count() const override { return s_.bytes_per_iteration(); }

@@ -177,9 +177,11 @@ TEST_CASE("output writer: the snapshot is the field as it was when taken", "[out
       OutputWriter<double> out(*be, g, background, background ? "" : "test");
       CHECK(out.background() == background);
       Gate gate;
-      if (!background) gate.release();  // the task runs here, at once
-      out.task([&] { gate.wait(); });   // holds the writer (when there is one)
-      out.field(f, [&](const double* h) { written.emplace_back(h, h + v.size()); });
+      if (!background) gate.release();  // the write runs here, at once
+      out.field(f, [&](const double* h) {
+        gate.wait();  // the writer (when there is one) gets here after the field moved on
+        written.emplace_back(h, h + v.size());
+      });
       // The field moves on before the writer gets to it.
       std::vector<double> w2(v.size(), -1.0);
       be->upload(w2.data(), f);
@@ -213,6 +215,39 @@ TEST_CASE("output writer: a failed write is the error of the next output or of d
   CHECK_THROWS_AS(out.drain(), IoError);
   CHECK(out.drain_quietly() == "cannot write 'a.vti': No space left on device");
   CHECK(writes == 0);
+}
+
+TEST_CASE("output writer: frames run on a thread of their own, beside a field's write",
+          "[output]") {
+  auto be = make_cpu_backend<float>();
+  Grid g;
+  g.ndim = 1;
+  g.n = {64, 1, 1};
+  Field<float> f = be->make_field(g, "u");
+  std::vector<float> v(64, 1.0f);
+  be->upload(v.data(), f);
+  OutputWriter<float> out(*be, g, true, "");
+  Gate gate;
+  out.field(f, [&](const float*) { gate.wait(); });  // holds the fields' thread
+  std::atomic<int> frames{0};
+  for (int i = 0; i < 3; ++i) out.queue()([&] { ++frames; });
+  // The frames are written while the field's write still waits.
+  for (int t = 0; t < 500 && frames < 3; ++t)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(frames == 3);
+  gate.release();
+  out.drain();
+  const nlohmann::json j = out.summary();
+  CHECK(j["background"] == true);
+  CHECK(j.contains("frames_busy_s"));
+  // A frame that fails is drain's error, after the fields are written.
+  bool field_written = false;
+  out.task([] { throw IoError("cannot write 'frames/a.png': No space left on device"); });
+  out.field(f, [&](const float*) { field_written = true; });
+  CHECK_THROWS_WITH(out.drain(), "cannot write 'frames/a.png': No space left on device");
+  CHECK(field_written);
+  CHECK(out.drain_quietly() == "cannot write 'frames/a.png': No space left on device");
+  CHECK_THROWS_AS(out.task([] {}), IoError);  // no frame runs after a failed one
 }
 
 namespace {

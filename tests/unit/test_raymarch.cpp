@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "case_test_util.hpp"
 #include "io/image.hpp"
@@ -345,6 +349,12 @@ TEST_CASE("in-situ frames: every render.every steps, of the field as it is then"
   RunOptions opts{dir, false, "test", nullptr};
   const nlohmann::json timing = run_case<double>(c, *be, opts);
   CHECK(timing["render"]["frames"] == 3);  // steps 0, 4 and 8
+  // The auto range is the run's own observation of the field (no reduction of the frames' own).
+  CHECK(timing["render"]["range_reductions"] == 0);
+  for (const char* k : {"range", "render", "download", "encode", "encode_cpu", "write"})
+    CHECK(timing["render"]["per_frame_ms"].contains(k));
+  CHECK(timing["render"]["encode_threads"] >= 1);
+  CHECK(timing["render"]["png_bytes_per_frame"] > 0);
   for (const char* f :
        {"frames/case_000000.png", "frames/case_000004.png", "frames/case_000008.png"})
     CHECK(fs::exists(dir / f));
@@ -366,6 +376,70 @@ TEST_CASE("in-situ frames: every render.every steps, of the field as it is then"
   // ... and the field has moved on by step 8: that frame differs.
   const io::Image later = io::read_png(dir / "frames/case_000008.png");
   CHECK(later.rgba != got.rgba);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("in-situ frames: a frame's host image stays taken until its PNG task is done",
+          "[raymarch]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gf_test_raymarch_images";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const Case c = test::load(
+      "workload: heat\nprecision: float32\ngrid: {dims: [11, 9, 10]}\n"
+      "initial: {expr: \"exp(-((x-0.5)^2+(y-0.5)^2+(z-0.5)^2)/0.05)\"}\n"
+      "heat: {alpha: 0.01, steps: 10}\n"
+      "render: {every: 1, camera: {position: [2, -1, 1.5], width: 33, height: 21}, "
+      "transfer: {colormap: inferno, range: [0, 1], density: 30}}\n");
+  auto be = make_cpu_backend<float>();
+  std::vector<float> u = initial_state<float>(c);
+  Field<float> f = be->make_field(c.grid, "u");
+  std::vector<std::function<void()>> held;  // the queue: tasks run when the test says
+  const auto queue = [&](std::function<void()> t) { held.push_back(std::move(t)); };
+  std::vector<io::Image> want;
+  {
+    InSituFrames<float> frames(c, *be, dir);
+    FrameRenderer<float> r(c.render, c.grid, *be, false);
+    // Each frame another field: the frames' images must not be each other's.
+    auto step = [&](int s) {
+      for (float& v : u) v *= 0.8f;
+      be->upload(u.data(), f);
+      want.push_back(r.render(f));
+      frames.write(s, f, queue);
+    };
+    step(0);
+    step(1);  // the first image is taken (its task held): a second is made
+    REQUIRE(held.size() == 2);
+    // A third frame waits for an image: the first task, run on another thread, frees one.
+    std::thread runner([first = std::move(held[0])]() mutable {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      first();
+      first = nullptr;  // the lease goes with the task
+    });
+    step(2);
+    runner.join();
+    held[1] = nullptr;  // a task dropped without running (a writer that failed) frees its image too
+    step(3);
+    for (std::size_t i = 2; i < held.size(); ++i) held[i]();
+    held.clear();
+    const nlohmann::json j = frames.summary();
+    CHECK(j["frames"] == 4);
+    CHECK(j["image_wait_s"] > 0.02);
+  }
+  CHECK(want[0].rgba != want[2].rgba);  // a fixed range: each frame dimmer than the last
+  CHECK(want[2].rgba != want[3].rgba);
+  for (int s : {0, 2, 3}) {
+    INFO("frame " << s);
+    const io::Image got = io::read_png(frame_path(dir, c.name, s));
+    const io::Image& w = want[std::size_t(s)];
+    REQUIRE(got.rgba.size() == w.rgba.size());
+    std::size_t off = 0;
+    for (std::size_t p = 0; p < got.rgba.size(); ++p)
+      if (p % 4 != 3)
+        off += std::fabs(double(got.rgba[p]) - std::clamp(double(w.rgba[p]), 0.0, 1.0)) > 0.5 / 255 + 1e-6;
+    CHECK(off == 0);
+  }
+  CHECK_FALSE(fs::exists(frame_path(dir, c.name, 1)));  // its task was dropped
   fs::remove_all(dir);
 }
 
