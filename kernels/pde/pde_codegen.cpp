@@ -183,19 +183,21 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   s += "    }\n    return r;\n  }\n};\n}  // namespace\n\n";
   // One thread a point of a row of x (blockDim.x) and y (blockDim.y); each
   // marches over its slab of z (gridDim.z slabs), so the planes it reads
-  // again are in L1 and L2.
-  s += fmt::format(
-      "extern \"C\" __global__ void __launch_bounds__(256) {}(const gf::PdeArgs<{}> A, int slab) {{\n"
-      "  const long i = long(blockIdx.x) * blockDim.x + threadIdx.x;\n"
-      "  const long j = long(blockIdx.y) * blockDim.y + threadIdx.y;\n"
-      "  if (i >= A.l.n[0] || j >= A.l.n[1]) return;\n"
-      "  const long k0 = long(blockIdx.z) * slab;\n"
-      "  const long k1 = k0 + slab < A.l.n[2] ? k0 + slab : A.l.n[2];\n"
-      "  double v[gf::kPdeFirstInput + {}];\n"
-      "  const Eq eq;\n"
-      "  for (long k = k0; k < k1; ++k) gf::pde_point<{}>(A, eq, i, j, k, v);\n"
-      "}}\n",
-      kPdeKernelName, real, std::max(ni, 1), ndim);
+  // again are in L1 and L2. Two kernels: 32-bit indices (fields of fewer
+  // than 2³¹ values, fewer instructions a point) and 64-bit.
+  for (const char* ix : {"int", "long"})
+    s += fmt::format(
+        "extern \"C\" __global__ void __launch_bounds__(256) {}_{}(const gf::PdeArgs<{}> A, int slab) {{\n"
+        "  const long i = long(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+        "  const long j = long(blockIdx.y) * blockDim.y + threadIdx.y;\n"
+        "  if (i >= A.l.n[0] || j >= A.l.n[1]) return;\n"
+        "  const long k0 = long(blockIdx.z) * slab;\n"
+        "  const long k1 = k0 + slab < A.l.n[2] ? k0 + slab : A.l.n[2];\n"
+        "  double v[gf::kPdeFirstInput + {}];\n"
+        "  const Eq eq;\n"
+        "  for (long k = k0; k < k1; ++k) gf::pde_point<{}, {}>(A, eq, i, j, k, v);\n"
+        "}}\n",
+        kPdeKernelName, std::string(ix) == "int" ? "i32" : "i64", real, std::max(ni, 1), ndim, ix);
   return s;
 }
 

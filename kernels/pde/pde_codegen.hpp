@@ -10,7 +10,8 @@
 
 namespace gf {
 
-// The kernel's name in the source.
+// The kernels' name in the source, + "_i32" (32-bit indices, for fields of
+// fewer than 2³¹ values) or "_i64".
 inline constexpr const char* kPdeKernelName = "gf_pde_stage";
 
 // The source for value type `real` ("float" or "double") on a grid of ndim

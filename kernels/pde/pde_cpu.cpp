@@ -64,7 +64,7 @@ class PdeCpu final : public PdeExec<T> {
 #pragma omp for schedule(static)
         for (std::int64_t q = 0; q < rows; ++q) {
           const std::int64_t j = q % l.n[1], k = q / l.n[1];
-          for (std::int64_t i = 0; i < l.n[0]; ++i) pde_point<D>(a, eq, i, j, k, v.data());
+          for (std::int64_t i = 0; i < l.n[0]; ++i) pde_point<D, std::int64_t>(a, eq, i, j, k, v.data());
         }
       };
       if (a.ndim == 1) rows_of(std::integral_constant<int, 1>{});

@@ -168,7 +168,8 @@ class PdeCuda final : public PdeExec<T> {
     spdlog::info("pde: stage kernel {}", note_);
     GF_CUDA_CHECK(cudaLibraryLoadData(&lib_, bin.image.data(), nullptr, nullptr, 0, nullptr,
                                       nullptr, 0));
-    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel_, lib_, kPdeKernelName));
+    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel32_, lib_, (std::string(kPdeKernelName) + "_i32").c_str()));
+    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel64_, lib_, (std::string(kPdeKernelName) + "_i64").c_str()));
   }
   ~PdeCuda() override {
     if (lib_) cudaLibraryUnload(lib_);
@@ -183,7 +184,8 @@ class PdeCuda final : public PdeExec<T> {
                     unsigned((l.n[1] + block.y - 1) / block.y),
                     unsigned((l.n[2] + slab - 1) / slab));
     void* args[] = {&a, &slab};
-    GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, 0,
+    const cudaKernel_t k = l.span() < (std::int64_t(1) << 31) ? kernel32_ : kernel64_;
+    GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, block, args, 0,
                                    be_.stream()));
   }
   std::string setup_note() const override { return note_; }
@@ -192,7 +194,7 @@ class PdeCuda final : public PdeExec<T> {
  private:
   CudaBackend<T>& be_;
   cudaLibrary_t lib_ = nullptr;
-  cudaKernel_t kernel_ = nullptr;
+  cudaKernel_t kernel32_ = nullptr, kernel64_ = nullptr;
   std::string note_;
   double compile_s_ = 0;
 };

@@ -62,13 +62,18 @@ struct PdeArgs {
   }
 };
 
-// The neighbour at dir (±1) along axis a of point p (index idx) of array u:
-// read directly at a point off every face (DIRECT), else by the axis' rule.
-template <bool DIRECT, class T>
-GF_HD double pde_nb(const PdeArgs<T>& A, const T* u, std::int64_t idx, const std::int64_t* p,
-                    int a, int dir, const AxisBc<T>& bc) {
-  if constexpr (DIRECT) return double(u[idx + (dir > 0 ? A.l.stride(a) : -A.l.stride(a))]);
-  else return double(neighbour(u, idx, p[a], A.l.n[a], A.l.stride(a), dir, bc));
+// The neighbour at dir (±1) along axis a of point p (index idx, of type I:
+// 32 bits in kernels over fewer than 2³¹ values) of array u: read directly
+// at a point off every face (DIRECT), else by the axis' rule.
+template <bool DIRECT, class I, class T>
+GF_HD double pde_nb(const PdeArgs<T>& A, const T* u, I idx, const std::int64_t* p, int a,
+                    int dir, const AxisBc<T>& bc) {
+  if constexpr (DIRECT) {
+    const I s = I(A.l.stride(a));
+    return double(u[dir > 0 ? idx + s : idx - s]);
+  } else {
+    return double(neighbour(u, std::int64_t(idx), p[a], A.l.n[a], A.l.stride(a), dir, bc));
+  }
 }
 
 // A coefficient's rules: its own value mirrored beyond a face, wrapped on a
@@ -83,9 +88,8 @@ GF_HD AxisBc<T> pde_mirror(const AxisBc<T>& bc) {
 
 // Input q of a right-hand side at point p (core/pde_input.hpp) of a grid of
 // D axes; DIRECT: p is off every face, its neighbours in the field.
-template <bool DIRECT, int D, class T>
-GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, std::int64_t idx,
-                       const std::int64_t* p) {
+template <bool DIRECT, int D, class I, class T>
+GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, I idx, const std::int64_t* p) {
   const T* u = A.in[q.field];
   const double c = double(u[idx]);
   if (q.kind == PdeInputKind::Value) return c;
@@ -96,14 +100,14 @@ GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, std::int64_t idx,
       double s = 0;
       GF_UNROLL
       for (int b = 0; b < D; ++b)
-        s = s + ((pde_nb<DIRECT>(A, u, idx, p, b, -1, bc[b]) + pde_nb<DIRECT>(A, u, idx, p, b, 1, bc[b])) - (c + c)) *
+        s = s + ((pde_nb<DIRECT, I>(A, u, idx, p, b, -1, bc[b]) + pde_nb<DIRECT, I>(A, u, idx, p, b, 1, bc[b])) - (c + c)) *
                     A.inv_h2[b];
       return s;
     }
     case PdeInputKind::D1:
-      return (pde_nb<DIRECT>(A, u, idx, p, a, 1, bc[a]) - pde_nb<DIRECT>(A, u, idx, p, a, -1, bc[a])) * A.inv_2h[a];
-    case PdeInputKind::Dm: return (c - pde_nb<DIRECT>(A, u, idx, p, a, -1, bc[a])) * A.inv_h[a];
-    case PdeInputKind::Dp: return (pde_nb<DIRECT>(A, u, idx, p, a, 1, bc[a]) - c) * A.inv_h[a];
+      return (pde_nb<DIRECT, I>(A, u, idx, p, a, 1, bc[a]) - pde_nb<DIRECT, I>(A, u, idx, p, a, -1, bc[a])) * A.inv_2h[a];
+    case PdeInputKind::Dm: return (c - pde_nb<DIRECT, I>(A, u, idx, p, a, -1, bc[a])) * A.inv_h[a];
+    case PdeInputKind::Dp: return (pde_nb<DIRECT, I>(A, u, idx, p, a, 1, bc[a]) - c) * A.inv_h[a];
     case PdeInputKind::DivK: {
       const T* k = A.in[q.k];
       const double kc = double(k[idx]);
@@ -111,8 +115,8 @@ GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, std::int64_t idx,
       GF_UNROLL
       for (int b = 0; b < D; ++b) {
         const AxisBc<T> kb = pde_mirror(bc[b]);
-        const double km = pde_nb<DIRECT>(A, k, idx, p, b, -1, kb), kp = pde_nb<DIRECT>(A, k, idx, p, b, 1, kb);
-        const double um = pde_nb<DIRECT>(A, u, idx, p, b, -1, bc[b]), up = pde_nb<DIRECT>(A, u, idx, p, b, 1, bc[b]);
+        const double km = pde_nb<DIRECT, I>(A, k, idx, p, b, -1, kb), kp = pde_nb<DIRECT, I>(A, k, idx, p, b, 1, kb);
+        const double um = pde_nb<DIRECT, I>(A, u, idx, p, b, -1, bc[b]), up = pde_nb<DIRECT, I>(A, u, idx, p, b, 1, bc[b]);
         s = s + (0.5 * (kc + kp) * (up - c) - 0.5 * (km + kc) * (c - um)) * A.inv_h2[b];
       }
       return s;
@@ -145,16 +149,17 @@ GF_HD double pde_combine(double ca, double x, double cb, double y, double cc, do
   return s + (cd * dt) * r;
 }
 
-// The stage at point (i, j, k) of every field of a grid of D axes. Eq
+// The stage at point (i, j, k) of every field of a grid of D axes, indices
+// of type I (int where the fields hold fewer than 2³¹ values). Eq
 // supplies the equations: nfields(), ninputs(), input(q), rhs(f, v) and
 // dirichlet(f, face, v), v the variables (x, y, z, t, the inputs:
 // core/pde_input.hpp), which v holds room for. A generated Eq's counts are
 // constants, so that its loops unroll and v stays in registers.
-template <int D, class T, class Eq>
+template <int D, class I, class T, class Eq>
 GF_HD void pde_point(const PdeArgs<T>& A, const Eq& eq, std::int64_t i, std::int64_t j,
                      std::int64_t k, double* v) {
   const std::int64_t p[3] = {i, j, k};
-  const std::int64_t idx = A.l.index(i, j, k);
+  const I idx = A.l.template index_as<I>(I(i), I(j), I(k));
   v[0] = A.coord(0, i);
   v[1] = A.coord(1, j);
   v[2] = A.coord(2, k);
@@ -165,16 +170,16 @@ GF_HD void pde_point(const PdeArgs<T>& A, const Eq& eq, std::int64_t i, std::int
   if (inside) {
     GF_UNROLL
     for (int q = 0; q < eq.ninputs(); ++q)
-      v[kPdeFirstInput + q] = pde_input<true, D>(A, eq.input(q), idx, p);
+      v[kPdeFirstInput + q] = pde_input<true, D, I>(A, eq.input(q), idx, p);
   } else {
     GF_UNROLL
     for (int q = 0; q < eq.ninputs(); ++q)
-      v[kPdeFirstInput + q] = pde_input<false, D>(A, eq.input(q), idx, p);
+      v[kPdeFirstInput + q] = pde_input<false, D, I>(A, eq.input(q), idx, p);
   }
   const PdeStage& s = A.st;
   GF_UNROLL
   for (int f = 0; f < eq.nfields(); ++f) {
-    const int face = pde_dirichlet_face<D>(A.bc[f], A.l, p);
+    const int face = inside ? -1 : pde_dirichlet_face<D>(A.bc[f], A.l, p);
     double o, acc;
     if (face >= 0) {
       v[kPdeVarT] = s.t_out;
