@@ -164,9 +164,11 @@ void read_dt(const Value& v, PdeSpec& p) {
     v.fail("expected auto or a number > 0, got " + v.describe());
   if (dt > p.dt_limit * (1 + 1e-12)) {
     const auto [shown_dt, shown_limit] = distinct_digits(dt, p.dt_limit);
-    v.fail(fmt::format("{} is above the stability estimate {} of {} ({}); use a smaller dt, "
-                       "dt: auto, or an integrator with a larger stability region (rk4)",
-                       shown_dt, shown_limit, to_string(p.integrator), p.limit_why));
+    v.fail(fmt::format("{} is above the stability estimate {} of {} ({}); use a smaller dt{}",
+                       shown_dt, shown_limit, to_string(p.integrator), p.limit_why,
+                       p.integrator == PdeIntegrator::Rk4
+                           ? " or dt: auto"
+                           : ", dt: auto, or an integrator with a larger stability region (rk4)"));
   }
   p.dt = dt;
 }

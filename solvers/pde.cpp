@@ -12,7 +12,7 @@ namespace gf {
 
 std::vector<PdeStagePlan> pde_stages(PdeIntegrator i) {
   // {a0 a1 a2 c  e0 e1 e2 d  keep_acc  t_in t_out}, in, out, u0, acc
-  using S = PdeStage;
+  using S = PdeStageCoef;
   switch (i) {
     case PdeIntegrator::Euler:
       return {{S{0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1}, 0, 1, -1, -1}};
@@ -77,11 +77,10 @@ PdeSolver<T>::PdeSolver(const Case& c, Backend<T>& backend)
     args_.origin[a] = g.origin[a];
     args_.h[a] = g.h[a];
     args_.offset[a] = g.offset[a];
-    args_.inv_h[a] = 1.0 / g.h[a];
-    args_.inv_2h[a] = 1.0 / (2.0 * g.h[a]);
-    args_.inv_h2[a] = 1.0 / (g.h[a] * g.h[a]);
+    args_.inv_h[a] = T(1.0 / g.h[a]);
+    args_.inv_2h[a] = T(1.0 / (2.0 * g.h[a]));
+    args_.inv_h2[a] = T(1.0 / (g.h[a] * g.h[a]));
   }
-  args_.dt = p.dt;
   for (std::size_t f = 0; f < nf; ++f) {
     const Case fc = field_case(c, p.fields[f]);
     upload_ms_ += set_initial_state(fc, backend, arrays_[0][f]);
@@ -110,9 +109,9 @@ void PdeSolver<T>::advance(std::int64_t n) {
         f.acc[q] = sp.acc >= 0 ? &arrays_[std::size_t(sp.acc)][q] : nullptr;
       }
       PdeArgs<T> a = args_;
-      a.st = sp.st;
-      a.st.t_in = t_ + sp.st.t_in * p.dt;
-      a.st.t_out = t_ + sp.st.t_out * p.dt;
+      const PdeStageCoef& k = sp.st;
+      a.st = {T(k.a0), T(k.a1), T(k.a2), T(k.c * p.dt), T(k.e0), T(k.e1), T(k.e2),
+              T(k.d * p.dt), k.keep_acc, T(t_ + k.t_in * p.dt), T(t_ + k.t_out * p.dt)};
       exec_->stage(a, f);
     }
     // Euler's one stage wrote array 1: it is the state now.

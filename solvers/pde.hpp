@@ -20,8 +20,14 @@ std::string pde_setup_line(const Case& c);
 // The stages of a step of the integrator (Shu–Osher form, pde_ops.hpp), with
 // the arrays each reads and writes: 0 the state u, 1 and 2 stage values, 3
 // the accumulator of RK4.
+struct PdeStageCoef {
+  double a0, a1, a2, c;  // out = a0·u0 + a1·in + a2·acc + c·dt·rhs(in)
+  double e0, e1, e2, d;  // acc = e0·u0 + e1·in + e2·acc + d·dt·rhs(in)
+  int keep_acc;
+  double t_in, t_out;    // as fractions of dt
+};
 struct PdeStagePlan {
-  PdeStage st;         // coefficients; t_in and t_out as fractions of dt
+  PdeStageCoef st;
   int in, out, u0, acc;  // arrays (u0/acc: −1 when not read)
 };
 std::vector<PdeStagePlan> pde_stages(PdeIntegrator i);

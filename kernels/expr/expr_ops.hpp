@@ -49,23 +49,24 @@ struct ExprPoints {
 constexpr int kExprDeviceStack = 32;
 
 // The value of the program code[0..n), its variable m being var(m) (x, y, z
-// for m = 0, 1, 2; a pde's t and inputs above: kernels/pde/); `s` holds at
-// least ExprCode::stack values. One switch, as muparser's evaluator: a push,
-// a binary operation on the two top values, a jump, or a function of the top
+// for m = 0, 1, 2; a pde's t and inputs above: kernels/pde/), computed in R
+// (double but for a float32 pde's right-hand sides); `s` holds at least
+// ExprCode::stack values. One switch, as muparser's evaluator: a push, a
+// binary operation on the two top values, a jump, or a function of the top
 // value (of the top m values for sum, avg, min, max), each computed by
 // expr_math.hpp.
-template <class Var>
-GF_HD double expr_run(const ExprInstr* code, int n, const Var& var, double* s) {
+template <class R, class Var>
+GF_HD R expr_run_as(const ExprInstr* code, int n, const Var& var, R* s) {
   int sp = 0;  // values on the stack; the top is s[sp − 1]
   for (int pc = 0; pc < n; ++pc) {
     const ExprInstr& in = code[pc];
     switch (in.op) {
-      case ExprOp::Const: s[sp++] = in.a; break;
-      case ExprOp::Var: s[sp++] = var(in.n); break;
-      case ExprOp::VarMul: s[sp++] = expr_var_mul(var(in.n), in.a, in.b); break;
+      case ExprOp::Const: s[sp++] = R(in.a); break;
+      case ExprOp::Var: s[sp++] = R(var(in.n)); break;
+      case ExprOp::VarMul: s[sp++] = expr_var_mul(R(var(in.n)), R(in.a), R(in.b)); break;
       case ExprOp::VarPow2:
       case ExprOp::VarPow3:
-      case ExprOp::VarPow4: s[sp++] = expr_var_pow(in.op, var(in.n)); break;
+      case ExprOp::VarPow4: s[sp++] = expr_var_pow(in.op, R(var(in.n))); break;
       case ExprOp::If:
         --sp;
         if (s[sp] == 0) pc += in.n;
@@ -90,6 +91,12 @@ GF_HD double expr_run(const ExprInstr* code, int n, const Var& var, double* s) {
     }
   }
   return s[0];
+}
+
+// In double: every expression but a float32 pde's right-hand sides.
+template <class Var>
+GF_HD double expr_run(const ExprInstr* code, int n, const Var& var, double* s) {
+  return expr_run_as<double>(code, n, var, s);
 }
 
 // The coordinates as the variables of an expression of x, y, z.

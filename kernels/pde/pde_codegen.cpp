@@ -74,17 +74,17 @@ std::string literal(double v) {
   }
   std::uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof bits);
-  return fmt::format("__longlong_as_double(0x{:016x}LL)", bits);
+  return fmt::format("(__longlong_as_double(0x{:016x}LL))", bits);
 }
 
 std::string op(ExprOp o) { return std::string("gf::ExprOp::") + op_name(o); }
 
 }  // namespace
 
-std::string pde_expr_code(const ExprCode& code, const std::string& result) {
+std::string pde_expr_code(const ExprCode& code, const std::string& result, const std::string& real) {
   std::string s = "{\n";
   const int depth = std::max(code.stack, 1);
-  s += "  double";
+  s += "  " + real;
   for (int k = 0; k < depth; ++k) s += fmt::format("{} s{}", k ? "," : "", k);
   s += ";\n";
   int d = 0;
@@ -93,11 +93,11 @@ std::string pde_expr_code(const ExprCode& code, const std::string& result) {
   for (const ExprInstr& in : code.code) {
     const std::string top = fmt::format("s{}", d - 1), next = fmt::format("s{}", d);
     switch (in.op) {
-      case ExprOp::Const: s += indent + next + " = " + literal(in.a) + ";\n"; ++d; break;
+      case ExprOp::Const: s += indent + next + " = " + real + literal(in.a) + ";\n"; ++d; break;
       case ExprOp::Var: s += indent + fmt::format("{} = v[{}];\n", next, in.n); ++d; break;
       case ExprOp::VarMul:
-        s += indent + fmt::format("{} = gf::expr_var_mul(v[{}], {}, {});\n", next, in.n,
-                                  literal(in.a), literal(in.b));
+        s += indent + fmt::format("{} = gf::expr_var_mul(v[{}], {}{}, {}{});\n", next, in.n,
+                                  real, literal(in.a), real, literal(in.b));
         ++d;
         break;
       case ExprOp::VarPow2:
@@ -130,8 +130,8 @@ std::string pde_expr_code(const ExprCode& code, const std::string& result) {
         const int first = d - in.n;
         std::string list;
         for (int k = first; k < d; ++k) list += fmt::format("{}s{}", k > first ? ", " : "", k);
-        s += indent + fmt::format("{{ const double a[{}] = {{{}}}; s{} = gf::expr_variadic({}, a, {}); }}\n",
-                                  in.n, list, first, op(in.op), in.n);
+        s += indent + fmt::format("{{ const {} a[{}] = {{{}}}; s{} = gf::expr_variadic({}, a, {}); }}\n",
+                                  real, in.n, list, first, op(in.op), in.n);
         d = first + 1;
         break;
       }
@@ -163,21 +163,21 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
                      kinds[int(in.kind)], in.field, in.axis, in.k, prog.input_names[std::size_t(q)]);
   }
   s += "    }\n    return gf::PdeInput{};\n  }\n";
-  s += "  __device__ __forceinline__ double rhs(int f, const double* v) const {\n    double r = 0;\n    switch (f) {\n";
+  s += fmt::format("  __device__ __forceinline__ {0} rhs(int f, const {0}* v) const {{\n    {0} r = 0;\n    switch (f) {{\n", real);
   for (int f = 0; f < nf; ++f) {
     s += fmt::format("      case {}: {{  // d{}/dt\n", f, prog.fields[std::size_t(f)]);
-    s += pde_expr_code(prog.rhs[std::size_t(f)], "r");
+    s += pde_expr_code(prog.rhs[std::size_t(f)], "r", real);
     s += "      } break;\n";
   }
   s += "    }\n    return r;\n  }\n";
-  s += "  __device__ __forceinline__ double dirichlet(int f, int face, const double* v) const {\n"
-       "    double r = 0;\n    switch (f * 6 + face) {\n";
+  s += fmt::format("  __device__ __forceinline__ {0} dirichlet(int f, int face, const {0}* v) const {{\n"
+                   "    {0} r = 0;\n    switch (f * 6 + face) {{\n", real);
   for (int f = 0; f < nf; ++f)
     for (int face = 0; face < 6; ++face) {
       const ExprCode& c = prog.dirichlet[std::size_t(f)][std::size_t(face)];
       if (c.code.empty()) continue;
       s += fmt::format("      case {}: {{\n", f * 6 + face);
-      s += pde_expr_code(c, "r");
+      s += pde_expr_code(c, "r", real);
       s += "      } break;\n";
     }
   s += "    }\n    return r;\n  }\n};\n}  // namespace\n\n";
@@ -193,11 +193,11 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
         "  if (i >= A.l.n[0] || j >= A.l.n[1]) return;\n"
         "  const long k0 = long(blockIdx.z) * slab;\n"
         "  const long k1 = k0 + slab < A.l.n[2] ? k0 + slab : A.l.n[2];\n"
-        "  double v[gf::kPdeFirstInput + {}];\n"
+        "  {} v[gf::kPdeFirstInput + {}];\n"
         "  const Eq eq;\n"
         "  for (long k = k0; k < k1; ++k) gf::pde_point<{}, {}>(A, eq, i, j, k, v);\n"
         "}}\n",
-        kPdeKernelName, std::string(ix) == "int" ? "i32" : "i64", real, std::max(ni, 1), ndim, ix);
+        kPdeKernelName, std::string(ix) == "int" ? "i32" : "i64", real, real, std::max(ni, 1), ndim, ix);
   return s;
 }
 

@@ -19,9 +19,9 @@ inline constexpr const char* kPdeKernelName = "gf_pde_stage";
 // kernel.
 std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim);
 
-// One expression's bytecode as a C++ block that leaves its value in
-// `result` (variables read from `v`): exposed for tests.
-std::string pde_expr_code(const ExprCode& code, const std::string& result);
+// One expression's bytecode as a C++ block that computes in `real` and
+// leaves its value in `result` (variables read from `v`): exposed for tests.
+std::string pde_expr_code(const ExprCode& code, const std::string& result, const std::string& real);
 
 // The headers the generated source includes, their text inlined in
 // dependency order (generated at build time from the same files the rest of

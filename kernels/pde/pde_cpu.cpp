@@ -16,27 +16,29 @@
 namespace gf {
 namespace {
 
-// The variables of the equations, as expr_run reads them.
+// The variables of the equations, as expr_run_as reads them.
+template <class T>
 struct PdeVars {
-  const double* v;
-  double operator()(int m) const { return v[m]; }
+  const T* v;
+  T operator()(int m) const { return v[m]; }
 };
 
-// The equations as pde_point asks for them, interpreted; `stack` is the
-// thread's own.
+// The equations as pde_point asks for them, interpreted in T; `stack` is
+// the thread's own.
+template <class T>
 struct InterpretedEq {
   const PdeProgram* prog;
-  double* stack;
+  T* stack;
   int nfields() const { return int(prog->fields.size()); }
   int ninputs() const { return int(prog->inputs.size()); }
   PdeInput input(int q) const { return prog->inputs[std::size_t(q)]; }
-  double rhs(int f, const double* v) const {
+  T rhs(int f, const T* v) const {
     const ExprCode& c = prog->rhs[std::size_t(f)];
-    return expr_run(c.code.data(), int(c.code.size()), PdeVars{v}, stack);
+    return expr_run_as<T>(c.code.data(), int(c.code.size()), PdeVars<T>{v}, stack);
   }
-  double dirichlet(int f, int face, const double* v) const {
+  T dirichlet(int f, int face, const T* v) const {
     const ExprCode& c = prog->dirichlet[std::size_t(f)][std::size_t(face)];
-    return expr_run(c.code.data(), int(c.code.size()), PdeVars{v}, stack);
+    return expr_run_as<T>(c.code.data(), int(c.code.size()), PdeVars<T>{v}, stack);
   }
 };
 
@@ -57,8 +59,8 @@ class PdeCpu final : public PdeExec<T> {
     const int team = cpu::threads_for(l.size() * std::int64_t(8 + prog_.inputs.size()));
 #pragma omp parallel num_threads(team)
     {
-      std::vector<double> v(nv), s(std::size_t(std::max(stack_, 1)));
-      const InterpretedEq eq{&prog_, s.data()};
+      std::vector<T> v(nv), s(std::size_t(std::max(stack_, 1)));
+      const InterpretedEq<T> eq{&prog_, s.data()};
       const auto rows_of = [&](auto d) {
         constexpr int D = decltype(d)::value;
 #pragma omp for schedule(static)

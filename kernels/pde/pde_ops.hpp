@@ -13,9 +13,12 @@
 // point on a Dirichlet face of a field takes that face's value at t_out (the
 // time the stage's output stands for); where two Dirichlet faces meet, the
 // later face in x- x+ y- y+ z- z+ order, as set_initial_state fills them.
-// Every sum is in double in a fixed order, and terms whose coefficient is 0
-// are left out (acc is not read before a stage writes it), so the CPU and a
-// kernel compiled without fused multiply-adds compute the same operations.
+// Everything is computed in T, the fields' type (float32 cases in float, as
+// their kernels would be written by hand; the stability estimate and the
+// initial values stay in double), every sum in a fixed order, and terms
+// whose coefficient is 0 are left out (acc is not read before a stage writes
+// it), so the CPU and a kernel compiled without fused multiply-adds compute
+// the same operations.
 #pragma once
 #include "core/pde_input.hpp"
 #include "grid/view.hpp"
@@ -32,11 +35,13 @@
 
 namespace gf {
 
+// A stage's coefficients (c and d times dt), in the fields' type T.
+template <class T>
 struct PdeStage {
-  double a0 = 0, a1 = 0, a2 = 0, c = 0;  // out's coefficients
-  double e0 = 0, e1 = 0, e2 = 0, d = 0;  // acc's
-  int keep_acc = 0;                      // the stage writes acc
-  double t_in = 0, t_out = 0;
+  T a0 = 0, a1 = 0, a2 = 0, c_dt = 0;  // out's coefficients
+  T e0 = 0, e1 = 0, e2 = 0, d_dt = 0;  // acc's
+  int keep_acc = 0;                    // the stage writes acc
+  T t_in = 0, t_out = 0;
 };
 
 // Everything a stage's points read: the fields' layout and where the points
@@ -47,14 +52,13 @@ struct PdeArgs {
   int ndim = 1;
   double origin[3] = {0, 0, 0}, h[3] = {1, 1, 1};
   std::int64_t offset[3] = {0, 0, 0};
-  double inv_h[3] = {1, 1, 1}, inv_2h[3] = {1, 1, 1}, inv_h2[3] = {1, 1, 1};
-  double dt = 0;
+  T inv_h[3] = {1, 1, 1}, inv_2h[3] = {1, 1, 1}, inv_h2[3] = {1, 1, 1};
   const T* in[kPdeMaxFields + kPdeMaxCoefficients] = {};  // state fields, then coefficients
   const T* u0[kPdeMaxFields] = {};
   T* acc[kPdeMaxFields] = {};
   T* out[kPdeMaxFields] = {};
   AxisBc<T> bc[kPdeMaxFields][3];
-  PdeStage st;
+  PdeStage<T> st;
 
   // Grid::coord, bit for bit (ExprPoints::coord).
   GF_HD double coord(int a, std::int64_t i) const {
@@ -66,13 +70,13 @@ struct PdeArgs {
 // 32 bits in kernels over fewer than 2³¹ values) of array u: read directly
 // at a point off every face (DIRECT), else by the axis' rule.
 template <bool DIRECT, class I, class T>
-GF_HD double pde_nb(const PdeArgs<T>& A, const T* u, I idx, const std::int64_t* p, int a,
+GF_HD T pde_nb(const PdeArgs<T>& A, const T* u, I idx, const std::int64_t* p, int a,
                     int dir, const AxisBc<T>& bc) {
   if constexpr (DIRECT) {
     const I s = I(A.l.stride(a));
-    return double(u[dir > 0 ? idx + s : idx - s]);
+    return u[dir > 0 ? idx + s : idx - s];
   } else {
-    return double(neighbour(u, std::int64_t(idx), p[a], A.l.n[a], A.l.stride(a), dir, bc));
+    return neighbour(u, std::int64_t(idx), p[a], A.l.n[a], A.l.stride(a), dir, bc);
   }
 }
 
@@ -89,15 +93,15 @@ GF_HD AxisBc<T> pde_mirror(const AxisBc<T>& bc) {
 // Input q of a right-hand side at point p (core/pde_input.hpp) of a grid of
 // D axes; DIRECT: p is off every face, its neighbours in the field.
 template <bool DIRECT, int D, class I, class T>
-GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, I idx, const std::int64_t* p) {
+GF_HD T pde_input(const PdeArgs<T>& A, const PdeInput& q, I idx, const std::int64_t* p) {
   const T* u = A.in[q.field];
-  const double c = double(u[idx]);
+  const T c = u[idx];
   if (q.kind == PdeInputKind::Value) return c;
   const AxisBc<T>* bc = A.bc[q.field];
   const int a = q.axis;
   switch (q.kind) {
     case PdeInputKind::Lap: {
-      double s = 0;
+      T s = 0;
       GF_UNROLL
       for (int b = 0; b < D; ++b)
         s = s + ((pde_nb<DIRECT, I>(A, u, idx, p, b, -1, bc[b]) + pde_nb<DIRECT, I>(A, u, idx, p, b, 1, bc[b])) - (c + c)) *
@@ -110,14 +114,14 @@ GF_HD double pde_input(const PdeArgs<T>& A, const PdeInput& q, I idx, const std:
     case PdeInputKind::Dp: return (pde_nb<DIRECT, I>(A, u, idx, p, a, 1, bc[a]) - c) * A.inv_h[a];
     case PdeInputKind::DivK: {
       const T* k = A.in[q.k];
-      const double kc = double(k[idx]);
-      double s = 0;
+      const T kc = k[idx];
+      T s = 0;
       GF_UNROLL
       for (int b = 0; b < D; ++b) {
         const AxisBc<T> kb = pde_mirror(bc[b]);
-        const double km = pde_nb<DIRECT, I>(A, k, idx, p, b, -1, kb), kp = pde_nb<DIRECT, I>(A, k, idx, p, b, 1, kb);
-        const double um = pde_nb<DIRECT, I>(A, u, idx, p, b, -1, bc[b]), up = pde_nb<DIRECT, I>(A, u, idx, p, b, 1, bc[b]);
-        s = s + (0.5 * (kc + kp) * (up - c) - 0.5 * (km + kc) * (c - um)) * A.inv_h2[b];
+        const T km = pde_nb<DIRECT, I>(A, k, idx, p, b, -1, kb), kp = pde_nb<DIRECT, I>(A, k, idx, p, b, 1, kb);
+        const T um = pde_nb<DIRECT, I>(A, u, idx, p, b, -1, bc[b]), up = pde_nb<DIRECT, I>(A, u, idx, p, b, 1, bc[b]);
+        s = s + (T(0.5) * (kc + kp) * (up - c) - T(0.5) * (km + kc) * (c - um)) * A.inv_h2[b];
       }
       return s;
     }
@@ -139,14 +143,14 @@ GF_HD int pde_dirichlet_face(const AxisBc<T>* bc, const Layout& l, const std::in
   return -1;
 }
 
-// x·a + y·b + z·c + w·dt·r, the terms with a 0 coefficient left out.
-GF_HD double pde_combine(double ca, double x, double cb, double y, double cc, double z, double cd,
-                         double dt, double r) {
-  double s = 0;
+// ca·x + cb·y + cc·z + cdt·r, the terms with a 0 coefficient left out.
+template <class T>
+GF_HD T pde_combine(T ca, T x, T cb, T y, T cc, T z, T cdt, T r) {
+  T s = 0;
   if (ca != 0) s = s + ca * x;
   if (cb != 0) s = s + cb * y;
   if (cc != 0) s = s + cc * z;
-  return s + (cd * dt) * r;
+  return s + cdt * r;
 }
 
 // The stage at point (i, j, k) of every field of a grid of D axes, indices
@@ -157,12 +161,12 @@ GF_HD double pde_combine(double ca, double x, double cb, double y, double cc, do
 // constants, so that its loops unroll and v stays in registers.
 template <int D, class I, class T, class Eq>
 GF_HD void pde_point(const PdeArgs<T>& A, const Eq& eq, std::int64_t i, std::int64_t j,
-                     std::int64_t k, double* v) {
+                     std::int64_t k, T* v) {
   const std::int64_t p[3] = {i, j, k};
   const I idx = A.l.template index_as<I>(I(i), I(j), I(k));
-  v[0] = A.coord(0, i);
-  v[1] = A.coord(1, j);
-  v[2] = A.coord(2, k);
+  v[0] = T(A.coord(0, i));
+  v[1] = T(A.coord(1, j));
+  v[2] = T(A.coord(2, k));
   v[kPdeVarT] = A.st.t_in;
   bool inside = true;
   GF_UNROLL
@@ -176,25 +180,25 @@ GF_HD void pde_point(const PdeArgs<T>& A, const Eq& eq, std::int64_t i, std::int
     for (int q = 0; q < eq.ninputs(); ++q)
       v[kPdeFirstInput + q] = pde_input<false, D, I>(A, eq.input(q), idx, p);
   }
-  const PdeStage& s = A.st;
+  const PdeStage<T>& s = A.st;
   GF_UNROLL
   for (int f = 0; f < eq.nfields(); ++f) {
     const int face = inside ? -1 : pde_dirichlet_face<D>(A.bc[f], A.l, p);
-    double o, acc;
+    T o, acc;
     if (face >= 0) {
       v[kPdeVarT] = s.t_out;
       o = acc = eq.dirichlet(f, face, v);
       v[kPdeVarT] = s.t_in;
     } else {
-      const double r = eq.rhs(f, v);
-      const double u0 = (s.a0 != 0 || s.e0 != 0) ? double(A.u0[f][idx]) : 0.0;
-      const double in = double(A.in[f][idx]);
-      const double a = (s.a2 != 0 || s.e2 != 0) ? double(A.acc[f][idx]) : 0.0;
-      o = pde_combine(s.a0, u0, s.a1, in, s.a2, a, s.c, A.dt, r);
-      acc = s.keep_acc ? pde_combine(s.e0, u0, s.e1, in, s.e2, a, s.d, A.dt, r) : 0.0;
+      const T r = eq.rhs(f, v);
+      const T u0 = (s.a0 != 0 || s.e0 != 0) ? A.u0[f][idx] : T(0);
+      const T in = A.in[f][idx];
+      const T a = (s.a2 != 0 || s.e2 != 0) ? A.acc[f][idx] : T(0);
+      o = pde_combine(s.a0, u0, s.a1, in, s.a2, a, s.c_dt, r);
+      acc = s.keep_acc ? pde_combine(s.e0, u0, s.e1, in, s.e2, a, s.d_dt, r) : T(0);
     }
-    A.out[f][idx] = T(o);
-    if (s.keep_acc) A.acc[f][idx] = T(acc);
+    A.out[f][idx] = o;
+    if (s.keep_acc) A.acc[f][idx] = acc;
   }
 }
 

@@ -55,7 +55,7 @@ const std::string kGsParams = "{Du: 2.0e-4, Dv: 1.0e-4, F: 0.035, k: 0.065}";
 TEST_CASE("pde kernel: Gray–Scott bit for bit with the CPU, every integrator", "[gpu][pde_gpu]") {
   const char* boundaries[] = {"  default: {type: periodic}\n",
                               "  default: {type: neumann, gradient: 0.1}\n  x: {type: periodic}\n",
-                              "  default: {type: dirichlet, value: 1}\n  y-: {type: neumann, gradient: 0}\n"};
+                              "  default: {type: dirichlet, value: 1}\n  x-: {type: neumann, gradient: 0}\n"};
   for (const char* integ : {"euler", "ssprk2", "ssprk3", "rk4"})
     for (const char* bc : boundaries)
       for (const char* dims : {"[37]", "[35, 19]", "[33, 17, 9]", "[130, 7, 5]"}) {
@@ -74,7 +74,7 @@ TEST_CASE("pde kernel: math functions, t, coefficients and upwind within round-o
       "  equations:\n"
       "    u: \"div(kappa*grad(u)) - dx_up(u, cos(t) - 0.2) + 0.1*tanh(w) + sqrt(abs(u))*sin(t)\"\n"
       "    w: \"div((1 + y^2)*grad(w)) + dy(u)*w - 0.3*dx_up(w, -1) + (x > 0.5 ? 1 : -1)*exp(-t)\"\n"
-      "  integrator: rk4\n  dt: 0.0002\n  steps: 9\n";
+      "  integrator: rk4\n  dt: 0.0001\n  steps: 9\n";
   const std::string bc = "  default: {type: dirichlet, value: \"sin(t + x)\"}\n  y: {type: neumann, gradient: -0.5}\n";
   compare_pde<double>(test::pde_case("[41, 23]", pde, bc), 1e-12);
   compare_pde<double>(test::pde_case("[21, 13, 11]", pde, bc), 1e-12);
