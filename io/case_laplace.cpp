@@ -25,6 +25,10 @@ const char* to_string(LaplaceMethod m) {
 
 const char* to_string(MgCycle c) { return c == MgCycle::F ? "f" : "v"; }
 
+const char* to_string(LaplaceOperator o) {
+  return o == LaplaceOperator::Csr ? "csr" : "matrix-free";
+}
+
 const char* to_string(LaplacePrecond p) {
   switch (p) {
     case LaplacePrecond::None: return "none";
@@ -123,13 +127,16 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
                                     to_string(L.method)));
   }
   if (get("preconditioner").present()) {
-    const std::string p = get("preconditioner").choice(schema::kLaplacePreconditioners);
-    L.preconditioner = p == "jacobi"      ? LaplacePrecond::Jacobi
-                       : p == "multigrid" ? LaplacePrecond::Multigrid
-                                          : LaplacePrecond::None;
+    L.preconditioner = read_preconditioner(get("preconditioner"));
     if (L.preconditioner != LaplacePrecond::None && L.method != LaplaceMethod::Cg)
       get("preconditioner").fail(fmt::format("a preconditioner is for the cg method, not {}",
                                              to_string(L.method)));
+  }
+  if (get("operator").present()) {
+    L.op = read_operator(get("operator"));
+    if (L.method != LaplaceMethod::Cg)
+      get("operator").fail(fmt::format("operator is for the cg method, not {}",
+                                       to_string(L.method)));
   }
   check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
   L.singular = true;
@@ -163,8 +170,10 @@ void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
   if (L.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << L.time_block;
   if (L.method == LaplaceMethod::Multigrid)
     out << YAML::Key << "cycle" << YAML::Value << to_string(L.cycle);
-  if (L.method == LaplaceMethod::Cg)
+  if (L.method == LaplaceMethod::Cg) {
     out << YAML::Key << "preconditioner" << YAML::Value << to_string(L.preconditioner);
+    out << YAML::Key << "operator" << YAML::Value << to_string(L.op);
+  }
   out << YAML::EndMap;
 }
 

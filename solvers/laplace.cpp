@@ -54,13 +54,14 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     throw std::logic_error("LaplaceSolver: laplace.omega auto is unresolved: the case was not "
                            "prepared (solvers/prepare.hpp)");
   // cuFFT transforms dense arrays, cuSPARSE's SpMV sums depend on the
-  // matrix's rows, and a singular solve takes the field's mean out (a sum
-  // whose order differs on padded rows): those keep dense rows, the same
-  // bits whatever the GPU's row alignment (Backend::make_dense_field).
-  const bool dense =
-      method == LaplaceMethod::Fft || method == LaplaceMethod::Cg || spec_.singular;
+  // matrix's rows (cg with operator csr), and a singular solve takes the
+  // field's mean out (a sum whose order differs on padded rows): those keep
+  // dense rows, the same bits whatever the GPU's row alignment
+  // (Backend::make_dense_field). Matrix-free cg takes the backend's rows.
+  dense_ = method == LaplaceMethod::Fft ||
+           (method == LaplaceMethod::Cg && spec_.op == LaplaceOperator::Csr) || spec_.singular;
   const auto field = [&](const char* what) {
-    return dense ? be_.make_dense_field(g, what) : be_.make_field(g, what);
+    return dense_ ? be_.make_dense_field(g, what) : be_.make_field(g, what);
   };
   u_ = field("the solution u");
   upload_ms_ = set_initial_state(c, be_, u_);
@@ -128,7 +129,7 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
       rr0 = be_.vec().dot(r_, r_);
     }
     const LaplaceArgs<T> op = laplace_args<T>(c, true);
-    exec_->set_operator(op, u_.layout());
+    exec_->set_operator(op, u_.layout(), operator_form(spec_.op));
     cg_ = std::make_unique<ConjugateGradient<T>>(be_.vec(), *exec_, u_, r_, p_, q_);
     set_preconditioner(op);
     cg_->start(rr0);
@@ -152,7 +153,8 @@ template <class T>
 void LaplaceSolver<T>::set_preconditioner(const LaplaceArgs<T>& op) {
   const LaplacePrecond kind = spec_.preconditioner;
   if (kind == LaplacePrecond::None) return;
-  z_ = be_.make_dense_field(case_.grid, "the CG preconditioned residual z");
+  const char* what = "the CG preconditioned residual z";  // r's layout: z·r is a dot
+  z_ = dense_ ? be_.make_dense_field(case_.grid, what) : be_.make_field(case_.grid, what);
   if (kind == LaplacePrecond::Jacobi) {
     pre_exec_ = make_multigrid_exec(be_);
     cg_->set_preconditioner(
@@ -165,6 +167,7 @@ void LaplaceSolver<T>::set_preconditioner(const LaplaceArgs<T>& op) {
   MgOptions opt;
   opt.pre = opt.post = 2;
   opt.symmetric = true;
+  opt.dense = dense_;
   pre_mg_ = std::make_unique<Multigrid<T>>(be_, case_.grid, op, spec_.singular, opt, true);
   cg_->set_preconditioner([this](const Field<T>& r, Field<T>& z) { pre_mg_->precondition(r, z); },
                           z_);
@@ -394,13 +397,16 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
   int fields = 2;  // u and f
   std::size_t bytes = 2 * field;
   if (m == LaplaceMethod::Jacobi) fields += 1, bytes += field;
-  // cg: r, p, q and the GPU's CSR matrix (row pointers, 7 columns and values a row)
+  // cg: r, p, q, and with operator csr the GPU's CSR matrix
   MemoryNeed need;
   if (m == LaplaceMethod::Cg) {
     fields += 3;
-    need.other = "the operator's sparse (CSR) matrix";
-    need.other_bytes = (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
-    bytes += 3 * field + need.other_bytes;
+    bytes += 3 * field;
+    if (c.laplace.op == LaplaceOperator::Csr) {
+      need.other = "the operator's sparse (CSR) matrix";
+      need.other_bytes = csr_bytes(c.grid, sizeof(T));
+      bytes += need.other_bytes;
+    }
   }
   if (m == LaplaceMethod::Cg && c.laplace.preconditioner != LaplacePrecond::None) {
     fields += 1;  // z
@@ -422,6 +428,13 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
   need.fields = fields;
   need.bytes = bytes + (1u << 20);  // + reduction scratch
   return need;
+}
+
+std::size_t csr_bytes(const Grid& g, std::size_t value_bytes) {
+  const std::size_t n = static_cast<std::size_t>(g.size());
+  const std::size_t index = n * kMaxRowEntries < (std::size_t(1) << 31) ? 4 : 8;
+  // row pointers and the count scan's (n + 1 each), then 7 columns and values a row
+  return (n + 1) * 2 * index + kMaxRowEntries * n * (index + value_bytes);
 }
 
 template LaplaceArgs<float> laplace_args<float>(const Case&, bool);

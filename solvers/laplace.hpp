@@ -83,6 +83,14 @@ class ConjugateGradient {
   double rr_ = 0, rz_ = 0;
 };
 
+// LaplaceExec's form of the case's operator choice.
+inline OperatorForm operator_form(LaplaceOperator o) {
+  return o == LaplaceOperator::Csr ? OperatorForm::Csr : OperatorForm::MatrixFree;
+}
+// Device bytes of the CSR matrix of the operator on grid g (32-bit indices
+// where they fit, else 64-bit), the count scan's buffer included.
+std::size_t csr_bytes(const Grid& g, std::size_t value_bytes);
+
 // The operator's args of the Laplacian on the case's grid: ih2, diag,
 // boundaries (Neumann ghosts 2h·g; zero_ghosts for the homogeneous operator).
 template <class T>
@@ -155,6 +163,7 @@ class LaplaceSolver {
   std::unique_ptr<MultigridExec<T>> pre_exec_;
   Field<T> z_;
   bool has_f_field_ = false;
+  bool dense_ = false;  // the fields' rows are dense (else the backend's)
   double base_ = 1;  // ‖W·f‖₂, or ‖r₀‖₂ when f = 0
   double residual_ = 1;
   double mean_removed_ = 0;
