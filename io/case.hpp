@@ -156,6 +156,9 @@ struct LaplaceSpec {
   MgCycle cycle = MgCycle::V;  // multigrid
   LaplacePrecond preconditioner = LaplacePrecond::None;  // cg
   LaplaceOperator op = LaplaceOperator::MatrixFree;       // cg
+  // laplace.precision: mixed (multigrid in float64): float64 residuals,
+  // float32 correction cycles (solvers/mixed.hpp); uniform: the case's precision throughout.
+  bool mixed = false;
   // No Dirichlet face: u is fixed up to a constant (the solution returned has mean 0).
   bool singular = false;
   // The mean of f that is not compatible with the boundaries (removed when

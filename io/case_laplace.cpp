@@ -138,10 +138,22 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
       get("operator").fail(fmt::format("operator is for the cg method, not {}",
                                        to_string(L.method)));
   }
+  const Value precision = get("precision");
+  if (precision.present()) L.mixed = precision.choice(schema::kLaplacePrecisions) == "mixed";
   check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
   L.singular = true;
   for (int f = 0; f < 2 * c.grid.ndim; ++f)
     if (c.boundary[f].type == BcType::Dirichlet) L.singular = false;
+  if (L.mixed) {
+    if (L.method != LaplaceMethod::Multigrid)
+      precision.fail(fmt::format("mixed is for the multigrid method, not {}", to_string(L.method)));
+    if (c.precision != Precision::Float64)
+      precision.fail("mixed refines a float64 solution with float32 cycles: it needs precision: "
+                     "float64, not float32");
+    if (L.singular)
+      precision.fail("mixed needs a Dirichlet face (a solution fixed up to a constant is solved in "
+                     "the case's precision)");
+  }
   // With no Dirichlet face ∇²u = f has a solution only when f balances the
   // boundary flux: solvers' prepare_case checks it, pointing here.
   const Value& balance = rhs.present() ? rhs : (m ? m->self() : top.self());
@@ -168,8 +180,10 @@ void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
   }
   out << YAML::Key << "remove_mean" << YAML::Value << L.remove_mean;
   if (L.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << L.time_block;
-  if (L.method == LaplaceMethod::Multigrid)
+  if (L.method == LaplaceMethod::Multigrid) {
     out << YAML::Key << "cycle" << YAML::Value << to_string(L.cycle);
+    out << YAML::Key << "precision" << YAML::Value << (L.mixed ? "mixed" : "uniform");
+  }
   if (L.method == LaplaceMethod::Cg) {
     out << YAML::Key << "preconditioner" << YAML::Value << to_string(L.preconditioner);
     out << YAML::Key << "operator" << YAML::Value << to_string(L.op);

@@ -43,7 +43,7 @@ inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", 
 inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tolerance",  "max_iters",
                                                     "check_every", "omega", "remove_mean",
                                                     "time_block",  "cycle", "preconditioner",
-                                                    "operator"};
+                                                    "operator",    "precision"};
 
 // The "give only one of" groups: a section (dotted path) and its keys, of
 // which a case gives at most one. An override of one key of a group replaces
@@ -75,6 +75,7 @@ inline constexpr std::string_view kLaplaceMethods[] = {"jacobi", "sor", "cg", "f
 inline constexpr std::string_view kMgCycles[] = {"v", "f"};
 inline constexpr std::string_view kLaplacePreconditioners[] = {"none", "jacobi", "multigrid"};
 inline constexpr std::string_view kLaplaceOperators[] = {"matrix-free", "csr"};
+inline constexpr std::string_view kLaplacePrecisions[] = {"uniform", "mixed"};
 inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};
 inline constexpr std::string_view kSchemes[] = {"explicit", "implicit", "crank-nicolson"};
 inline constexpr std::string_view kBcTypes[] = {"dirichlet", "neumann", "periodic", "absorbing"};

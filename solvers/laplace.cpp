@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/core.h>
@@ -136,7 +137,14 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
   } else {
     rr0 = exec_->residual(args_, u_, nullptr);
   }
-  if (method == LaplaceMethod::Multigrid) {
+  if (method == LaplaceMethod::Multigrid && spec_.mixed) {
+    if constexpr (std::is_same_v<T, double>) {
+      mixed_ = std::make_unique<MixedRefinement>(c, be_, args_);
+      rr0 = mixed_->start(u_);
+    } else {
+      throw std::logic_error("laplace.precision: mixed in float32 (the case check refuses it)");
+    }
+  } else if (method == LaplaceMethod::Multigrid) {
     MgOptions opt;
     opt.cycle = spec_.cycle;
     mg_ = std::make_unique<Multigrid<T>>(be_, g, args_, spec_.singular, opt);
@@ -175,7 +183,11 @@ void LaplaceSolver<T>::set_preconditioner(const LaplaceArgs<T>& op) {
 
 template <class T>
 void LaplaceSolver<T>::check_residual() {
-  const double rr = exec_->residual(args_, u_, nullptr);
+  take_residual(exec_->residual(args_, u_, nullptr));
+}
+
+template <class T>
+void LaplaceSolver<T>::take_residual(double rr) {
   residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
   if (!std::isfinite(residual_))
     throw SolverError(fmt::format("{} diverged: the residual is {} at iteration {}",
@@ -256,6 +268,14 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
   if (method == LaplaceMethod::Multigrid) {
     // a cycle costs several sweeps: the residual after each one decides
     for (std::int64_t s = 0; s < n && !finished(); ++s) {
+      if constexpr (std::is_same_v<T, double>) {
+        if (mixed_) {  // the refinement's defect pass sums the residual too
+          const double rr = mixed_->step(u_);
+          ++iters_;
+          take_residual(rr);
+          continue;
+        }
+      }
       mg_->cycle(u_);
       ++iters_;
       check_residual();
@@ -365,6 +385,9 @@ void LaplaceSolver<T>::restore(const io::Checkpoint& ck) {
     upload_bytes(be_, ck.field("cg_p"), p_);
     cg_->resume(ck.real("cg_rr"), cg_->preconditioned() ? ck.real("cg_rz") : 0.0);
   }
+  if constexpr (std::is_same_v<T, double>) {
+    if (mixed_) mixed_->start(u_);  // the defect of the restored u
+  }
   iters_ = ck.step;
   residual_ = ck.real("residual");
   base_ = ck.real("residual_base");
@@ -384,6 +407,8 @@ std::size_t LaplaceSolver<T>::bytes_per_iteration() const {
   if (m == LaplaceMethod::Jacobi) return 2 * fb + fr;   // read u, write v
   if (m == LaplaceMethod::Sor) return 4 * fb + 2 * fr;  // two half sweeps
   if (m == LaplaceMethod::Cg) return 13 * fb;           // spmv 2, dot 2, update 6, p 3
+  if (m == LaplaceMethod::Multigrid && mixed_)
+    return MixedRefinement::bytes_per_iteration(fb, has_f_field_);
   if (m == LaplaceMethod::Multigrid)  // per level 4 sweeps (u 2, f 1 each), r 3, R 2, P 3,
     return (4 * (2 * fb + fr) + 3 * fb + fr + 5 * fb) * 8 / 7 + 2 * fb + fr;  // + the check
   return 2 * fb + fr;                                   // fft: f in, u out (transforms not counted)
@@ -414,7 +439,11 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
     if (c.laplace.preconditioner == LaplacePrecond::Multigrid)
       bytes += (Multigrid<T>::extra_values(c.grid) + n) * sizeof(T);  // the levels and their f
   }
-  if (m == LaplaceMethod::Multigrid) {  // the fine level's residual and the coarse levels
+  if (m == LaplaceMethod::Multigrid && c.laplace.mixed) {  // float32: d, e and the levels
+    need.other = "the float32 defect, correction and multigrid levels";
+    need.other_bytes = MixedRefinement::extra_bytes(c.grid);
+    bytes += need.other_bytes;
+  } else if (m == LaplaceMethod::Multigrid) {  // the fine level's residual and the coarse levels
     need.other = "the multigrid levels";
     need.other_bytes = Multigrid<T>::extra_values(c.grid) * sizeof(T);
     bytes += need.other_bytes;
@@ -446,9 +475,12 @@ std::string laplace_setup_line(const Case& c) {
                          ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
                                        c.laplace.omega_auto ? " (auto)" : "")
                      : c.laplace.method == LaplaceMethod::Multigrid
-                         ? fmt::format(", {}-cycles over {} levels",
+                         ? fmt::format(", {}-cycles over {} levels{}",
                                        c.laplace.cycle == MgCycle::F ? "F" : "V",
-                                       Multigrid<double>::hierarchy(c.grid).size())
+                                       Multigrid<double>::hierarchy(c.grid).size(),
+                                       c.laplace.mixed ? ", mixed precision (float64 residual, "
+                                                         "float32 cycles)"
+                                                       : "")
                      : c.laplace.method == LaplaceMethod::Cg &&
                              c.laplace.preconditioner != LaplacePrecond::None
                          ? fmt::format(", preconditioner {}", to_string(c.laplace.preconditioner))

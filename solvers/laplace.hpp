@@ -12,6 +12,7 @@
 #include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/laplace/laplace_exec.hpp"
+#include "solvers/mixed.hpp"
 #include "solvers/multigrid.hpp"
 #include "solvers/stepper.hpp"
 
@@ -143,6 +144,8 @@ class LaplaceSolver {
 
  private:
   void check_residual();
+  // The status from Σ r² of the current iterate (check_residual's second half).
+  void take_residual(double rr);
   // Stall detection: the relative residual at each check (the true one for
   // cg), and whether the last half of the run has stopped gaining.
   void record_check(double residual);
@@ -158,6 +161,7 @@ class LaplaceSolver {
   Field<T> u_, v_, f_, r_, p_, q_;
   std::unique_ptr<ConjugateGradient<T>> cg_;
   std::unique_ptr<Multigrid<T>> mg_;
+  std::unique_ptr<MixedRefinement> mixed_;  // multigrid, laplace.precision: mixed (float64)
   // cg's preconditioner: a multigrid V-cycle, or Jacobi through mg_exec_
   std::unique_ptr<Multigrid<T>> pre_mg_;
   std::unique_ptr<MultigridExec<T>> pre_exec_;

@@ -159,6 +159,12 @@ void Multigrid<T>::cycle(Field<T>& u) {
 }
 
 template <class T>
+void Multigrid<T>::cycle_from_zero(Field<T>& u) {
+  exec_->zero(u);
+  visit(0, u, opt_.cycle);
+}
+
+template <class T>
 void Multigrid<T>::precondition(const Field<T>& r, Field<T>& z) {
   exec_->unweight(levels_[0].a, rhs_scale_, r, rhs0_);
   exec_->zero(z);

@@ -44,6 +44,8 @@ class Multigrid {
             MgOptions opt = {}, bool as_preconditioner = false);
   // One cycle on u (the fine level's iterate, in place).
   void cycle(Field<T>& u);
+  // One cycle from u = 0 (mixed precision's correction: L₀ e = f).
+  void cycle_from_zero(Field<T>& u);
   // CG's preconditioner, z ≈ A⁻¹ r for A = W·(s·(−L₀) + c·I) (s, c: a's
   // op_scale and op_shift; the Laplacian's 1 and 0, the implicit heat
   // schemes' θ·α·dt and 1): one cycle from z = 0 on (L₀ − (c/s)·I) z =

@@ -343,7 +343,9 @@ TEST_CASE("GPU temporally blocked Jacobi equals one sweep at a time, bit for bit
 
 TEST_CASE("GPU implicit heat equals the CPU reference", "[gpu]") {
   for (const std::string scheme : {"implicit", "crank-nicolson",
-                                   "implicit, solver: {operator: csr}"}) {
+                                   "implicit, solver: {operator: csr}",
+                                   "crank-nicolson, solver: {preconditioner: multigrid}",
+                                   "implicit, solver: {preconditioner: jacobi, operator: csr}"}) {
     const std::string text =
         "workload: heat\ngrid: {dims: [23, 19, 17]}\n"
         "initial: {expr: \"exp(-((x-0.5)^2+(y-0.4)^2+(z-0.5)^2)/0.05)\"}\n"

@@ -74,6 +74,12 @@ TEST_CASE("laplace keys are read and checked", "[laplace-case]") {
   CHECK(o.laplace.op == gf::LaplaceOperator::Csr);
   CHECK(o.resolved_yaml.find("operator: csr") != std::string::npos);
   CHECK(load(o.resolved_yaml).resolved_yaml == o.resolved_yaml);
+  // multigrid's precision: uniform unless mixed is asked; echoed for multigrid
+  const gf::Case mg = load(lap("  method: multigrid\n  precision: mixed"));
+  CHECK(mg.laplace.mixed);
+  CHECK(mg.resolved_yaml.find("precision: mixed") != std::string::npos);
+  CHECK(load(mg.resolved_yaml).resolved_yaml == mg.resolved_yaml);
+  CHECK_FALSE(load(lap("  method: multigrid")).laplace.mixed);
   // periodic with a zero-mean f; remove_mean accepts a non-zero one
   const gf::Case p = load(lap("  method: fft\n  rhs: \"sin(2*pi*x)\"", "{type: periodic}", "[8, 8]"));
   CHECK(p.laplace.singular);
@@ -127,6 +133,13 @@ TEST_CASE("laplace case errors", "[laplace-case]") {
         "case.yaml:7:13: laplace.operator: operator is for the cg method, not multigrid");
   CHECK(error_of(lap("  method: cg\n  operator: sparse")) ==
         "case.yaml:7:13: laplace.operator: expected one of matrix-free, csr, got 'sparse'");
+  CHECK(error_of(lap("  method: cg\n  precision: mixed")) ==
+        "case.yaml:7:14: laplace.precision: mixed is for the multigrid method, not cg");
+  CHECK(error_of(lap("  method: multigrid\n  precision: mixed", "{type: neumann}")) ==
+        "case.yaml:7:14: laplace.precision: mixed needs a Dirichlet face (a solution fixed up to a "
+        "constant is solved in the case's precision)");
+  CHECK(error_of(lap("  method: multigrid\n  precision: double")) ==
+        "case.yaml:7:14: laplace.precision: expected one of uniform, mixed, got 'double'");
   CHECK(error_of(lap("  method: cg") + "heat: {alpha: 1, steps: 1}\n") ==
         "case.yaml:7:1: heat: section 'heat' does not apply to workload laplace");
 }
