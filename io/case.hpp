@@ -59,6 +59,16 @@ const char* to_string(HeatScheme s);
 // The scheme of that name (explicit | implicit | crank-nicolson), if any.
 std::optional<HeatScheme> parse_heat_scheme(std::string_view name);
 
+// laplace.preconditioner (cg) and heat.solver.preconditioner (the implicit schemes): none, Jacobi (the operator's diagonal) or one
+// multigrid V-cycle.
+enum class LaplacePrecond { None, Jacobi, Multigrid };
+const char* to_string(LaplacePrecond p);
+// laplace.operator (cg) and heat.solver.operator (the implicit schemes): CG's
+// operator applied from the stencil formula (matrix-free), or as an
+// assembled sparse matrix (csr: cuSPARSE's SpMV on the GPU).
+enum class LaplaceOperator { MatrixFree, Csr };
+const char* to_string(LaplaceOperator o);
+
 struct HeatSpec {
   double alpha = 0;
   HeatScheme scheme = HeatScheme::Explicit;
@@ -78,6 +88,10 @@ struct HeatSpec {
   // ‖r‖₂/‖b‖₂ ≤ tolerance (raised to kFloat32ToleranceFloor in float32).
   double solver_tolerance = 1e-10;
   std::int64_t solver_max_iters = 1000;
+  // heat.solver.operator and heat.solver.preconditioner: CG's operator and
+  // preconditioner, as laplace.operator and laplace.preconditioner.
+  LaplaceOperator solver_operator = LaplaceOperator::MatrixFree;
+  LaplacePrecond solver_preconditioner = LaplacePrecond::None;
   // Explicit steps per pass over memory (temporal blocking): 0 = auto.
   int time_block = 0;
   bool implicit() const { return scheme != HeatScheme::Explicit; }
@@ -123,10 +137,6 @@ std::optional<LaplaceMethod> parse_laplace_method(std::string_view name);
 // laplace.cycle (multigrid): V-cycles or F-cycles.
 enum class MgCycle { V, F };
 const char* to_string(MgCycle c);
-// laplace.preconditioner (cg): none, Jacobi (the operator's diagonal) or one
-// multigrid V-cycle.
-enum class LaplacePrecond { None, Jacobi, Multigrid };
-const char* to_string(LaplacePrecond p);
 
 // ∇²u = f (workload laplace): the method, the right-hand side and the
 // convergence control, resolved.
@@ -146,6 +156,10 @@ struct LaplaceSpec {
   int time_block = 0;
   MgCycle cycle = MgCycle::V;  // multigrid
   LaplacePrecond preconditioner = LaplacePrecond::None;  // cg
+  LaplaceOperator op = LaplaceOperator::MatrixFree;       // cg
+  // laplace.precision: mixed (multigrid in float64): float64 residuals,
+  // float32 correction cycles (solvers/mixed.hpp); uniform: the case's precision throughout.
+  bool mixed = false;
   // No Dirichlet face: u is fixed up to a constant (the solution returned has mean 0).
   bool singular = false;
   // The mean of f that is not compatible with the boundaries (removed when

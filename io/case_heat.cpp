@@ -94,6 +94,8 @@ void read_solver(const Value& v, HeatSpec& h) {
   const Map m = v.map(schema::kSolverKeys);
   if (m.has("tolerance")) h.solver_tolerance_asked = m.get("tolerance").positive();
   if (m.has("max_iters")) h.solver_max_iters_asked = m.get("max_iters").integer(1);
+  if (m.has("operator")) h.solver_operator = read_operator(m.get("operator"));
+  if (m.has("preconditioner")) h.solver_preconditioner = read_preconditioner(m.get("preconditioner"));
 }
 
 int read_heat_time_block(const Value& v, const HeatSpec& h) {
@@ -145,6 +147,8 @@ void emit_heat(YAML::Emitter& out, const HeatSpec& h) {
     out << YAML::Key << "solver" << YAML::Value << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "tolerance" << YAML::Value << num(h.solver_tolerance);
     out << YAML::Key << "max_iters" << YAML::Value << h.solver_max_iters;
+    out << YAML::Key << "operator" << YAML::Value << to_string(h.solver_operator);
+    out << YAML::Key << "preconditioner" << YAML::Value << to_string(h.solver_preconditioner);
     out << YAML::EndMap;
   } else if (h.solver_tolerance_asked || h.solver_max_iters_asked) {
     out << YAML::Key << "solver" << YAML::Value << YAML::Flow << YAML::BeginMap;

@@ -25,6 +25,10 @@ const char* to_string(LaplaceMethod m) {
 
 const char* to_string(MgCycle c) { return c == MgCycle::F ? "f" : "v"; }
 
+const char* to_string(LaplaceOperator o) {
+  return o == LaplaceOperator::Csr ? "csr" : "matrix-free";
+}
+
 const char* to_string(LaplacePrecond p) {
   switch (p) {
     case LaplacePrecond::None: return "none";
@@ -123,18 +127,33 @@ void read_laplace(const Map& top, const Case& c, LaplaceSpec& L) {
                                     to_string(L.method)));
   }
   if (get("preconditioner").present()) {
-    const std::string p = get("preconditioner").choice(schema::kLaplacePreconditioners);
-    L.preconditioner = p == "jacobi"      ? LaplacePrecond::Jacobi
-                       : p == "multigrid" ? LaplacePrecond::Multigrid
-                                          : LaplacePrecond::None;
+    L.preconditioner = read_preconditioner(get("preconditioner"));
     if (L.preconditioner != LaplacePrecond::None && L.method != LaplaceMethod::Cg)
       get("preconditioner").fail(fmt::format("a preconditioner is for the cg method, not {}",
                                              to_string(L.method)));
   }
+  if (get("operator").present()) {
+    L.op = read_operator(get("operator"));
+    if (L.method != LaplaceMethod::Cg)
+      get("operator").fail(fmt::format("operator is for the cg method, not {}",
+                                       to_string(L.method)));
+  }
+  const Value precision = get("precision");
+  if (precision.present()) L.mixed = precision.choice(schema::kLaplacePrecisions) == "mixed";
   check_method_fits(method.present() ? method : (m ? m->self() : top.self()), L, c);
   L.singular = true;
   for (int f = 0; f < 2 * c.grid.ndim; ++f)
     if (c.boundary[f].type == BcType::Dirichlet) L.singular = false;
+  if (L.mixed) {
+    if (L.method != LaplaceMethod::Multigrid)
+      precision.fail(fmt::format("mixed is for the multigrid method, not {}", to_string(L.method)));
+    if (c.precision != Precision::Float64)
+      precision.fail("mixed refines a float64 solution with float32 cycles: it needs precision: "
+                     "float64, not float32");
+    if (L.singular)
+      precision.fail("mixed needs a Dirichlet face (a solution fixed up to a constant is solved in "
+                     "the case's precision)");
+  }
   // With no Dirichlet face ∇²u = f has a solution only when f balances the
   // boundary flux: solvers' prepare_case checks it, pointing here.
   const Value& balance = rhs.present() ? rhs : (m ? m->self() : top.self());
@@ -161,10 +180,14 @@ void emit_laplace(YAML::Emitter& out, const LaplaceSpec& L) {
   }
   out << YAML::Key << "remove_mean" << YAML::Value << L.remove_mean;
   if (L.time_block > 0) out << YAML::Key << "time_block" << YAML::Value << L.time_block;
-  if (L.method == LaplaceMethod::Multigrid)
+  if (L.method == LaplaceMethod::Multigrid) {
     out << YAML::Key << "cycle" << YAML::Value << to_string(L.cycle);
-  if (L.method == LaplaceMethod::Cg)
+    out << YAML::Key << "precision" << YAML::Value << (L.mixed ? "mixed" : "uniform");
+  }
+  if (L.method == LaplaceMethod::Cg) {
     out << YAML::Key << "preconditioner" << YAML::Value << to_string(L.preconditioner);
+    out << YAML::Key << "operator" << YAML::Value << to_string(L.op);
+  }
   out << YAML::EndMap;
 }
 

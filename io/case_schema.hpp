@@ -33,7 +33,8 @@ inline constexpr std::string_view kBoundaryKeys[] = {"default", "x",  "y",  "z",
 inline constexpr std::string_view kBcKeys[] = {"type", "value", "gradient"};
 inline constexpr std::string_view kHeatKeys[] = {"alpha", "scheme", "dt",    "steps",
                                                  "t_end", "source", "solver", "time_block"};
-inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters"};
+inline constexpr std::string_view kSolverKeys[] = {"tolerance", "max_iters", "operator",
+                                                   "preconditioner"};
 inline constexpr std::string_view kWaveKeys[] = {"c", "dt", "steps", "t_end", "velocity", "source"};
 inline constexpr std::string_view kPdeKeys[] = {"fields", "coefficients", "equations", "integrator",
                                                 "dt",     "steps",        "t_end"};
@@ -44,7 +45,8 @@ inline constexpr std::string_view kOutputKeys[] = {
 inline constexpr std::string_view kStencilKeys[] = {"preset", "points", "form", "coeff", "steps", "time_block"};
 inline constexpr std::string_view kLaplaceKeys[] = {"method",      "rhs",   "tolerance",  "max_iters",
                                                     "check_every", "omega", "remove_mean",
-                                                    "time_block",  "cycle", "preconditioner"};
+                                                    "time_block",  "cycle", "preconditioner",
+                                                    "operator",    "precision"};
 
 // The "give only one of" groups: a section (dotted path) and its keys, of
 // which a case gives at most one. An override of one key of a group replaces
@@ -77,6 +79,8 @@ inline constexpr std::string_view kLaplaceMethods[] = {"jacobi", "sor", "cg", "f
 inline constexpr std::string_view kPdeIntegrators[] = {"euler", "ssprk2", "ssprk3", "rk4"};
 inline constexpr std::string_view kMgCycles[] = {"v", "f"};
 inline constexpr std::string_view kLaplacePreconditioners[] = {"none", "jacobi", "multigrid"};
+inline constexpr std::string_view kLaplaceOperators[] = {"matrix-free", "csr"};
+inline constexpr std::string_view kLaplacePrecisions[] = {"uniform", "mixed"};
 inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};
 inline constexpr std::string_view kSchemes[] = {"explicit", "implicit", "crank-nicolson"};
 inline constexpr std::string_view kBcTypes[] = {"dirichlet", "neumann", "periodic", "absorbing"};

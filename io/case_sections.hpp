@@ -92,6 +92,20 @@ inline int read_time_block(const Value& v) {
   return int(k);
 }
 
+// laplace.operator, heat.solver.operator: matrix-free or csr.
+inline LaplaceOperator read_operator(const Value& v) {
+  return v.choice(schema::kLaplaceOperators) == "csr" ? LaplaceOperator::Csr
+                                                     : LaplaceOperator::MatrixFree;
+}
+
+// laplace.preconditioner, heat.solver.preconditioner: none, jacobi or multigrid.
+inline LaplacePrecond read_preconditioner(const Value& v) {
+  const std::string p = v.choice(schema::kLaplacePreconditioners);
+  return p == "jacobi" ? LaplacePrecond::Jacobi
+         : p == "multigrid" ? LaplacePrecond::Multigrid
+                            : LaplacePrecond::None;
+}
+
 // Shortest text that reads back as the same double: resolved_yaml can be
 // loaded again and gives the same case, bit for bit.
 inline std::string num(double v) { return fmt::format("{}", v); }

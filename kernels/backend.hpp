@@ -86,6 +86,9 @@ class Backend {
   virtual std::string name() const = 0;  // "cpu (16 threads)" or e.g. "NVIDIA H200 (GPU 0)"
   virtual BackendKind kind() const = 0;
   virtual bool is_gpu() const = 0;  // the fields live on a GPU (also under a wrapper)
+  // The index of the GPU a CUDA backend runs on (−1 elsewhere): a second
+  // backend on the same device (mixed precision's float32 one) is made with it.
+  virtual int device_index() const { return -1; }
   virtual MemoryResource& memory() = 0;
   virtual std::unique_ptr<Timer> make_timer() = 0;
   virtual void synchronize() = 0;

@@ -18,11 +18,13 @@ template <class T>
 HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
     : case_(c), backend_(backend), exec_(make_heat_exec(backend)) {
   const Grid& g = c.grid;
-  // The implicit schemes' fields go through cuSPARSE's SpMV, whose sums
-  // depend on the matrix's rows: dense rows, so that they are the same bits
-  // whatever the GPU's row alignment (Backend::make_dense_field).
+  // The implicit schemes' fields go through cuSPARSE's SpMV with
+  // heat.solver.operator csr, whose sums depend on the matrix's rows: dense
+  // rows then, so that they are the same bits whatever the GPU's row
+  // alignment (Backend::make_dense_field). Matrix-free: the backend's rows.
+  dense_ = c.heat.implicit() && c.heat.solver_operator == LaplaceOperator::Csr;
   const auto field = [&](const char* what) {
-    return c.heat.implicit() ? backend.make_dense_field(g, what) : backend.make_field(g, what);
+    return dense_ ? backend.make_dense_field(g, what) : backend.make_field(g, what);
   };
   u_ = field("the field u");
   u_next_ = field("the next step of u");
@@ -63,7 +65,8 @@ void HeatSolver<T>::implicit_step(double dt) {
     LaplaceArgs<T> op = laplace_args<T>(case_, true);
     op.op_scale = static_cast<T>(h.theta() * h.alpha * dt);
     op.op_shift = T(1);
-    implicit_->set_operator(op, u_.layout());
+    implicit_->set_operator(op, u_.layout(), operator_form(h.solver_operator));
+    set_preconditioner(op);
     operator_dt_ = dt;
   }
   const double bb = implicit_->residual(b, u_, &r_);
@@ -87,6 +90,36 @@ void HeatSolver<T>::implicit_step(double dt) {
   }
   cg_iterations_ += it;
   backend_.vec().axpby(T(1), delta_, T(1), u_);
+}
+
+// heat.solver.preconditioner: Jacobi, z = r over A's diagonal
+// W·(θ·α·dt·diag + 1); or one symmetric multigrid V-cycle on
+// (L₀ − I/(θ·α·dt)) z = −r/(θ·α·dt·W) (Multigrid::precondition), its
+// hierarchy made again when dt changes (a shortened last step).
+template <class T>
+void HeatSolver<T>::set_preconditioner(const LaplaceArgs<T>& op) {
+  const LaplacePrecond kind = case_.heat.solver_preconditioner;
+  if (kind == LaplacePrecond::None) return;
+  const Grid& g = case_.grid;
+  if (!z_.data()) {
+    const char* what = "the CG preconditioned residual z";
+    z_ = dense_ ? backend_.make_dense_field(g, what) : backend_.make_field(g, what);
+  }
+  if (kind == LaplacePrecond::Jacobi) {
+    if (!pre_exec_) pre_exec_ = make_multigrid_exec(backend_);
+    const T s = static_cast<T>(1.0 / (double(op.op_scale) * double(op.diag) + double(op.op_shift)));
+    cg_->set_preconditioner(
+        [this, op, s](const Field<T>& r, Field<T>& z) { pre_exec_->unweight(op, s, r, z); }, z_);
+    return;
+  }
+  MgOptions opt;
+  opt.pre = opt.post = 2;
+  opt.symmetric = true;
+  opt.dense = dense_;
+  pre_mg_.reset();  // the old hierarchy's memory first
+  pre_mg_ = std::make_unique<Multigrid<T>>(backend_, g, op, false, opt, true);
+  cg_->set_preconditioner([this](const Field<T>& r, Field<T>& z) { pre_mg_->precondition(r, z); },
+                          z_);
 }
 
 template <class T>
@@ -209,10 +242,16 @@ MemoryNeed HeatSolver<T>::memory_needed(const Case& c) {
   Expression src(c.heat.source, c.parameters);
   int fields = src.is_constant() ? 2 : 3;
   std::size_t bytes = fields * field + (1u << 20);  // + reduction scratch
-  if (c.heat.implicit()) {  // δ, r, p, q and the GPU's CSR matrix
-    const std::size_t n = static_cast<std::size_t>(c.grid.size());
+  if (c.heat.implicit()) {  // δ, r, p, q, and with operator csr the GPU's CSR matrix
     fields += 4;
-    bytes += 4 * field + (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
+    bytes += 4 * field;
+    if (c.heat.solver_operator == LaplaceOperator::Csr) bytes += csr_bytes(c.grid, sizeof(T));
+    if (c.heat.solver_preconditioner != LaplacePrecond::None) {
+      fields += 1;  // z
+      bytes += field;
+      if (c.heat.solver_preconditioner == LaplacePrecond::Multigrid)  // the levels and their f
+        bytes += (Multigrid<T>::extra_values(c.grid) + std::size_t(c.grid.size())) * sizeof(T);
+    }
   }
   return {fields, bytes};
 }
@@ -221,9 +260,13 @@ std::string heat_setup_line(const Case& c) {
   if (c.heat.implicit())
     return fmt::format("{} scheme: stable for any dt; dt = {:.6g} is {:.3g} × the explicit limit "
                        "1/(2·α·Σ1/h²) = {:.6g}; each step is a CG solve (tolerance {:.3g}, at most "
-                       "{} iterations)",
+                       "{} iterations{})",
                        to_string(c.heat.scheme), c.heat.dt, c.heat.dt / c.heat.dt_limit, c.heat.dt_limit,
-                       c.heat.solver_tolerance, c.heat.solver_max_iters);
+                       c.heat.solver_tolerance, c.heat.solver_max_iters,
+                       c.heat.solver_preconditioner == LaplacePrecond::None
+                           ? std::string()
+                           : fmt::format(", preconditioner {}",
+                                         to_string(c.heat.solver_preconditioner)));
   return fmt::format("explicit stability limit dt_max = 1/(2·α·Σ1/h²) = {:.6g}; dt = {:.6g} "
                      "({:.3g} of the limit){}",
                      c.heat.dt_limit, c.heat.dt, c.heat.dt / c.heat.dt_limit,

@@ -48,6 +48,8 @@ class HeatSolver final : public Stepper<T> {
   HeatArgs<T> args_for(double dt) const;
   int pick_time_block(const HeatArgs<T>& regular);
   void implicit_step(double dt);
+  // CG's preconditioner (heat.solver.preconditioner) for the operator op.
+  void set_preconditioner(const LaplaceArgs<T>& op);
 
   const Case& case_;
   Backend<T>& backend_;
@@ -56,6 +58,10 @@ class HeatSolver final : public Stepper<T> {
   Field<T> u_, u_next_, source_;
   Field<T> delta_, r_, p_, q_;  // implicit: the change of u in a step, and CG's vectors
   std::unique_ptr<ConjugateGradient<T>> cg_;
+  Field<T> z_;  // the preconditioned residual
+  std::unique_ptr<Multigrid<T>> pre_mg_;
+  std::unique_ptr<MultigridExec<T>> pre_exec_;
+  bool dense_ = false;            // the implicit fields' rows are dense (operator csr)
   double operator_dt_ = -1;       // the dt the backend's operator was set for
   std::int64_t cg_iterations_ = 0;
   bool has_source_field_ = false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/core.h>
@@ -54,13 +55,14 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
     throw std::logic_error("LaplaceSolver: laplace.omega auto is unresolved: the case was not "
                            "prepared (solvers/prepare.hpp)");
   // cuFFT transforms dense arrays, cuSPARSE's SpMV sums depend on the
-  // matrix's rows, and a singular solve takes the field's mean out (a sum
-  // whose order differs on padded rows): those keep dense rows, the same
-  // bits whatever the GPU's row alignment (Backend::make_dense_field).
-  const bool dense =
-      method == LaplaceMethod::Fft || method == LaplaceMethod::Cg || spec_.singular;
+  // matrix's rows (cg with operator csr), and a singular solve takes the
+  // field's mean out (a sum whose order differs on padded rows): those keep
+  // dense rows, the same bits whatever the GPU's row alignment
+  // (Backend::make_dense_field). Matrix-free cg takes the backend's rows.
+  dense_ = method == LaplaceMethod::Fft ||
+           (method == LaplaceMethod::Cg && spec_.op == LaplaceOperator::Csr) || spec_.singular;
   const auto field = [&](const char* what) {
-    return dense ? be_.make_dense_field(g, what) : be_.make_field(g, what);
+    return dense_ ? be_.make_dense_field(g, what) : be_.make_field(g, what);
   };
   u_ = field("the solution u");
   upload_ms_ = set_initial_state(c, be_, u_);
@@ -128,14 +130,21 @@ LaplaceSolver<T>::LaplaceSolver(const Case& c, Backend<T>& backend)
       rr0 = be_.vec().dot(r_, r_);
     }
     const LaplaceArgs<T> op = laplace_args<T>(c, true);
-    exec_->set_operator(op, u_.layout());
+    exec_->set_operator(op, u_.layout(), operator_form(spec_.op));
     cg_ = std::make_unique<ConjugateGradient<T>>(be_.vec(), *exec_, u_, r_, p_, q_);
     set_preconditioner(op);
     cg_->start(rr0);
   } else {
     rr0 = exec_->residual(args_, u_, nullptr);
   }
-  if (method == LaplaceMethod::Multigrid) {
+  if (method == LaplaceMethod::Multigrid && spec_.mixed) {
+    if constexpr (std::is_same_v<T, double>) {
+      mixed_ = std::make_unique<MixedRefinement>(c, be_, args_);
+      rr0 = mixed_->start(u_);
+    } else {
+      throw std::logic_error("laplace.precision: mixed in float32 (the case check refuses it)");
+    }
+  } else if (method == LaplaceMethod::Multigrid) {
     MgOptions opt;
     opt.cycle = spec_.cycle;
     mg_ = std::make_unique<Multigrid<T>>(be_, g, args_, spec_.singular, opt);
@@ -152,7 +161,8 @@ template <class T>
 void LaplaceSolver<T>::set_preconditioner(const LaplaceArgs<T>& op) {
   const LaplacePrecond kind = spec_.preconditioner;
   if (kind == LaplacePrecond::None) return;
-  z_ = be_.make_dense_field(case_.grid, "the CG preconditioned residual z");
+  const char* what = "the CG preconditioned residual z";  // r's layout: z·r is a dot
+  z_ = dense_ ? be_.make_dense_field(case_.grid, what) : be_.make_field(case_.grid, what);
   if (kind == LaplacePrecond::Jacobi) {
     pre_exec_ = make_multigrid_exec(be_);
     cg_->set_preconditioner(
@@ -165,6 +175,7 @@ void LaplaceSolver<T>::set_preconditioner(const LaplaceArgs<T>& op) {
   MgOptions opt;
   opt.pre = opt.post = 2;
   opt.symmetric = true;
+  opt.dense = dense_;
   pre_mg_ = std::make_unique<Multigrid<T>>(be_, case_.grid, op, spec_.singular, opt, true);
   cg_->set_preconditioner([this](const Field<T>& r, Field<T>& z) { pre_mg_->precondition(r, z); },
                           z_);
@@ -172,7 +183,11 @@ void LaplaceSolver<T>::set_preconditioner(const LaplaceArgs<T>& op) {
 
 template <class T>
 void LaplaceSolver<T>::check_residual() {
-  const double rr = exec_->residual(args_, u_, nullptr);
+  take_residual(exec_->residual(args_, u_, nullptr));
+}
+
+template <class T>
+void LaplaceSolver<T>::take_residual(double rr) {
   residual_ = base_ > 0 ? std::sqrt(rr) / base_ : 0.0;
   if (!std::isfinite(residual_))
     throw SolverError(fmt::format("{} diverged: the residual is {} at iteration {}",
@@ -253,6 +268,14 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
   if (method == LaplaceMethod::Multigrid) {
     // a cycle costs several sweeps: the residual after each one decides
     for (std::int64_t s = 0; s < n && !finished(); ++s) {
+      if constexpr (std::is_same_v<T, double>) {
+        if (mixed_) {  // the refinement's defect pass sums the residual too
+          const double rr = mixed_->step(u_);
+          ++iters_;
+          take_residual(rr);
+          continue;
+        }
+      }
       mg_->cycle(u_);
       ++iters_;
       check_residual();
@@ -362,6 +385,9 @@ void LaplaceSolver<T>::restore(const io::Checkpoint& ck) {
     upload_bytes(be_, ck.field("cg_p"), p_);
     cg_->resume(ck.real("cg_rr"), cg_->preconditioned() ? ck.real("cg_rz") : 0.0);
   }
+  if constexpr (std::is_same_v<T, double>) {
+    if (mixed_) mixed_->start(u_);  // the defect of the restored u
+  }
   iters_ = ck.step;
   residual_ = ck.real("residual");
   base_ = ck.real("residual_base");
@@ -381,6 +407,8 @@ std::size_t LaplaceSolver<T>::bytes_per_iteration() const {
   if (m == LaplaceMethod::Jacobi) return 2 * fb + fr;   // read u, write v
   if (m == LaplaceMethod::Sor) return 4 * fb + 2 * fr;  // two half sweeps
   if (m == LaplaceMethod::Cg) return 13 * fb;           // spmv 2, dot 2, update 6, p 3
+  if (m == LaplaceMethod::Multigrid && mixed_)
+    return MixedRefinement::bytes_per_iteration(fb, has_f_field_);
   if (m == LaplaceMethod::Multigrid)  // per level 4 sweeps (u 2, f 1 each), r 3, R 2, P 3,
     return (4 * (2 * fb + fr) + 3 * fb + fr + 5 * fb) * 8 / 7 + 2 * fb + fr;  // + the check
   return 2 * fb + fr;                                   // fft: f in, u out (transforms not counted)
@@ -394,13 +422,16 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
   int fields = 2;  // u and f
   std::size_t bytes = 2 * field;
   if (m == LaplaceMethod::Jacobi) fields += 1, bytes += field;
-  // cg: r, p, q and the GPU's CSR matrix (row pointers, 7 columns and values a row)
+  // cg: r, p, q, and with operator csr the GPU's CSR matrix
   MemoryNeed need;
   if (m == LaplaceMethod::Cg) {
     fields += 3;
-    need.other = "the operator's sparse (CSR) matrix";
-    need.other_bytes = (n + 1) * 2 * sizeof(int) + 7 * n * (sizeof(int) + sizeof(T));
-    bytes += 3 * field + need.other_bytes;
+    bytes += 3 * field;
+    if (c.laplace.op == LaplaceOperator::Csr) {
+      need.other = "the operator's sparse (CSR) matrix";
+      need.other_bytes = csr_bytes(c.grid, sizeof(T));
+      bytes += need.other_bytes;
+    }
   }
   if (m == LaplaceMethod::Cg && c.laplace.preconditioner != LaplacePrecond::None) {
     fields += 1;  // z
@@ -408,7 +439,11 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
     if (c.laplace.preconditioner == LaplacePrecond::Multigrid)
       bytes += (Multigrid<T>::extra_values(c.grid) + n) * sizeof(T);  // the levels and their f
   }
-  if (m == LaplaceMethod::Multigrid) {  // the fine level's residual and the coarse levels
+  if (m == LaplaceMethod::Multigrid && c.laplace.mixed) {  // float32: d, e and the levels
+    need.other = "the float32 defect, correction and multigrid levels";
+    need.other_bytes = MixedRefinement::extra_bytes(c.grid);
+    bytes += need.other_bytes;
+  } else if (m == LaplaceMethod::Multigrid) {  // the fine level's residual and the coarse levels
     need.other = "the multigrid levels";
     need.other_bytes = Multigrid<T>::extra_values(c.grid) * sizeof(T);
     bytes += need.other_bytes;
@@ -424,6 +459,13 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
   return need;
 }
 
+std::size_t csr_bytes(const Grid& g, std::size_t value_bytes) {
+  const std::size_t n = static_cast<std::size_t>(g.size());
+  const std::size_t index = n * kMaxRowEntries < (std::size_t(1) << 31) ? 4 : 8;
+  // row pointers and the count scan's (n + 1 each), then 7 columns and values a row
+  return (n + 1) * 2 * index + kMaxRowEntries * n * (index + value_bytes);
+}
+
 template LaplaceArgs<float> laplace_args<float>(const Case&, bool);
 template LaplaceArgs<double> laplace_args<double>(const Case&, bool);
 std::string laplace_setup_line(const Case& c) {
@@ -433,9 +475,12 @@ std::string laplace_setup_line(const Case& c) {
                          ? fmt::format(", ω = {:.6g}{}", c.laplace.omega,
                                        c.laplace.omega_auto ? " (auto)" : "")
                      : c.laplace.method == LaplaceMethod::Multigrid
-                         ? fmt::format(", {}-cycles over {} levels",
+                         ? fmt::format(", {}-cycles over {} levels{}",
                                        c.laplace.cycle == MgCycle::F ? "F" : "V",
-                                       Multigrid<double>::hierarchy(c.grid).size())
+                                       Multigrid<double>::hierarchy(c.grid).size(),
+                                       c.laplace.mixed ? ", mixed precision (float64 residual, "
+                                                         "float32 cycles)"
+                                                       : "")
                      : c.laplace.method == LaplaceMethod::Cg &&
                              c.laplace.preconditioner != LaplacePrecond::None
                          ? fmt::format(", preconditioner {}", to_string(c.laplace.preconditioner))

@@ -12,6 +12,7 @@
 #include "io/checkpoint.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/laplace/laplace_exec.hpp"
+#include "solvers/mixed.hpp"
 #include "solvers/multigrid.hpp"
 #include "solvers/stepper.hpp"
 
@@ -83,6 +84,14 @@ class ConjugateGradient {
   double rr_ = 0, rz_ = 0;
 };
 
+// LaplaceExec's form of the case's operator choice.
+inline OperatorForm operator_form(LaplaceOperator o) {
+  return o == LaplaceOperator::Csr ? OperatorForm::Csr : OperatorForm::MatrixFree;
+}
+// Device bytes of the CSR matrix of the operator on grid g (32-bit indices
+// where they fit, else 64-bit), the count scan's buffer included.
+std::size_t csr_bytes(const Grid& g, std::size_t value_bytes);
+
 // The operator's args of the Laplacian on the case's grid: ih2, diag,
 // boundaries (Neumann ghosts 2h·g; zero_ghosts for the homogeneous operator).
 template <class T>
@@ -135,6 +144,8 @@ class LaplaceSolver {
 
  private:
   void check_residual();
+  // The status from Σ r² of the current iterate (check_residual's second half).
+  void take_residual(double rr);
   // Stall detection: the relative residual at each check (the true one for
   // cg), and whether the last half of the run has stopped gaining.
   void record_check(double residual);
@@ -150,11 +161,13 @@ class LaplaceSolver {
   Field<T> u_, v_, f_, r_, p_, q_;
   std::unique_ptr<ConjugateGradient<T>> cg_;
   std::unique_ptr<Multigrid<T>> mg_;
+  std::unique_ptr<MixedRefinement> mixed_;  // multigrid, laplace.precision: mixed (float64)
   // cg's preconditioner: a multigrid V-cycle, or Jacobi through mg_exec_
   std::unique_ptr<Multigrid<T>> pre_mg_;
   std::unique_ptr<MultigridExec<T>> pre_exec_;
   Field<T> z_;
   bool has_f_field_ = false;
+  bool dense_ = false;  // the fields' rows are dense (else the backend's)
   double base_ = 1;  // ‖W·f‖₂, or ‖r₀‖₂ when f = 0
   double residual_ = 1;
   double mean_removed_ = 0;

@@ -82,13 +82,17 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
   const std::vector<Grid> grids = hierarchy(g);
   // A singular level's f loses its mean through add_constant, which walks
   // the values of a dense field: singular hierarchies stay dense, as the
-  // solver's own fields do then (LaplaceSolver). So does CG's preconditioner:
-  // CG's vectors are dense (its CSR operator), and the fine level's fields
-  // meet them (padded ones made the GPU's z zero: CG broke down at once).
+  // solver's own fields do then (LaplaceSolver). As CG's preconditioner the
+  // fine level's f (rhs0_) is read at z's indices: it takes CG's layout,
+  // opt.dense with the CSR operator (a dense f beside a padded z made the
+  // GPU's z zero: CG broke down at once).
   const auto field = [&](const Grid& lg, const char* what) {
-    return singular_ || as_preconditioner ? be_.make_dense_field(lg, what)
-                                          : be_.make_field(lg, what);
+    return singular_ || opt_.dense ? be_.make_dense_field(lg, what) : be_.make_field(lg, what);
   };
+  // As a preconditioner of W·(s·(−L₀) + c·I): L − (c/s)·I on every level.
+  T shift = T(0);
+  if (as_preconditioner && a.op_shift != T(0)) shift = a.op_shift / a.op_scale;
+  if (as_preconditioner) rhs_scale_ = T(-1) / a.op_scale;
   levels_.resize(grids.size());
   for (std::size_t l = 0; l < grids.size(); ++l) {
     Level& L = levels_[l];
@@ -103,6 +107,10 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
         L.a.f = rhs0_.data();
         L.a.f_coef = T(1);
         L.a.lap_coef = T(-1);
+        if (shift != T(0)) {
+          L.a.shift = shift;
+          L.a.inv_diag = static_cast<T>(1.0 / (double(a.diag) + double(shift)));
+        }
       }
     } else {
       // the error's equation: homogeneous boundaries, the restricted residual as f
@@ -115,7 +123,8 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
         c.bc[ax].ghost_lo = c.bc[ax].ghost_hi = T(0);
       }
       c.diag = static_cast<T>(diag);
-      c.inv_diag = static_cast<T>(1.0 / diag);
+      c.shift = shift;
+      c.inv_diag = static_cast<T>(1.0 / (diag + double(shift)));
       c.f_coef = T(1);
       c.lap_coef = T(-1);
       L.u = field(L.g, "a multigrid level's correction");
@@ -150,8 +159,14 @@ void Multigrid<T>::cycle(Field<T>& u) {
 }
 
 template <class T>
+void Multigrid<T>::cycle_from_zero(Field<T>& u) {
+  exec_->zero(u);
+  visit(0, u, opt_.cycle);
+}
+
+template <class T>
 void Multigrid<T>::precondition(const Field<T>& r, Field<T>& z) {
-  exec_->unweight(levels_[0].a, T(-1), r, rhs0_);
+  exec_->unweight(levels_[0].a, rhs_scale_, r, rhs0_);
   exec_->zero(z);
   visit(0, z, MgCycle::V);
 }

@@ -27,6 +27,10 @@ struct MgOptions {
   // A symmetric cycle (CG's preconditioner): the sweeps after the coarse
   // correction take the colours in the reverse order of those before.
   bool symmetric = false;
+  // The hierarchy's fields dense (else the backend's rows): as a
+  // preconditioner, the fine level's right-hand side must have the layout of
+  // CG's vectors (dense with the CSR operator), which its u (z) has.
+  bool dense = false;
 };
 
 template <class T>
@@ -40,9 +44,13 @@ class Multigrid {
             MgOptions opt = {}, bool as_preconditioner = false);
   // One cycle on u (the fine level's iterate, in place).
   void cycle(Field<T>& u);
-  // CG's preconditioner, z ≈ A⁻¹ r for A = W·(−L₀): one cycle from z = 0 on
-  // L₀ z = −r/W. The hierarchy must have been made with as_preconditioner
-  // (a's ghosts 0; its f is not used).
+  // One cycle from u = 0 (mixed precision's correction: L₀ e = f).
+  void cycle_from_zero(Field<T>& u);
+  // CG's preconditioner, z ≈ A⁻¹ r for A = W·(s·(−L₀) + c·I) (s, c: a's
+  // op_scale and op_shift; the Laplacian's 1 and 0, the implicit heat
+  // schemes' θ·α·dt and 1): one cycle from z = 0 on (L₀ − (c/s)·I) z =
+  // −r/(s·W). The hierarchy must have been made with as_preconditioner from
+  // CG's operator args (ghosts 0; its f is not used).
   void precondition(const Field<T>& r, Field<T>& z);
   int levels() const { return int(levels_.size()); }
   const Grid& level_grid(int l) const { return levels_[std::size_t(l)].g; }
@@ -68,6 +76,7 @@ class Multigrid {
   std::unique_ptr<MultigridExec<T>> exec_;
   std::vector<Level> levels_;
   Field<T> rhs0_;  // the fine level's right-hand side as a preconditioner
+  T rhs_scale_ = T(-1);  // −1/s: r to that right-hand side (unweight)
   bool singular_ = false;
   MgOptions opt_;
   int coarse_sweeps_ = 16;

@@ -296,6 +296,7 @@ class CudaBackend final : public Backend<T> {
 
   // ---- for the workloads' CUDA executors ----
   int device() const { return device_; }
+  int device_index() const override { return device_; }
   // The layout make_field gives a field of grid g.
   Layout field_layout(const Grid& g) const {
     return Layout::aligned_rows(g.n.data(), std::int64_t(sizeof(T)), row_align_);

@@ -186,15 +186,29 @@ class LaplaceCpu final : public LaplaceExec<T> {
     return s;
   }
 
-  void set_operator(const LaplaceArgs<T>& a, const Layout&) override { op_ = a; }
+  void set_operator(const LaplaceArgs<T>& a, const Layout& l,
+                    OperatorForm form) override {
+    op_ = a;
+    csr_ = form == OperatorForm::Csr;
+    rowptr_.clear(), cols_.clear(), vals_.clear();
+    if (csr_) build_csr(a, l);
+  }
   void apply(const Field<T>& x, Field<T>& y) override {
     const FieldView<const T> p = x.view();
     const FieldView<T> q = y.view();
-    by_dim(op_.ndim, [&](auto d) {
-      for_each_point(p, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
-        q[idx] = apply_point<decltype(d)::value>(op_, p, i, j, k);
+    if (csr_) {  // y = Σ vals·x over each row's entries, in column order
+      if (std::int64_t(rowptr_.size()) != p.span() + 1)
+        throw DeviceError("apply: the vectors do not match the operator");
+      const T* xv = p.p;
+      for_each_point(p, [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t idx) {
+        T s = 0;
+        for (std::int64_t e = rowptr_[std::size_t(idx)]; e < rowptr_[std::size_t(idx) + 1]; ++e)
+          s += vals_[std::size_t(e)] * xv[cols_[std::size_t(e)]];
+        q[idx] = s;
       });
-    });
+      return;
+    }
+    by_dim(op_.ndim, [&](auto d) { apply_free<decltype(d)::value>(p, q); });
   }
 
   double fft_poisson(const LaplaceArgs<T>& a, const Field<T>& f, Field<T>& u) override {
@@ -205,7 +219,57 @@ class LaplaceCpu final : public LaplaceExec<T> {
   static void box(const LaplaceArgs<T>& a, const Box& b, const Field<T>& in, Field<T>& out) {
     by_dim(a.ndim, [&](auto d) { jacobi_box<decltype(d)::value>(a, b, in.view(), out.view()); });
   }
+  // Matrix-free: apply_point at the points next to a face; the rows off
+  // every face take apply_formula from their neighbours directly (the same
+  // formula, the same operands: the same values).
+  template <int D>
+  void apply_free(const FieldView<const T>& p, const FieldView<T>& q) const {
+    const LaplaceArgs<T>& a = op_;
+    const std::int64_t nx = p.n[0], ny = p.n[1], nz = p.n[2];
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads_for(p.size()))
+    for (std::int64_t k = 0; k < nz; ++k)
+      for (std::int64_t j = 0; j < ny; ++j) {
+        const std::int64_t row = p.index(0, j, k);
+        const bool off_faces =
+            nx > 2 && (D < 2 || (j > 0 && j < ny - 1)) && (D < 3 || (k > 0 && k < nz - 1));
+        if (!off_faces) {
+          for (std::int64_t i = 0; i < nx; ++i) q[row + i] = apply_point<D>(a, p, i, j, k);
+          continue;
+        }
+        q[row] = apply_point<D>(a, p, 0, j, k);
+        for (std::int64_t idx = row + 1; idx < row + nx - 1; ++idx) {
+          T m[3], pp[3];
+          direct_neighbours<D>(p.p, idx, p.sy, p.sz, m, pp);
+          q[idx] = apply_formula<D>(a, p[idx], m, pp);
+        }
+        q[row + nx - 1] = apply_point<D>(a, p, nx - 1, j, k);
+      }
+  }
+  // The CSR matrix of laplace_row's rows over the values of layout l (a
+  // padding value's row is empty): counted, summed into row pointers, filled.
+  void build_csr(const LaplaceArgs<T>& a, const Layout& l) {
+    const std::int64_t n = l.span();
+    rowptr_.assign(std::size_t(n + 1), 0);
+    by_dim(a.ndim, [&](auto d) {
+      constexpr int D = decltype(d)::value;
+      for_each_point(l, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+        std::int64_t c[kMaxRowEntries];
+        T v[kMaxRowEntries];
+        rowptr_[std::size_t(idx) + 1] = laplace_row<D>(a, l, i, j, k, c, v);
+      });
+      for (std::size_t r = 1; r < rowptr_.size(); ++r) rowptr_[r] += rowptr_[r - 1];
+      cols_.resize(std::size_t(rowptr_.back()));
+      vals_.resize(cols_.size());
+      for_each_point(l, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) {
+        const std::size_t base = std::size_t(rowptr_[std::size_t(idx)]);
+        laplace_row<D>(a, l, i, j, k, cols_.data() + base, vals_.data() + base);
+      });
+    });
+  }
   LaplaceArgs<T> op_;
+  bool csr_ = false;
+  std::vector<std::int64_t> rowptr_, cols_;
+  std::vector<T> vals_;
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The CUDA executor of the Laplace operator: Jacobi through the marches
 // (JacobiOp) or a point kernel, red-black SOR, the residual as a fused
-// reduction, the operator as a cuSPARSE CSR matrix built on the device from
-// laplace_row, the spectral solve with cuFFT; Jacobi's temporally blocked
+// reduction, the operator matrix-free (ApplyOp through the marches, the
+// x faces after) or as a cuSPARSE CSR matrix built on the device from
+// laplace_row (32- or 64-bit indices), the spectral solve with cuFFT; Jacobi's temporally blocked
 // passes, CUDA graphs of small grids' chunks, and sweeps split for the
 // overlapped halo exchange.
 #include <cub/device/device_scan.cuh>
@@ -100,81 +101,36 @@ class LaplaceCuda final : public LaplaceExec<T> {
     return s;
   }
 
-  // The operator as a CSR matrix, built on the device from laplace_row (the
-  // formula the CPU's apply_point is tested against): count the entries of
-  // every row, scan them into row pointers (CUB), fill. 32-bit indices.
-  void set_operator(const LaplaceArgs<T>& a, const Layout& l) override {
+  // The operator: matrix-free, its args kept (apply_op); or a CSR matrix
+  // built on the device from laplace_row (the formula the CPU's apply_point
+  // is tested against): count the entries of every row, scan them into row
+  // pointers (CUB), fill. 32-bit indices while the entries fit, else 64-bit.
+  void set_operator(const LaplaceArgs<T>& a, const Layout& l,
+                    OperatorForm form) override {
     release_operator();
+    op_ = a;
+    op_layout_ = l;
+    csr_ = form == OperatorForm::Csr;
+    if (!csr_) return;
     if (!l.is_dense())  // SpMV's sums depend on the rows: dense, as LaplaceSolver makes them
       throw std::logic_error("set_operator: the CSR operator takes dense fields (make_dense_field)");
-    MemoryResource& mem = be_.memory();
-    const cudaStream_t s = be_.stream();
     const std::int64_t n = l.span();
-    if (n * kMaxRowEntries >= (std::int64_t(1) << 31))
-      throw DeviceError("cg on the GPU: the CSR matrix of " + std::to_string(n) +
-                        " points would need 64-bit indices, which this version does not build; "
-                        "use a grid of fewer than 306 million points, or --device cpu");
     if (!sparse_) {
       GF_CUSPARSE_CHECK(cusparseCreate(&sparse_));
-      GF_CUSPARSE_CHECK(cusparseSetStream(sparse_, s));
+      GF_CUSPARSE_CHECK(cusparseSetStream(sparse_, be_.stream()));
     }
-    rowptr_.reset(mem, std::size_t(n + 1) * sizeof(int), "the CSR row pointers");
-    DeviceBuffer counts;
-    counts.reset(mem, std::size_t(n + 1) * sizeof(int), "the CSR row counts");
-    GF_CUDA_CHECK(cudaMemsetAsync(counts.as<int>() + n, 0, sizeof(int), s));
-    by_dim(a.ndim, [&](auto d) {
-      csr_count_kernel<decltype(d)::value, T><<<flat_blocks(n), 256, 0, s>>>(a, l, counts.as<int>(), n);
-    });
-    GF_CUDA_CHECK_LAUNCH();
-    std::size_t temp = 0;
-    GF_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, counts.as<int>(),
-                                                rowptr_.as<int>(), int(n + 1), s));
-    void* tmp = be_.scratch(temp);
-    GF_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp, temp, counts.as<int>(), rowptr_.as<int>(),
-                                                int(n + 1), s));
-    int nnz = 0;
-    GF_CUDA_CHECK(
-        cudaMemcpyAsync(&nnz, rowptr_.as<int>() + n, sizeof(int), cudaMemcpyDeviceToHost, s));
-    GF_CUDA_CHECK(cudaStreamSynchronize(s));
-    colind_.reset(mem, std::size_t(std::max(nnz, 1)) * sizeof(int), "the CSR column indices");
-    values_.reset(mem, std::size_t(std::max(nnz, 1)) * sizeof(T), "the CSR values");
-    by_dim(a.ndim, [&](auto d) {
-      csr_fill_kernel<decltype(d)::value, T><<<flat_blocks(n), 256, 0, s>>>(
-          a, l, rowptr_.as<int>(), colind_.as<int>(), values_.as<T>(), n);
-    });
-    GF_CUDA_CHECK_LAUNCH();
-    GF_CUSPARSE_CHECK(cusparseCreateCsr(&matrix_, n, n, nnz, rowptr_.get(), colind_.get(),
-                                        values_.get(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
-                                        CUSPARSE_INDEX_BASE_ZERO, data_type()));
+    if (n * kMaxRowEntries < (std::int64_t(1) << 31))
+      build_csr<int>(a, l, CUSPARSE_INDEX_32I);
+    else
+      build_csr<std::int64_t>(a, l, CUSPARSE_INDEX_64I);
     rows_ = n;
   }
 
-  // y = A x by cuSPARSE's generic SpMV, CSR algorithm 2 (deterministic).
   void apply(const Field<T>& x, Field<T>& y) override {
-    if (!matrix_) throw DeviceError("apply before set_operator");
-    if (std::int64_t(x.size()) != rows_ || std::int64_t(y.size()) != rows_)
+    if (!x.layout().same_as(op_layout_) || !y.layout().same_as(op_layout_))
       throw DeviceError("apply: the vectors do not match the operator");
-    if (!vec_x_) {
-      GF_CUSPARSE_CHECK(
-          cusparseCreateDnVec(&vec_x_, rows_, const_cast<T*>(x.data()), data_type()));
-      GF_CUSPARSE_CHECK(cusparseCreateDnVec(&vec_y_, rows_, y.data(), data_type()));
-    } else {
-      GF_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_x_, const_cast<T*>(x.data())));
-      GF_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_y_, y.data()));
-    }
-    const T one = 1, zero = 0;
-    if (!spmv_ready_) {
-      std::size_t bytes = 0;
-      GF_CUSPARSE_CHECK(cusparseSpMV_bufferSize(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                                                matrix_, vec_x_, &zero, vec_y_, data_type(),
-                                                CUSPARSE_SPMV_CSR_ALG2, &bytes));
-      spmv_buffer_.at_least(be_.memory(), std::max<std::size_t>(bytes, 16),
-                            "the cuSPARSE SpMV buffer");
-      spmv_ready_ = true;
-    }
-    GF_CUSPARSE_CHECK(cusparseSpMV(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_,
-                                   vec_x_, &zero, vec_y_, data_type(), CUSPARSE_SPMV_CSR_ALG2,
-                                   spmv_buffer_.get()));
+    if (csr_) spmv(x, y);
+    else apply_op(x.view(), y.view());
   }
 
   // cuFFT: f̂ = FFT(f); û = spectral_factor·f̂; u = IFFT(û); then FFT(u) for
@@ -247,6 +203,101 @@ class LaplaceCuda final : public LaplaceExec<T> {
     return k.add(a.lap_coef).add(a.omega).add(a.op_scale).add(a.op_shift);
   }
 
+  // y = A x matrix-free: the marches (2D, 3D) and the x faces after them,
+  // or one thread a point.
+  void apply_op(const FieldView<const T>& x, const FieldView<T>& y) {
+    const LaplaceArgs<T>& a = op_;
+    const cudaStream_t s = be_.stream();
+    const bool x_periodic = a.bc[0].lo == BcType::Periodic && a.bc[0].hi == BcType::Periodic;
+    const auto x_faces = [&](auto d) {
+      if (x_periodic) return;
+      const std::int64_t t = 2 * x.n[1] * x.n[2];
+      apply_xfaces_kernel<decltype(d)::value, T><<<flat_blocks(t), 256, 0, s>>>(a, x.p, y.p, x);
+      GF_CUDA_CHECK_LAUNCH();
+    };
+    if (a.ndim == 2 && march2d_fits(x, y)) {
+      launch_march2d<false>(ApplyOp<T, 2>{a}, x, y, s);
+      GF_CUDA_CHECK_LAUNCH();
+      x_faces(std::integral_constant<int, 2>{});
+      return;
+    }
+    if (a.ndim == 3 && march3d_fits(x, y)) {
+      launch_march3d<false>(ApplyOp<T, 3>{a}, x, y, s);
+      GF_CUDA_CHECK_LAUNCH();
+      x_faces(std::integral_constant<int, 3>{});
+      return;
+    }
+    dim3 grid, block;
+    point_launch(a.ndim, x.n, grid, block);
+    by_dim(a.ndim, [&](auto d) {
+      apply_kernel<decltype(d)::value, T><<<grid, block, 0, s>>>(a, x.p, y.p, x);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+  }
+
+  template <class I>
+  void build_csr(const LaplaceArgs<T>& a, const Layout& l, cusparseIndexType_t index_type) {
+    MemoryResource& mem = be_.memory();
+    const cudaStream_t s = be_.stream();
+    const std::int64_t n = l.span();
+    rowptr_.reset(mem, std::size_t(n + 1) * sizeof(I), "the CSR row pointers");
+    DeviceBuffer counts;
+    counts.reset(mem, std::size_t(n + 1) * sizeof(I), "the CSR row counts");
+    GF_CUDA_CHECK(cudaMemsetAsync(counts.as<I>() + n, 0, sizeof(I), s));
+    by_dim(a.ndim, [&](auto d) {
+      csr_count_kernel<decltype(d)::value, T, I><<<flat_blocks(n), 256, 0, s>>>(a, l, counts.as<I>(), n);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+    std::size_t temp = 0;
+    GF_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, counts.as<I>(), rowptr_.as<I>(),
+                                                I(n + 1), s));
+    void* tmp = be_.scratch(temp);
+    GF_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(tmp, temp, counts.as<I>(), rowptr_.as<I>(), I(n + 1), s));
+    I nnz = 0;
+    GF_CUDA_CHECK(cudaMemcpyAsync(&nnz, rowptr_.as<I>() + n, sizeof(I), cudaMemcpyDeviceToHost, s));
+    GF_CUDA_CHECK(cudaStreamSynchronize(s));
+    counts.release();  // before the columns and values: the peak is the matrix
+    colind_.reset(mem, std::size_t(std::max<I>(nnz, 1)) * sizeof(I), "the CSR column indices");
+    values_.reset(mem, std::size_t(std::max<I>(nnz, 1)) * sizeof(T), "the CSR values");
+    by_dim(a.ndim, [&](auto d) {
+      csr_fill_kernel<decltype(d)::value, T, I><<<flat_blocks(n), 256, 0, s>>>(
+          a, l, rowptr_.as<I>(), colind_.as<I>(), values_.as<T>(), n);
+    });
+    GF_CUDA_CHECK_LAUNCH();
+    GF_CUSPARSE_CHECK(cusparseCreateCsr(&matrix_, n, n, std::int64_t(nnz), rowptr_.get(),
+                                        colind_.get(), values_.get(), index_type, index_type,
+                                        CUSPARSE_INDEX_BASE_ZERO, data_type()));
+  }
+
+  // y = A x by cuSPARSE's generic SpMV, CSR algorithm 2 (deterministic).
+  void spmv(const Field<T>& x, Field<T>& y) {
+    if (!matrix_) throw DeviceError("apply before set_operator");
+    if (std::int64_t(x.size()) != rows_ || std::int64_t(y.size()) != rows_)
+      throw DeviceError("apply: the vectors do not match the operator");
+    if (!vec_x_) {
+      GF_CUSPARSE_CHECK(
+          cusparseCreateDnVec(&vec_x_, rows_, const_cast<T*>(x.data()), data_type()));
+      GF_CUSPARSE_CHECK(cusparseCreateDnVec(&vec_y_, rows_, y.data(), data_type()));
+    } else {
+      GF_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_x_, const_cast<T*>(x.data())));
+      GF_CUSPARSE_CHECK(cusparseDnVecSetValues(vec_y_, y.data()));
+    }
+    const T one = 1, zero = 0;
+    if (!spmv_ready_) {
+      std::size_t bytes = 0;
+      GF_CUSPARSE_CHECK(cusparseSpMV_bufferSize(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                                matrix_, vec_x_, &zero, vec_y_, data_type(),
+                                                CUSPARSE_SPMV_CSR_ALG2, &bytes));
+      spmv_buffer_.at_least(be_.memory(), std::max<std::size_t>(bytes, 16),
+                            "the cuSPARSE SpMV buffer");
+      spmv_ready_ = true;
+    }
+    GF_CUSPARSE_CHECK(cusparseSpMV(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_,
+                                   vec_x_, &zero, vec_y_, data_type(), CUSPARSE_SPMV_CSR_ALG2,
+                                   spmv_buffer_.get()));
+  }
+
   void release_operator() {
     if (vec_x_) cusparseDestroyDnVec(vec_x_);
     if (vec_y_) cusparseDestroyDnVec(vec_y_);
@@ -255,6 +306,9 @@ class LaplaceCuda final : public LaplaceExec<T> {
     matrix_ = nullptr;
     spmv_ready_ = false;
     rows_ = 0;
+    rowptr_.release();
+    colind_.release();
+    values_.release();
   }
 
   void make_fft_plans(const LaplaceArgs<T>& a, const std::int64_t* n) {
@@ -297,7 +351,10 @@ class LaplaceCuda final : public LaplaceExec<T> {
   }
 
   CudaBackend<T>& be_;
-  // The operator of apply (cuSPARSE CSR) and its vectors.
+  // The operator of apply: its args (matrix-free), or cuSPARSE's CSR matrix and vectors.
+  LaplaceArgs<T> op_;
+  Layout op_layout_;
+  bool csr_ = false;
   cusparseHandle_t sparse_ = nullptr;
   cusparseSpMatDescr_t matrix_ = nullptr;
   cusparseDnVecDescr_t vec_x_ = nullptr, vec_y_ = nullptr;

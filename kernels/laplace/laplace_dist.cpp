@@ -38,8 +38,9 @@ class LaplaceDist final : public LaplaceExec<T> {
     if (r) be_.refresh(*r);
     return mpi::sum(s);
   }
-  void set_operator(const LaplaceArgs<T>& a, const Layout& l) override {
-    in_->set_operator(a, l);
+  void set_operator(const LaplaceArgs<T>& a, const Layout& l,
+                    OperatorForm form) override {
+    in_->set_operator(a, l, form);
   }
   void apply(const Field<T>& x, Field<T>& y) override {
     in_->apply(x, y);

@@ -13,6 +13,9 @@
 
 namespace gf {
 
+// The form of CG's operator (LaplaceExec::set_operator).
+enum class OperatorForm { MatrixFree, Csr };
+
 template <class T>
 class LaplaceExec {
  public:
@@ -65,9 +68,12 @@ class LaplaceExec {
   virtual double residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>* r) = 0;
 
   // ---- the operator A of apply_point (CG's) ----
-  // Kept by the executor for fields of layout l (a CSR matrix on the GPU,
-  // for cuSPARSE; the args themselves on the CPU).
-  virtual void set_operator(const LaplaceArgs<T>& a, const Layout& l) = 0;
+  // Kept by the executor for fields of layout l, in the form asked:
+  // MatrixFree (the args themselves: apply_point at every point, the GPU's
+  // marches; fields of any layout) or Csr (a sparse matrix of laplace_row's
+  // rows, 64-bit indices where 32-bit ones would overflow: cuSPARSE's SpMV on
+  // the GPU, a plain row loop on the CPU; dense fields on the GPU).
+  virtual void set_operator(const LaplaceArgs<T>& a, const Layout& l, OperatorForm form) = 0;
   virtual void apply(const Field<T>& x, Field<T>& y) = 0;  // y = A x
 
   // ---- the direct spectral solve ----

@@ -141,11 +141,69 @@ struct ResidualFn {
   }
 };
 
+// ---- the operator, matrix-free ---------------------------------------------------
+
+// y = A x through the marches: apply_formula off the faces (every such point
+// has weight 1 and is no unknown's neighbour rule), apply_point on the y and
+// z faces. The x faces take the march's x rule (wrap, mirror, hold), which
+// knows no weight W and holds Dirichlet points at x instead of 0: the
+// x-faces kernel below rewrites them unless both x faces are periodic.
+template <class T, int D>
+struct ApplyOp : LaplaceArgs<T> {
+  using value_type = T;
+  static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
+  __device__ __forceinline__ T interior(T c, const T* m, const T* p, int) const {
+    return apply_formula<D>(*this, c, m, p);
+  }
+  __device__ __forceinline__ T face(const FieldView<const T>& in, std::int64_t i, std::int64_t j,
+                                    std::int64_t k) const {
+    return apply_point<D>(*this, in, i, j, k);
+  }
+};
+
+// apply_point at i = 0 and i = nx − 1 of every row (thread t: row t / 2, end t % 2).
+template <int D, class T>
+__global__ void __launch_bounds__(256) apply_xfaces_kernel(LaplaceArgs<T> a,
+                                                           const T* __restrict__ x,
+                                                           T* __restrict__ y, Layout l) {
+  const std::int64_t rows = l.n[1] * l.n[2];
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < 2 * rows;
+       t += stride) {
+    const std::int64_t row = t / 2, j = row % l.n[1], k = row / l.n[1];
+    const std::int64_t i = (t % 2) ? l.n[0] - 1 : 0;
+    y[l.index(i, j, k)] = apply_point<D>(a, FieldView<const T>(x, l), i, j, k);
+  }
+}
+
+// One thread a point (1D grids, and fields the marches do not take).
+template <int D, class T>
+__global__ void __launch_bounds__(256) apply_kernel(LaplaceArgs<T> a, const T* __restrict__ x,
+                                                    T* __restrict__ y, Layout l) {
+  const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i >= nx) return;
+  for (std::int64_t k = blockIdx.z; k < nz; k += gridDim.z)
+    for (std::int64_t j = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y; j < ny;
+         j += std::int64_t(gridDim.y) * blockDim.y) {
+      const std::int64_t idx = l.index(i, j, k);
+      if (lap_interior<D>(l.n, i, j, k)) {
+        T m[3], p[3];
+        gather_interior<D>(l, x, idx, m, p);
+        y[idx] = apply_formula<D>(a, x[idx], m, p);
+      } else {
+        y[idx] = apply_point<D>(a, FieldView<const T>(x, l), i, j, k);
+      }
+    }
+}
+
 // ---- the operator as a CSR matrix (cuSPARSE) -------------------------------------
 
 // Rows of the matrix are the fields' values (a padding value's row is empty).
-template <int D, class T>
-__global__ void __launch_bounds__(256) csr_count_kernel(LaplaceArgs<T> a, Layout l, int* counts,
+// I: the index type of the row pointers and columns (int, or std::int64_t
+// where the entries pass 2³¹).
+template <int D, class T, class I>
+__global__ void __launch_bounds__(256) csr_count_kernel(LaplaceArgs<T> a, Layout l, I* counts,
                                                         std::int64_t n) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t idx = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; idx < n;
@@ -157,9 +215,9 @@ __global__ void __launch_bounds__(256) csr_count_kernel(LaplaceArgs<T> a, Layout
   }
 }
 
-template <int D, class T>
+template <int D, class T, class I>
 __global__ void __launch_bounds__(256) csr_fill_kernel(LaplaceArgs<T> a, Layout l,
-                                                       const int* rowptr, int* colind, T* values,
+                                                       const I* rowptr, I* colind, T* values,
                                                        std::int64_t n) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t idx = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; idx < n;
@@ -169,9 +227,9 @@ __global__ void __launch_bounds__(256) csr_fill_kernel(LaplaceArgs<T> a, Layout 
     l.locate(idx, i, j, k);
     if (i >= l.n[0]) continue;
     const int cnt = laplace_row<D>(a, l, i, j, k, cols, vals);
-    const int base = rowptr[idx];
+    const I base = rowptr[idx];
     for (int e = 0; e < cnt; ++e) {
-      colind[base + e] = int(cols[e]);
+      colind[base + e] = I(cols[e]);
       values[base + e] = vals[e];
     }
   }

@@ -35,6 +35,10 @@ struct LaplaceArgs {
   T f_coef = 1, lap_coef = -1;    // residual: W·(f_coef·f + lap_coef·L u)
   T omega = 1;                    // SOR
   T op_scale = 1, op_shift = 0;   // operator: W·(op_scale·(−L₀) + op_shift·I)
+  // Multigrid's smoother and defect (kernels/multigrid/mg_ops.hpp) for
+  // L − shift·I (the implicit heat schemes' preconditioner); inv_diag is
+  // then 1/(diag + shift). 0: the Laplacian.
+  T shift = 0;
 };
 
 template <class T>
@@ -136,6 +140,16 @@ GF_HD T residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, std
   return bc_weight<D>(a, u.n, pos) * (a.f_coef * rhs_at(a, idx) + a.lap_coef * lu);
 }
 
+// op_scale·(−L₀ p)ᵢ + op_shift·pᵢ from pᵢ (c) and its gathered neighbours,
+// without the weight: the one formula of the matrix-free operator (the CPU
+// loop, the GPU's marches and point kernel). Products through mul_rn and
+// the fusions written out, so that every kernel rounds alike.
+template <int D, class T>
+GF_HD T apply_formula(const LaplaceArgs<T>& a, T c, const T* m, const T* p) {
+  const T minus_lu = mul_rn(a.diag, c) - neighbour_sum<D>(m, p, a.ih2);
+  return fma_rn(a.op_scale, minus_lu, mul_rn(a.op_shift, c));
+}
+
 // (A p)ᵢ = Wᵢ·(op_scale·(−L₀ p)ᵢ + op_shift·pᵢ), matrix-free; the args carry
 // zero ghosts and p is 0 at Dirichlet points. 0 at Dirichlet points.
 template <int D, class T>
@@ -146,8 +160,7 @@ GF_HD T apply_point(const LaplaceArgs<T>& a, const FieldView<const T>& x, std::i
   if (held<D>(a, x.n, pos)) return T(0);
   T m[3], p[3];
   gather<D>(a, x, idx, pos, m, p);
-  const T minus_lu = a.diag * x[idx] - neighbour_sum<D>(m, p, a.ih2);
-  return bc_weight<D>(a, x.n, pos) * (a.op_scale * minus_lu + a.op_shift * x[idx]);
+  return bc_weight<D>(a, x.n, pos) * apply_formula<D>(a, x[idx], m, p);
 }
 
 constexpr int kMaxRowEntries = 7;  // centre and two neighbours per axis

@@ -74,7 +74,8 @@ GF_HD int mg_colour(const MgColouring& c, std::int64_t i, std::int64_t j, std::i
 }
 
 // rᵢ = f_coef·fᵢ + lap_coef·(L u)ᵢ without the weight W (0 at Dirichlet points):
-// with the args' defaults f − L u, the defect the coarse grid corrects.
+// with the args' defaults f − L u, the defect the coarse grid corrects
+// (L − shift·I in place of L when the args' shift is not 0).
 template <int D, class T>
 GF_HD T mg_residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, std::int64_t i,
                           std::int64_t j, std::int64_t k) {
@@ -83,7 +84,8 @@ GF_HD T mg_residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, 
   if (held<D>(a, u.n, pos)) return T(0);
   T m[3], p[3];
   gather<D>(a, u, idx, pos, m, p);
-  const T lu = neighbour_sum<D>(m, p, a.ih2) - a.diag * u[idx];
+  T lu = neighbour_sum<D>(m, p, a.ih2) - a.diag * u[idx];
+  if (a.shift != T(0)) lu -= a.shift * u[idx];  // (L − shift·I) u
   return a.f_coef * rhs_at(a, idx) + a.lap_coef * lu;
 }
 

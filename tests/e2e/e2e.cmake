@@ -60,7 +60,7 @@ gf_expect_error(memory_before_prepare 3 "^error: needs [0-9.]+ GiB on the host f
   run cases/poisson3d_periodic.yaml --device cpu grid.dims=[1400,1400,1400])
 set_tests_properties("e2e: error memory_before_prepare" PROPERTIES TIMEOUT 20)
 gf_expect_error(memory_names_the_matrix 3 "^error: needs [0-9.]+ GiB on the host for 6 float64 fields of 1300\\^3 points, and [0-9.]+ GiB for the operator's sparse \\(CSR\\) matrix; "
-  run cases/laplace3d_box.yaml --device cpu grid.dims=[1300,1300,1300])
+  run cases/laplace3d_box.yaml --device cpu grid.dims=[1300,1300,1300] laplace.operator=csr)
 gf_expect_error(bad_device_name 2 "--device: 'gpu' is not one of auto, cpu, cuda, cuda:N"
   run cases/heat1d_rod.yaml --device gpu)
 gf_expect_error(device_number_too_large 2 "^error: --device cuda:99999999999999999999: GPU number 99999999999999999999 is out of range \\(cuda:0 is the first GPU\\)$"

@@ -67,6 +67,19 @@ TEST_CASE("laplace keys are read and checked", "[laplace-case]") {
   CHECK(f.laplace.tolerance == gf::kFloat32ToleranceFloor);
   CHECK(f.laplace.tolerance_asked == 1e-8);
   CHECK(f.resolved_yaml.find("tolerance: 1e-05  # float32: raised from 1e-08") != std::string::npos);
+  // cg's operator: matrix-free unless csr is asked; echoed for cg
+  CHECK(f.laplace.op == gf::LaplaceOperator::MatrixFree);
+  CHECK(f.resolved_yaml.find("operator: matrix-free") != std::string::npos);
+  const gf::Case o = load(lap("  method: cg\n  operator: csr"));
+  CHECK(o.laplace.op == gf::LaplaceOperator::Csr);
+  CHECK(o.resolved_yaml.find("operator: csr") != std::string::npos);
+  CHECK(load(o.resolved_yaml).resolved_yaml == o.resolved_yaml);
+  // multigrid's precision: uniform unless mixed is asked; echoed for multigrid
+  const gf::Case mg = load(lap("  method: multigrid\n  precision: mixed"));
+  CHECK(mg.laplace.mixed);
+  CHECK(mg.resolved_yaml.find("precision: mixed") != std::string::npos);
+  CHECK(load(mg.resolved_yaml).resolved_yaml == mg.resolved_yaml);
+  CHECK_FALSE(load(lap("  method: multigrid")).laplace.mixed);
   // periodic with a zero-mean f; remove_mean accepts a non-zero one
   const gf::Case p = load(lap("  method: fft\n  rhs: \"sin(2*pi*x)\"", "{type: periodic}", "[8, 8]"));
   CHECK(p.laplace.singular);
@@ -116,6 +129,17 @@ TEST_CASE("laplace case errors", "[laplace-case]") {
         "case.yaml:6:3: laplace.tolerence: unknown key; did you mean 'tolerance'?");
   CHECK(error_of(lap("  rhs: \"sin(q)\"")) ==
         "case.yaml:6:8: laplace.rhs: cannot parse \"sin(q)\": unknown name 'q'");
+  CHECK(error_of(lap("  method: multigrid\n  operator: csr")) ==
+        "case.yaml:7:13: laplace.operator: operator is for the cg method, not multigrid");
+  CHECK(error_of(lap("  method: cg\n  operator: sparse")) ==
+        "case.yaml:7:13: laplace.operator: expected one of matrix-free, csr, got 'sparse'");
+  CHECK(error_of(lap("  method: cg\n  precision: mixed")) ==
+        "case.yaml:7:14: laplace.precision: mixed is for the multigrid method, not cg");
+  CHECK(error_of(lap("  method: multigrid\n  precision: mixed", "{type: neumann}")) ==
+        "case.yaml:7:14: laplace.precision: mixed needs a Dirichlet face (a solution fixed up to a "
+        "constant is solved in the case's precision)");
+  CHECK(error_of(lap("  method: multigrid\n  precision: double")) ==
+        "case.yaml:7:14: laplace.precision: expected one of uniform, mixed, got 'double'");
   CHECK(error_of(lap("  method: cg") + "heat: {alpha: 1, steps: 1}\n") ==
         "case.yaml:7:1: heat: section 'heat' does not apply to workload laplace");
 }
@@ -128,11 +152,26 @@ TEST_CASE("implicit heat schemes: any dt, a number required, the solver resolved
   CHECK(c.heat.dt == 1.0);
   CHECK(c.heat.solver_tolerance == 1e-10);
   CHECK(c.heat.solver_max_iters == 1000);
-  CHECK(c.resolved_yaml.find("solver: {tolerance: 1e-10, max_iters: 1000}") != std::string::npos);
+  CHECK(c.resolved_yaml.find("solver: {tolerance: 1e-10, max_iters: 1000, operator: matrix-free, "
+                             "preconditioner: none}") !=
+        std::string::npos);
   CHECK(load(c.resolved_yaml).resolved_yaml == c.resolved_yaml);
   const gf::Case b = load(base + "  scheme: implicit\n  dt: 0.1\n  solver: {max_iters: 5}");
   CHECK(b.heat.theta() == 1.0);
   CHECK(b.heat.solver_max_iters == 5);
+  CHECK(b.heat.solver_operator == gf::LaplaceOperator::MatrixFree);
+  const gf::Case o = load(base + "  scheme: implicit\n  dt: 0.1\n  solver: {operator: csr}");
+  CHECK(o.heat.solver_operator == gf::LaplaceOperator::Csr);
+  CHECK(o.heat.solver_preconditioner == gf::LaplacePrecond::None);
+  const gf::Case mg = load(base + "  scheme: implicit\n  dt: 0.1\n  solver: {preconditioner: multigrid}");
+  CHECK(mg.heat.solver_preconditioner == gf::LaplacePrecond::Multigrid);
+  CHECK(mg.resolved_yaml.find("preconditioner: multigrid}") != std::string::npos);
+  CHECK(error_of(base + "  scheme: implicit\n  dt: 0.1\n  solver: {preconditioner: ilu}") ==
+        "case.yaml:8:28: heat.solver.preconditioner: expected one of none, jacobi, multigrid, got "
+        "'ilu'");
+  CHECK(load(o.resolved_yaml).resolved_yaml == o.resolved_yaml);
+  CHECK(error_of(base + "  scheme: implicit\n  dt: 0.1\n  solver: {operator: ell}") ==
+        "case.yaml:8:22: heat.solver.operator: expected one of matrix-free, csr, got 'ell'");
   CHECK(error_of(base + "  scheme: implicit") ==
         "case.yaml:6:11: heat.scheme: scheme implicit needs a number for dt (auto is for the "
         "explicit scheme); any dt > 0 is stable");

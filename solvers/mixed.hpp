@@ -1,0 +1,54 @@
+// Mixed-precision iterative refinement for ∇²u = f (laplace.precision:
+// mixed, method multigrid, precision float64): u, f and the residual in
+// float64, each correction by one float32 multigrid cycle on a float32
+// backend of the same device. An iteration: the float64 defect d = f − L u
+// (kernels/mixed/: scaled to order 1 and rounded to float32 in the same
+// pass that sums the solver's residual), e ≈ L₀⁻¹ d by one cycle from e = 0
+// in float32, u += e in float64. Each float32 cycle reduces the error of the
+// correction as a float64 cycle would (about 0.04 a V-cycle) down to the
+// float32 rounding of the correction, a relative 1e-7 of the defect, so the
+// float64 residual keeps falling by about the cycle's factor to the float64
+// floor, at about half the memory traffic of a float64 cycle.
+#pragma once
+#include <memory>
+
+#include "io/case.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/mixed/mixed_exec.hpp"
+#include "solvers/multigrid.hpp"
+
+namespace gf {
+
+class MixedRefinement {
+ public:
+  // a: the solver's float64 args (f, boundary values); the correction's
+  // float32 hierarchy is made from the case (homogeneous boundaries).
+  MixedRefinement(const Case& c, Backend<double>& be, const LaplaceArgs<double>& a);
+  ~MixedRefinement();
+  // Σ (W·(f − L u))² of u, and u's defect kept for the next step.
+  double start(const Field<double>& u);
+  // One refinement of u; returns Σ (W·(f − L u))² of the new u.
+  double step(Field<double>& u);
+  // Device bytes beyond the float64 solver's u and f: the float32 defect,
+  // correction and hierarchy.
+  static std::size_t extra_bytes(const Grid& g);
+  // Bytes an iteration reads and writes, of a float64 field of fb64 bytes:
+  // the defect pass (u, f in float64, d out in float32), the float32 cycle,
+  // the correction.
+  static std::size_t bytes_per_iteration(std::size_t fb64, bool f_field);
+
+ private:
+  Backend<double>& be_;
+  LaplaceArgs<double> a_;
+  std::unique_ptr<Backend<float>> be32_;
+  std::unique_ptr<MixedExec> exec_;
+  Field<float> d_, e_;
+  std::unique_ptr<Multigrid<float>> mg_;
+  double scale_ = 1;  // s of the defect held in d_
+  double points_ = 1;
+};
+
+// A float32 backend on the device of be (the CPU, or be's GPU).
+std::unique_ptr<Backend<float>> float32_backend_beside(Backend<double>& be);
+
+}  // namespace gf
