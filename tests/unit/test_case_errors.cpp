@@ -50,7 +50,7 @@ TEST_CASE("an unknown key far from every known key lists them", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "colour: red\n")) ==
         "case.yaml:7:1: colour: unknown key; expected one of name, workload, precision, device, "
         "parameters, grid, initial, boundary, heat, output, laplace, stencil, raymarch, render, "
-        "wave");
+        "wave, pde");
   CHECK(error_of(with(kDims, kHeat, "output: {directory: x}\n")) ==
         "case.yaml:7:10: output.directory: unknown key; expected one of dir, every, check_every, "
         "formats, compression, hdf5_compression, checkpoint_every");
@@ -143,7 +143,7 @@ TEST_CASE("names from a fixed set are checked against it", "[case]") {
   CHECK(error_of(with(kDims, kHeat, "device: cuda:x\n")) ==
         "case.yaml:7:9: device: expected auto, cpu, cuda or cuda:N, got 'cuda:x'");
   CHECK(error_of("workload: heet\n") ==
-        "case.yaml:1:11: workload: expected one of heat, laplace, stencil, raymarch, wave, got "
+        "case.yaml:1:11: workload: expected one of heat, laplace, stencil, raymarch, wave, pde, got "
         "'heet'; "
         "did you mean 'heat'?");
   CHECK(error_of(with(kDims, kHeat, "output: {formats: [vtk, png]}\n")) ==
@@ -602,7 +602,7 @@ TEST_CASE("aliases that multiply stop at 100000 values", "[case]") {
   const auto three = levels.substr(0, levels.find("l4:"));
   CHECK(error_of(three) == "case.yaml:2:1: l0: unknown key; expected one of name, workload, "
                           "precision, device, parameters, grid, initial, boundary, heat, output, "
-                          "laplace, stencil, raymarch, render, wave");
+                          "laplace, stencil, raymarch, render, wave, pde");
 }
 
 TEST_CASE("nesting deeper than 64 levels is an error at its place, not a stack overflow", "[case]") {

@@ -16,7 +16,7 @@ TEST_CASE("x**2 in an expression hints at ^", "[case][hints]") {
 
 TEST_CASE("workload: poisson points at laplace with rhs", "[case][hints]") {
   CHECK(error_of("workload: poisson\ngrid: {dims: [5, 5]}\n") ==
-        "case.yaml:1:11: workload: expected one of heat, laplace, stencil, raymarch, wave, got "
+        "case.yaml:1:11: workload: expected one of heat, laplace, stencil, raymarch, wave, pde, got "
         "'poisson'; Poisson's equation is workload: laplace with laplace.rhs: f");
 }
 

@@ -52,8 +52,7 @@ TEST_CASE("pde kernel source compiles with NVRTC and is cached", "[pde]") {
 TEST_CASE("pde kernel source of a case, written out", "[.pde_source]") {
   const char* out = std::getenv("GF_PDE_SOURCE");
   const char* cs = std::getenv("GF_PDE_CASE");
-  REQUIRE(out);
-  REQUIRE(cs);
+  if (!out || !cs) return;  // nothing asked (ctest lists hidden tests too)
   const Case c = prepare_case(load_case(cs));
   std::ofstream(out) << pde_kernel_source(c.pde.program, c.precision == Precision::Float32 ? "float" : "double",
                                           c.grid.ndim);
