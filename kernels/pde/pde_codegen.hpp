@@ -13,6 +13,9 @@ namespace gf {
 // The kernels' name in the source, + "_i32" (32-bit indices, for fields of
 // fewer than 2³¹ values) or "_i64".
 inline constexpr const char* kPdeKernelName = "gf_pde_stage";
+// The line of a kernel source that sets the march's blocks an SM
+// (__launch_bounds__), followed by the number.
+inline constexpr const char* kPdeMarchMinb = "#define GF_PDE_MARCH_MINB";
 
 // The source for value type `real` ("float" or "double") on a grid of ndim
 // axes: the headers it needs inlined (pde_rtc_prelude()), the equations, the

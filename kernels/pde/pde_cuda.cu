@@ -9,7 +9,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -155,28 +157,65 @@ namespace {
 template <class T>
 class PdeCuda final : public PdeExec<T> {
  public:
-  PdeCuda(CudaBackend<T>& be, const std::string& src) : be_(be) {
+  PdeCuda(CudaBackend<T>& be, const std::string& src)
+      : be_(be), has_march_(src.find(std::string(kPdeKernelName) + "_march(") != std::string::npos) {
     const int dev = be.device();
     int major = 0, minor = 0;
     GF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     GF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    const RtcBinary bin = pde_rtc_compile(src, major * 10 + minor);
+    RtcBinary bin = pde_rtc_compile(src, major * 10 + minor);
     compile_s_ = bin.compile_s;
+    load(bin);
+    // A march whose registers at 3 blocks an SM spill to local memory
+    // (large equations) is compiled again for 1 block.
+    cudaFuncAttributes fa{};
+    if (march_ && cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(march_)) == cudaSuccess &&
+        fa.localSizeBytes > 0) {
+      const std::size_t at = src.find(kPdeMarchMinb);
+      if (at != std::string::npos) {
+        std::string again = src;
+        const std::size_t num = at + std::string(kPdeMarchMinb).size() + 1;
+        again.replace(num, again.find('\n', num) - num, "1");
+        unload();
+        bin = pde_rtc_compile(again, major * 10 + minor);
+        compile_s_ += bin.compile_s;
+        load(bin);
+      }
+    }
+    (void)cudaGetLastError();
+    march_regs_ = march_ && cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(march_)) == cudaSuccess
+                      ? fmt::format(", march {} registers, {} bytes local", fa.numRegs, fa.localSizeBytes)
+                      : "";
     note_ = bin.cached ? fmt::format("{} (cached: {})", bin.key, bin.where)
                        : fmt::format("{} (compiled by NVRTC in {:.3f} s{})", bin.key, bin.compile_s,
                                      bin.where.empty() ? ", not cached" : "; cached: " + bin.where);
+    note_ += march_regs_;
     spdlog::info("pde: stage kernel {}", note_);
+    if (const char* c = std::getenv("GRIDFORGE_PDE_CHUNK"); c && *c) chunk_ = std::max(1, std::atoi(c));
+    if (const char* c = std::getenv("GRIDFORGE_PDE_SHAPE"); c && std::string(c) == "32") shape32_ = true;
+  }
+  ~PdeCuda() override { unload(); }
+
+  void load(const RtcBinary& bin) {
     GF_CUDA_CHECK(cudaLibraryLoadData(&lib_, bin.image.data(), nullptr, nullptr, 0, nullptr,
                                       nullptr, 0));
-    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel32_, lib_, (std::string(kPdeKernelName) + "_i32").c_str()));
-    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel64_, lib_, (std::string(kPdeKernelName) + "_i64").c_str()));
+    const std::string name = kPdeKernelName;
+    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel32_, lib_, (name + "_i32").c_str()));
+    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel64_, lib_, (name + "_i64").c_str()));
+    march_ = faces_ = nullptr;
+    if (has_march_) {
+      GF_CUDA_CHECK(cudaLibraryGetKernel(&march_, lib_, (name + "_march").c_str()));
+      GF_CUDA_CHECK(cudaLibraryGetKernel(&faces_, lib_, (name + "_faces").c_str()));
+    }
   }
-  ~PdeCuda() override {
+  void unload() {
     if (lib_) cudaLibraryUnload(lib_);
+    lib_ = nullptr;
   }
 
   void stage(PdeArgs<T> a, const PdeFields<T>& f) override {
     pde_set_arrays(a, f);
+    if (march(a)) return;
     const Layout& l = a.l;
     const dim3 block = l.n[1] > 1 ? dim3(32, 8, 1) : dim3(256, 1, 1);
     int slab = int(std::min<std::int64_t>(l.n[2], 8));
@@ -188,6 +227,53 @@ class PdeCuda final : public PdeExec<T> {
     GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, block, args, 0,
                                    be_.stream()));
   }
+  // The march and the faces kernel (pde_march.hpp), where the fields allow:
+  // 2D or 3D, at least 3 points along y (and z), fewer than 2³¹ values,
+  // rows that start on 16-byte vectors in 16-byte aligned arrays, and a
+  // launch within the grid's limits. False, having launched nothing, else.
+  bool march(PdeArgs<T>& a) {
+    constexpr std::int64_t W = 16 / sizeof(T);
+    const Layout& l = a.l;
+    const int d = a.ndim;
+    if (!march_ || d < 2 || l.span() >= (std::int64_t(1) << 31) || l.sy % W != 0 ||
+        l.n[1] < 3 || (d == 3 && l.n[2] < 3))
+      return false;
+    const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+    for (int q = 0; q < kPdeMaxFields; ++q)
+      if (!aligned(a.u0[q]) || !aligned(a.acc[q]) || !aligned(a.out[q])) return false;
+    for (const T* p : a.in)
+      if (!aligned(p)) return false;
+    const std::int64_t pieces = (l.n[0] + W - 1) / W;
+    const int chunk = chunk_ > 0 ? chunk_ : sizeof(T) == 4 ? 4 : 8;
+    const auto blocks = [](std::int64_t n, std::int64_t per) { return (n + per - 1) / per; };
+    // A block is P pieces of R rows: the fewest blocks of at most 32 pieces
+    // across a row, as wide as the row needs, so that a row of 129 pieces
+    // (513 float32 points) takes 5 blocks of 26, not 5 of 32 with 31 idle.
+    const std::int64_t bx = blocks(pieces, 32);
+    const int P = shape32_ ? 32 : int(blocks(pieces, bx)), R = 256 / P;
+    std::int64_t gy, gz = 1, nfaces;
+    if (d == 3) {
+      gy = blocks(l.n[1] - 2, R);
+      gz = blocks(l.n[2] - 2, chunk);
+      nfaces = 2 * l.n[0] * (l.n[2] + l.n[1] - 2);
+    } else {
+      gy = blocks(blocks(l.n[1] - 2, chunk), R);
+      nfaces = 2 * l.n[0];
+    }
+    if (gy > 65535 || gz > 65535) return false;
+    const dim3 grid{unsigned(bx), unsigned(gy), unsigned(gz)};
+    int ch = chunk;
+    void* margs[] = {&a, &ch};
+    GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(march_), grid, dim3(unsigned(P), unsigned(R), 1),
+                                   margs, 0, be_.stream()));
+    long nf = long(nfaces);
+    void* fargs[] = {&a, &nf};
+    GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(faces_),
+                                   dim3(unsigned(blocks(nfaces, 256))), dim3(256), fargs, 0,
+                                   be_.stream()));
+    return true;
+  }
+
   std::string setup_note() const override { return note_; }
   double compile_s() const override { return compile_s_; }
 
@@ -195,6 +281,11 @@ class PdeCuda final : public PdeExec<T> {
   CudaBackend<T>& be_;
   cudaLibrary_t lib_ = nullptr;
   cudaKernel_t kernel32_ = nullptr, kernel64_ = nullptr;
+  cudaKernel_t march_ = nullptr, faces_ = nullptr;
+  bool has_march_ = false;
+  std::string march_regs_;
+  int chunk_ = 0;  // planes (rows) a march thread makes; 0: by precision
+  bool shape32_ = false;
   std::string note_;
   double compile_s_ = 0;
 };

@@ -90,43 +90,71 @@ GF_HD AxisBc<T> pde_mirror(const AxisBc<T>& bc) {
   return m;
 }
 
-// Input q of a right-hand side at point p (core/pde_input.hpp) of a grid of
-// D axes; DIRECT: p is off every face, its neighbours in the field.
+// Input q of a right-hand side (core/pde_input.hpp) from the values about
+// its point on a grid of D axes: c the field's value there, m[b] and p[b]
+// its neighbours at −1 and +1 along axis b; kc, km, kp the same of DivK's
+// k. Only the axes the input reads are looked at (every axis for Lap and
+// DivK, q.axis for the first derivatives). The one formula of every input,
+// whoever gathers the values (pde_input below, the GPU march of
+// pde_march.hpp).
+template <int D, class T>
+GF_HD T pde_input_at(const PdeArgs<T>& A, const PdeInput& q, T c, const T* m, const T* p, T kc,
+                     const T* km, const T* kp) {
+  const int a = q.axis;
+  switch (q.kind) {
+    case PdeInputKind::Lap: {
+      T s = 0;
+      GF_UNROLL
+      for (int b = 0; b < D; ++b) s = s + ((m[b] + p[b]) - (c + c)) * A.inv_h2[b];
+      return s;
+    }
+    case PdeInputKind::D1: return (p[a] - m[a]) * A.inv_2h[a];
+    case PdeInputKind::Dm: return (c - m[a]) * A.inv_h[a];
+    case PdeInputKind::Dp: return (p[a] - c) * A.inv_h[a];
+    case PdeInputKind::DivK: {
+      T s = 0;
+      GF_UNROLL
+      for (int b = 0; b < D; ++b)
+        s = s + (T(0.5) * (kc + kp[b]) * (p[b] - c) - T(0.5) * (km[b] + kc) * (c - m[b])) *
+                    A.inv_h2[b];
+      return s;
+    }
+    default: return c;
+  }
+}
+
+// Whether input kind k reads the neighbours along axis b (of an input
+// whose own axis is a).
+GF_HD bool pde_reads_axis(PdeInputKind k, int a, int b) {
+  return k == PdeInputKind::Lap || k == PdeInputKind::DivK ||
+         (b == a && (k == PdeInputKind::D1 || k == PdeInputKind::Dm || k == PdeInputKind::Dp));
+}
+
+// Input q at point p (index idx, of type I): its values gathered from the
+// arrays, neighbours by the axes' rules (a coefficient's mirrored,
+// pde_mirror), then pde_input_at. DIRECT: p is off every face, its
+// neighbours in the field.
 template <bool DIRECT, int D, class I, class T>
 GF_HD T pde_input(const PdeArgs<T>& A, const PdeInput& q, I idx, const std::int64_t* p) {
   const T* u = A.in[q.field];
   const T c = u[idx];
   if (q.kind == PdeInputKind::Value) return c;
   const AxisBc<T>* bc = A.bc[q.field];
-  const int a = q.axis;
-  switch (q.kind) {
-    case PdeInputKind::Lap: {
-      T s = 0;
-      GF_UNROLL
-      for (int b = 0; b < D; ++b)
-        s = s + ((pde_nb<DIRECT, I>(A, u, idx, p, b, -1, bc[b]) + pde_nb<DIRECT, I>(A, u, idx, p, b, 1, bc[b])) - (c + c)) *
-                    A.inv_h2[b];
-      return s;
+  const bool divk = q.kind == PdeInputKind::DivK;
+  const T* k = A.in[divk ? q.k : q.field];
+  T m[3] = {0, 0, 0}, pl[3] = {0, 0, 0}, km[3] = {0, 0, 0}, kp[3] = {0, 0, 0};
+  GF_UNROLL
+  for (int b = 0; b < D; ++b) {
+    if (!pde_reads_axis(q.kind, q.axis, b)) continue;
+    m[b] = pde_nb<DIRECT, I>(A, u, idx, p, b, -1, bc[b]);
+    pl[b] = pde_nb<DIRECT, I>(A, u, idx, p, b, 1, bc[b]);
+    if (divk) {
+      const AxisBc<T> kb = pde_mirror(bc[b]);
+      km[b] = pde_nb<DIRECT, I>(A, k, idx, p, b, -1, kb);
+      kp[b] = pde_nb<DIRECT, I>(A, k, idx, p, b, 1, kb);
     }
-    case PdeInputKind::D1:
-      return (pde_nb<DIRECT, I>(A, u, idx, p, a, 1, bc[a]) - pde_nb<DIRECT, I>(A, u, idx, p, a, -1, bc[a])) * A.inv_2h[a];
-    case PdeInputKind::Dm: return (c - pde_nb<DIRECT, I>(A, u, idx, p, a, -1, bc[a])) * A.inv_h[a];
-    case PdeInputKind::Dp: return (pde_nb<DIRECT, I>(A, u, idx, p, a, 1, bc[a]) - c) * A.inv_h[a];
-    case PdeInputKind::DivK: {
-      const T* k = A.in[q.k];
-      const T kc = k[idx];
-      T s = 0;
-      GF_UNROLL
-      for (int b = 0; b < D; ++b) {
-        const AxisBc<T> kb = pde_mirror(bc[b]);
-        const T km = pde_nb<DIRECT, I>(A, k, idx, p, b, -1, kb), kp = pde_nb<DIRECT, I>(A, k, idx, p, b, 1, kb);
-        const T um = pde_nb<DIRECT, I>(A, u, idx, p, b, -1, bc[b]), up = pde_nb<DIRECT, I>(A, u, idx, p, b, 1, bc[b]);
-        s = s + (T(0.5) * (kc + kp) * (up - c) - T(0.5) * (km + kc) * (c - um)) * A.inv_h2[b];
-      }
-      return s;
-    }
-    default: return c;
   }
+  return pde_input_at<D>(A, q, c, m, pl, divk ? k[idx] : c, km, kp);
 }
 
 // The Dirichlet face of a field's rules that holds point p, or −1: the last

@@ -80,3 +80,26 @@ TEST_CASE("pde kernel: math functions, t, coefficients and upwind within round-o
   compare_pde<double>(test::pde_case("[21, 13, 11]", pde, bc), 1e-12);
   compare_pde<float>(test::pde_case("[41, 23]", pde, bc, "", "float32"), 1e-5);
 }
+
+// Fields with boundaries of their own (a Dirichlet x face on one side of
+// each, on different sides), k of div a state field, and derivatives of one
+// field in the other's equation: the march's x faces (pde_march.hpp), rows
+// ending in part of a vector, bit for bit.
+TEST_CASE("pde kernel: fields with their own boundaries, k a field, bit for bit", "[gpu][pde_gpu]") {
+  const std::string pde =
+      "  fields:\n"
+      "    u: {initial: {expr: \"1 + x*y\"}}\n"
+      "    v:\n"
+      "      initial: {expr: \"1 + 0.5*x*(1-x)*(1 + y*z)\"}\n"
+      "      boundary: {default: {type: neumann, gradient: -0.1}, x+: {type: dirichlet, value: 0.5}}\n"
+      "  equations:\n"
+      "    u: \"div(v*grad(u)) + dx(v) - 0.5*dx_up(u, -1)\"\n"
+      "    v: \"lap(v) - dy_up(v, 1) + dy(u)*u\"\n"
+      "  integrator: ssprk3\n  dt: 0.0001\n  steps: 5\n";
+  const std::string bc =
+      "  default: {type: neumann, gradient: 0.2}\n  x-: {type: dirichlet, value: 2}\n";
+  for (const char* dims : {"[29, 11, 7]", "[30, 9]", "[5, 6, 4]", "[3, 3, 3]"}) {
+    compare_pde<double>(test::pde_case(dims, pde, bc), 0.0);
+    compare_pde<float>(test::pde_case(dims, pde, bc, "", "float32"), 0.0);
+  }
+}

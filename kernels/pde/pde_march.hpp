@@ -1,0 +1,231 @@
+// The GPU march of a pde stage (docs/design.md "Equations compiled at run
+// time"): part of every kernel source pde_codegen.cpp makes for NVRTC, so it
+// includes only headers that are too, and is device code only.
+//
+// The one-thread-a-point kernel (pde_point for every point) reads each of
+// a point's neighbours through L1 and works out coordinates, faces and rules
+// at every point: a Gray–Scott step ran at 0.57 of copy bandwidth at 512³
+// (H100, float32). The march moves memory as the heat marches do
+// (kernels/cuda/march_kernels.cuh): a thread owns W = 16/sizeof(T)
+// consecutive points of a row, moved as one 16-byte vector, and walks
+// along the last axis (z in 3D, y in 2D) over a chunk of planes (rows)
+// keeping, for each array whose neighbours an input reads, the planes
+// before, at and after the point in registers; the y neighbours (3D) come
+// as vectors through L1, the x neighbours from the thread's own vector and
+// one value left and right of it. The values go to the same formulas as on
+// the CPU (pde_input_at, the generated rhs and Dirichlet values,
+// pde_combine), so the result is the reference's bit for bit.
+//
+// The march covers every x, and y (3D) and the march axis from 1 to n − 2;
+// at the x faces a lane takes its outer neighbour by the axis' rule
+// (neighbour(), as pde_input does) and a Dirichlet face's value. The other
+// faces are pde_faces': one thread a point through pde_point.
+#pragma once
+#include "kernels/pde/pde_ops.hpp"
+
+namespace gf {
+
+template <class T>
+struct PdeVec;  // 16 bytes of T, loaded and stored as one access
+template <>
+struct PdeVec<float> {
+  using type = float4;
+  static constexpr int n = 4;
+};
+template <>
+struct PdeVec<double> {
+  using type = double2;
+  static constexpr int n = 2;
+};
+
+template <class T>
+__device__ __forceinline__ typename PdeVec<T>::type pde_vload(const T* p) {
+  return *reinterpret_cast<const typename PdeVec<T>::type*>(p);
+}
+template <class T, class V>
+__device__ __forceinline__ T pde_lane(const V& v, int e) {
+  return reinterpret_cast<const T*>(&v)[e];
+}
+template <class T, class V>
+__device__ __forceinline__ T& pde_lane(V& v, int e) {
+  return reinterpret_cast<T*>(&v)[e];
+}
+
+// The march of one stage over a grid of D = 2 or 3 axes (launch: blocks of
+// 32 × 8 threads; x over pieces of W points; 3D: y over rows 1..ny − 2 and
+// blockIdx.z over chunks of `chunk` planes from plane 1; 2D: y over chunks
+// of `chunk` rows from row 1). Eq as pde_point's, with its constants
+// kFields, kArrays (state fields, then coefficients), and nb(a) (an input
+// reads array a's neighbours) and val(a) (its value). Needs rows starting on
+// 16-byte vectors (the layout's sy a multiple of W, aligned arrays) and
+// fewer than 2³¹ values.
+template <int D, int PFD, class T, class Eq>
+__device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int chunk) {
+  using V = typename PdeVec<T>::type;
+  constexpr int W = PdeVec<T>::n;
+  constexpr int NF = Eq::kFields, NA = Eq::kArrays, NV = kPdeFirstInput + Eq::kInputs;
+  const Layout& l = A.l;
+  const int nx = int(l.n[0]), ny = int(l.n[1]);
+  const int sy = int(l.sy), step = int(D == 3 ? l.sz : l.sy);
+  const int nm = int(l.n[D - 1]);  // points along the march
+  const int i0 = W * int(blockIdx.x * blockDim.x + threadIdx.x);
+  int j = 0, kb;
+  if constexpr (D == 3) {
+    j = 1 + int(blockIdx.y * blockDim.y + threadIdx.y);
+    kb = 1 + int(blockIdx.z) * chunk;
+    if (i0 >= nx || j >= ny - 1) return;
+  } else {
+    kb = 1 + int(blockIdx.y * blockDim.y + threadIdx.y) * chunk;
+    if (i0 >= nx) return;
+  }
+  const int ke = kb + chunk < nm - 1 ? kb + chunk : nm - 1;
+  if (kb >= ke) return;
+  // The piece's last point on the grid (lanes past it are row padding),
+  // and whether the piece holds an x face.
+  const int last = W - 1 < nx - 1 - i0 ? W - 1 : nx - 1 - i0;
+  const bool xlo = i0 == 0, xhi = i0 + last == nx - 1;
+  const PdeStage<T>& s = A.st;
+  const bool read_u0 = s.a0 != 0 || s.e0 != 0, read_acc = s.a2 != 0 || s.e2 != 0;
+  int idx = D == 3 ? l.index_as<int>(i0, j, kb) : l.index_as<int>(i0, kb, 0);
+  V zm[NA], c[NA];
+  GF_UNROLL
+  for (int a = 0; a < NA; ++a)
+    if (eq.nb(a)) {
+      zm[a] = pde_vload(A.in[a] + idx - step);
+      c[a] = pde_vload(A.in[a] + idx);
+    }
+  for (int k = kb; k < ke; ++k, idx += step) {
+    V zp[NA], ym[NA], yp[NA];
+    T left[NA], right[NA];  // the x neighbours of lanes 0 and last, by the array's own rule
+    GF_UNROLL
+    for (int a = 0; a < NA; ++a) {
+      const T* u = A.in[a];
+      if (eq.nb(a)) {
+        if (PFD > 0 && k + PFD < ke)
+          asm volatile("prefetch.global.L2 [%0];" ::"l"(u + idx + (PFD + 1) * step));
+        zp[a] = pde_vload(u + idx + step);
+        if constexpr (D == 3) {
+          ym[a] = pde_vload(u + idx - sy);
+          yp[a] = pde_vload(u + idx + sy);
+        }
+        if (a < NF) {
+          left[a] = xlo ? neighbour(u, idx, 0, nx, 1, -1, A.bc[a][0]) : u[idx - 1];
+          right[a] = xhi ? neighbour(u, idx + last, nx - 1, nx, 1, 1, A.bc[a][0]) : u[idx + W];
+        }
+      } else if (eq.val(a)) {
+        c[a] = pde_vload(u + idx);
+      }
+    }
+    V u0v[NF], accv[NF], outv[NF], acco[NF];
+    GF_UNROLL
+    for (int f = 0; f < NF; ++f) {
+      if (read_u0) u0v[f] = pde_vload(A.u0[f] + idx);
+      if (read_acc) accv[f] = pde_vload(A.acc[f] + idx);
+    }
+    GF_UNROLL
+    for (int e = 0; e < W; ++e) {
+      const int i = i0 + e;
+      T v[NV];
+      v[0] = T(A.coord(0, i));
+      v[1] = T(A.coord(1, D == 3 ? j : k));
+      v[2] = T(A.coord(2, D == 3 ? k : 0));
+      v[kPdeVarT] = s.t_in;
+      // The values about lane e of array a: a field's own (own: left and
+      // right made by its rule), or k's of a DivK, by `rule` (mirrored).
+      const auto around = [&](int a, bool own, const AxisBc<T>& rule, T* m, T* p) {
+        const T* u = A.in[a];
+        m[0] = e > 0 ? pde_lane<T>(c[a], e - 1)
+               : own ? left[a]
+               : xlo ? neighbour(u, idx, 0, nx, 1, -1, rule)
+                     : u[idx - 1];
+        p[0] = e < W - 1 && e != last ? pde_lane<T>(c[a], e + 1)
+               : own                  ? right[a]
+               : xhi                  ? neighbour(u, idx + last, nx - 1, nx, 1, 1, rule)
+                                      : u[idx + W];
+        if constexpr (D == 3) {
+          m[1] = pde_lane<T>(ym[a], e);
+          p[1] = pde_lane<T>(yp[a], e);
+        }
+        m[D - 1] = pde_lane<T>(zm[a], e);
+        p[D - 1] = pde_lane<T>(zp[a], e);
+      };
+      GF_UNROLL
+      for (int q = 0; q < Eq::kInputs; ++q) {
+        const PdeInput in = eq.input(q);
+        const T cv = pde_lane<T>(c[in.field], e);
+        if (in.kind == PdeInputKind::Value) {
+          v[kPdeFirstInput + q] = cv;
+          continue;
+        }
+        T m[3], p[3], km[3] = {0, 0, 0}, kp[3] = {0, 0, 0}, kc = cv;
+        around(in.field, true, A.bc[in.field][0], m, p);
+        if (in.kind == PdeInputKind::DivK) {
+          around(in.k, false, pde_mirror(A.bc[in.field][0]), km, kp);
+          kc = pde_lane<T>(c[in.k], e);
+        }
+        v[kPdeFirstInput + q] = pde_input_at<D>(A, in, cv, m, p, kc, km, kp);
+      }
+      GF_UNROLL
+      for (int f = 0; f < NF; ++f) {
+        // A Dirichlet x face holds this lane (the later face where both
+        // do, as pde_dirichlet_face); lanes past the row are zeros.
+        const int face = e == last && xhi && A.bc[f][0].hi == BcType::Dirichlet ? 1
+                         : e == 0 && xlo && A.bc[f][0].lo == BcType::Dirichlet ? 0
+                                                                               : -1;
+        T o, acc;
+        if (e > last) {
+          o = acc = T(0);
+        } else if (face >= 0) {
+          v[kPdeVarT] = s.t_out;
+          o = acc = eq.dirichlet(f, face, v);
+          v[kPdeVarT] = s.t_in;
+        } else {
+          const T r = eq.rhs(f, v);
+          const T u0 = read_u0 ? pde_lane<T>(u0v[f], e) : T(0);
+          const T ac = read_acc ? pde_lane<T>(accv[f], e) : T(0);
+          o = pde_combine(s.a0, u0, s.a1, pde_lane<T>(c[f], e), s.a2, ac, s.c_dt, r);
+          acc = s.keep_acc ? pde_combine(s.e0, u0, s.e1, pde_lane<T>(c[f], e), s.e2, ac, s.d_dt, r)
+                           : T(0);
+        }
+        pde_lane<T>(outv[f], e) = o;
+        pde_lane<T>(acco[f], e) = acc;
+      }
+    }
+    GF_UNROLL
+    for (int f = 0; f < NF; ++f) {
+      *reinterpret_cast<V*>(A.out[f] + idx) = outv[f];
+      if (s.keep_acc) *reinterpret_cast<V*>(A.acc[f] + idx) = acco[f];
+    }
+    GF_UNROLL
+    for (int a = 0; a < NA; ++a)
+      if (eq.nb(a)) {
+        zm[a] = c[a];
+        c[a] = zp[a];
+      }
+  }
+}
+
+// The points the march leaves out, one thread each (thread t of the
+// launch), through pde_point: 3D, the y faces (j = 0 and ny − 1, every z)
+// and then the z faces (interior y); 2D, rows 0 and ny − 1. Consecutive t
+// run along x, so rows are read whole.
+template <int D, class T, class Eq>
+__device__ __forceinline__ void pde_faces(const PdeArgs<T>& A, const Eq& eq, long t) {
+  const long nx = A.l.n[0], ny = A.l.n[1], nz = D == 3 ? A.l.n[2] : 1;
+  const long i = t % nx;
+  long r = t / nx;  // the row: (face, z) for y faces, then (face, y) for z faces
+  long j, k = 0;
+  if (r < 2 * nz) {
+    j = (r % 2) ? ny - 1 : 0;
+    k = r / 2;
+  } else if (D == 3 && (r -= 2 * nz) < 2 * (ny - 2)) {
+    k = (r % 2) ? nz - 1 : 0;
+    j = 1 + r / 2;
+  } else {
+    return;
+  }
+  T v[kPdeFirstInput + Eq::kInputs];
+  pde_point<D, int>(A, eq, i, j, k, v);
+}
+
+}  // namespace gf
