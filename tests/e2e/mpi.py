@@ -639,7 +639,6 @@ def mode_errors():
          r"grid.dims: the grid 5\^2 cannot be split over 3 ranks with blocks at least 2 points wide"),
         (2, "cases/poisson3d_periodic.yaml", [], r"laplace.method: fft runs on one rank only"),
         (2, "cases/poisson3d_multigrid.yaml", [], r"laplace.method: multigrid runs on one rank only"),
-        (2, "cases/pde_grayscott2d.yaml", [], r"workload: pde runs on one rank for now"),
         (2, "cases/heat2d_plate.yaml", ["grid.ranks=[2]"], r"grid.ranks: expected a list of 2 integers"),
     ]
     import re
