@@ -101,9 +101,13 @@ Case local_case(const Case& c, const Decomp& d) {
   if (d.nranks == 1) return lc;
   lc.grid = d.local_grid();
   lc.decomp = std::make_shared<const Decomp>(d);
+  // every boundary of the case: its own, and each pde field's (which may differ)
   for (int a = 0; a < c.grid.ndim; ++a)
-    for (int dir = 0; dir < 2; ++dir)
-      if (d.neighbour(a, dir ? 1 : -1) >= 0) lc.boundary[2 * a + dir].type = BcType::Periodic;
+    for (int dir = 0; dir < 2; ++dir) {
+      if (d.neighbour(a, dir ? 1 : -1) < 0) continue;
+      lc.boundary[2 * a + dir].type = BcType::Periodic;
+      for (PdeFieldSpec& f : lc.pde.fields) f.boundary[2 * a + dir].type = BcType::Periodic;
+    }
   return lc;
 }
 

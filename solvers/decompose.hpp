@@ -33,7 +33,8 @@ int halo_width(const Case& c);
 Decomp decompose(const Case& c, int nranks, int rank);
 
 // The case as rank d.rank runs it: its grid is the padded block, its faces
-// shared with other ranks are marked periodic (read through the halo, no rule).
+// shared with other ranks are marked periodic (read through the halo, no rule),
+// in the case's boundary and in each pde field's own.
 Case local_case(const Case& c, const Decomp& d);
 
 }  // namespace gf

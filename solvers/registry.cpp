@@ -110,13 +110,6 @@ std::string pde_bench(const BenchItem&) {
       kUnlimitedSteps);
 }
 
-void pde_check_ranks(const Case& c, int nranks) {
-  throw CaseError(SourceLoc{c.file}, "workload",
-                  fmt::format("pde runs on one rank for now (its fields' halos are not exchanged "
-                              "over ranks); {} ranks were started: run it without mpirun",
-                              nranks));
-}
-
 // One entry a workload, in the order of Workload.
 const WorkloadEntry kEntries[] = {
     {Workload::Heat, RunKind::Steps, "step", true, one_layer, heat_setup_line, heat_cg_tolerance,
@@ -138,7 +131,7 @@ const WorkloadEntry kEntries[] = {
     {Workload::Pde, RunKind::Steps, "step", false, one_layer, pde_setup_line, nullptr,
      PdeSolver<float>::memory_needed, PdeSolver<double>::memory_needed, pde_bench_method, true,
      pde_bench,
-     stepper_of<PdeSolver, float>, stepper_of<PdeSolver, double>, nullptr, pde_check_ranks, false},
+     stepper_of<PdeSolver, float>, stepper_of<PdeSolver, double>, nullptr, nullptr, false},
 };
 
 }  // namespace

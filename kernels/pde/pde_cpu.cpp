@@ -4,13 +4,11 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
 #include "core/threads.hpp"
 #include "kernels/expr/expr_ops.hpp"
-#include "kernels/pde/pde_codegen.hpp"
 #include "kernels/pde/pde_exec.hpp"
 
 namespace gf {
@@ -87,26 +85,7 @@ std::unique_ptr<PdeExec<T>> make_pde_cpu(Backend<T>&, const PdeProgram& prog) {
   return std::make_unique<PdeCpu<T>>(prog);
 }
 
-template <class T>
-std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog, int ndim) {
-  switch (be.kind()) {
-    case BackendKind::Cpu: return make_pde_cpu(be, prog);
-    case BackendKind::Cuda:
-#if defined(GRIDFORGE_HAVE_CUDA)
-      return make_pde_cuda(be, pde_kernel_source(prog, sizeof(T) == 4 ? "float" : "double", ndim));
-#else
-      throw std::logic_error("a CUDA backend in a build without CUDA");
-#endif
-    case BackendKind::Distributed: break;
-  }
-  throw std::logic_error("the pde workload runs on one rank (solvers/registry.cpp refuses more)");
-}
-
 template std::unique_ptr<PdeExec<float>> make_pde_cpu<float>(Backend<float>&, const PdeProgram&);
 template std::unique_ptr<PdeExec<double>> make_pde_cpu<double>(Backend<double>&, const PdeProgram&);
-template std::unique_ptr<PdeExec<float>> make_pde_exec<float>(Backend<float>&, const PdeProgram&,
-                                                              int);
-template std::unique_ptr<PdeExec<double>> make_pde_exec<double>(Backend<double>&,
-                                                                const PdeProgram&, int);
 
 }  // namespace gf

@@ -6,7 +6,7 @@ GF_MPI_DEVICE=cuda runs on the GPU instead (tests/gpu/run_on_gpu.sh, part mpi).
 
 Every mode runs a small case without mpirun (one process, MPI never
 initialised) and with `mpirun -np N` for the rank layouts listed, and
-compares every output step of fields.h5. Modes:
+compares every field of every output step of fields.h5. Modes:
   heat2d, heat3d_periodic, stencil_box27, stencil_radius2, jacobi, sor:
       bit for bit (numpy.array_equal), including periodic axes split over
       ranks (two ranks on a periodic axis: the same neighbour on both sides),
@@ -39,10 +39,16 @@ compares every output step of fields.h5. Modes:
       drawn by rank 0 from the gathered field: every frame's PNG and the
       render's image.h5 byte for byte one rank's, the fields bit for bit,
       timing.json saying the ranks; no frames folder written by other ranks.
+  pde: the pde workload (two fields, each its own boundary) bit for bit:
+      2D (periodic x split over 2 ranks, a Dirichlet face whose value reads
+      t, a coefficient under div(k*grad u), ssprk3; float64 and float32),
+      3D (rk4, periodic z split, 2×2), 1D (cases/pde_moving_boundary.yaml);
+      log.csv's <f>_min/_max/_mean and the .pvti of both fields as one
+      rank's.
   restart: a checkpoint written on 2 ranks (one global file, as one rank
       writes it) restarted on 3 ranks, on 2 and on one: N/2 + restart = N bit
-      for bit against one rank's uninterrupted run, fields.h5 and the .pvd
-      continued (explicit heat, jacobi).
+      for bit against one rank's uninterrupted run, fields.h5 (every field)
+      and the .pvd continued (explicit heat, pde with two fields, jacobi).
   errors: grid.ranks that does not multiply to the ranks, more ranks than
       points on an axis, blocks narrower than the halo, fft over several
       ranks, another subcommand under mpirun: exit 2, one message, no output
@@ -94,8 +100,9 @@ def run(case, out, *args, np_=1, rc=0, env=None, quiet=True):
 
 
 def steps_of(out):
+    """{step: {field: array}}, every field of every output step of fields.h5."""
     with h5py.File(os.path.join(out, "fields.h5"), "r") as f:
-        return {s: f["steps"][s]["u"][...] for s in f["steps"]}
+        return {s: {n: f["steps"][s][n][...] for n in f["steps"][s]} for s in f["steps"]}
 
 
 def compare(ref, got, label, rtol=None, strict=False):
@@ -103,28 +110,41 @@ def compare(ref, got, label, rtol=None, strict=False):
     if sorted(a) != sorted(b):
         fail(f"{label}: output steps {sorted(b)}, one rank wrote {sorted(a)}")
     for s in a:
-        x, y = a[s], b[s]
-        if x.shape != y.shape:
-            fail(f"{label}: step {s}: shape {y.shape}, one rank {x.shape}")
-        if rtol is None and GPU_RTOL and not strict and not np.array_equal(x, y):
-            # The GPU's kernels take other paths on other block shapes (tiles,
-            # vector rows): reported, and held to a tolerance instead.
-            err = np.linalg.norm((x - y).ravel().astype(float)) / max(
-                np.linalg.norm(x.ravel().astype(float)), 1e-300)
-            print(f"mpi {MODE}: {label}: step {s}: NOT bit for bit on {DEVICE}: relative L2 {err:.3g}")
-            if not err <= GPU_RTOL:
-                fail(f"{label}: step {s}: relative L2 difference {err:.3g} > {GPU_RTOL:.3g}")
-            continue
-        if rtol is None:
-            if not np.array_equal(x, y):
-                d = np.abs(x.astype(float) - y.astype(float))
-                i = np.unravel_index(np.argmax(d), d.shape)
-                fail(f"{label}: step {s} differs from one rank: max |diff| {d.max():.3g} at {i}")
-        else:
-            err = np.linalg.norm((x - y).ravel()) / max(np.linalg.norm(x.ravel()), 1e-300)
-            if not err <= rtol:
-                fail(f"{label}: step {s}: relative L2 difference {err:.3g} > {rtol:.3g}")
-    print(f"mpi {MODE}: {label}: {len(a)} steps {'bit for bit' if rtol is None else 'within ' + str(rtol)}")
+        if sorted(a[s]) != sorted(b[s]):
+            fail(f"{label}: step {s} holds fields {sorted(b[s])}, one rank's {sorted(a[s])}")
+        for name in a[s]:
+            compare_field(a[s][name], b[s][name], f"{label}: step {s} {name}", rtol, strict)
+    n = len(next(iter(a.values()), {}))
+    print(f"mpi {MODE}: {label}: {len(a)} steps of {n} field{'s' * (n != 1)} "
+          f"{'bit for bit' if rtol is None else 'within ' + str(rtol)}")
+
+
+def compare_field(x, y, label, rtol, strict):
+    if x.shape != y.shape:
+        fail(f"{label}: shape {y.shape}, one rank {x.shape}")
+    if rtol is None and GPU_RTOL and not strict and not np.array_equal(x, y):
+        # The GPU's kernels take other paths on other block shapes (tiles,
+        # vector rows): reported, and held to a tolerance instead.
+        err = np.linalg.norm((x - y).ravel().astype(float)) / max(
+            np.linalg.norm(x.ravel().astype(float)), 1e-300)
+        print(f"mpi {MODE}: {label}: NOT bit for bit on {DEVICE}: relative L2 {err:.3g}")
+        if not err <= GPU_RTOL:
+            fail(f"{label}: relative L2 difference {err:.3g} > {GPU_RTOL:.3g}")
+        return
+    if rtol is None:
+        if not np.array_equal(x, y):
+            d = np.abs(x.astype(float) - y.astype(float))
+            i = np.unravel_index(np.argmax(d), d.shape)
+            fail(f"{label} differs from one rank: max |diff| {d.max():.3g} at {i}")
+    else:
+        err = np.linalg.norm((x - y).ravel()) / max(np.linalg.norm(x.ravel()), 1e-300)
+        if not err <= rtol:
+            fail(f"{label}: relative L2 difference {err:.3g} > {rtol:.3g}")
+
+
+def log_rows(out):
+    with open(os.path.join(out, "log.csv")) as f:
+        return list(csv.DictReader(f))
 
 
 def write_case(name, text):
@@ -490,11 +510,7 @@ def mode_files():
     run("cases/heat2d_plate.yaml", ref, *args)
     run("cases/heat2d_plate.yaml", got, *args, np_=3)
     compare(ref, got, "np3")
-
-    def rows(d):
-        with open(os.path.join(d, "log.csv")) as f:
-            return list(csv.DictReader(f))
-    a, b = rows(ref), rows(got)
+    a, b = log_rows(ref), log_rows(got)
     if [r["step"] for r in a] != [r["step"] for r in b]:
         fail("log.csv: the steps differ from one rank's")
     for r, s in zip(a, b):
@@ -551,10 +567,120 @@ def mode_files():
     print(f"mpi {MODE}: log.csv, timing.json, run.json, .pvd/.pvti pieces and fields.xdmf agree")
 
 
+# Two fields, each with its own boundary: x periodic (split over 2 ranks: the
+# same neighbour on both sides), u's y- Dirichlet value reads t (evaluated at
+# every stage on the rank that owns that face) and is defined near its face
+# only (sqrt(0.01 - y): a rank whose shared y- face were taken for a wall
+# would fail), a coefficient read by div(k*grad u) (its halo too), upwind and
+# central differences, ssprk3 (three stages a step, each exchanging both
+# fields' halos).
+PDE2D = """
+name: pde2d
+workload: pde
+precision: {prec}
+grid: {{dims: [23, 19], extent: [1.0, 0.8]}}
+parameters: {{D: 0.01, a: 0.7}}
+boundary:
+  default: {{type: neumann, gradient: 0.3}}
+  x: {{type: periodic}}
+pde:
+  fields:
+    u:
+      initial: {{expr: "sin(2*pi*x)*cos(3*y) + 0.2*y"}}
+      boundary:
+        default: {{type: neumann, gradient: -0.2}}
+        x: {{type: periodic}}
+        y-: {{type: dirichlet, value: "sin(2*pi*x) + 0.5*sin(20*t) + sqrt(0.01 - y)"}}
+    v:
+      initial: {{expr: "exp(-((x-0.3)^2 + (y-0.5)^2)/0.05)"}}
+  coefficients:
+    kappa: "1 + 0.5*sin(2*pi*x)*y"
+  equations:
+    u: "D*div(kappa*grad(u)) - a*dx_up(u, a) + 0.3*u*v"
+    v: "D*lap(v) - 0.5*u*v + 0.1*dy(u)"
+  integrator: ssprk3
+  dt: auto
+  steps: 30
+output: {{every: 10, formats: [vtk, hdf5]}}
+"""
+
+# 3D, rk4 (an accumulator): z periodic, Dirichlet faces whose values read t
+# (the case's for u, v's own x+), Neumann faces, div of an expression k.
+PDE3D = """
+name: pde3d
+workload: pde
+grid: {dims: [11, 10, 9], extent: [1.0, 0.9, 0.8]}
+parameters: {D: 0.02}
+boundary:
+  default: {type: dirichlet, value: "x*y + z*cos(5*t)"}
+  z: {type: periodic}
+  y+: {type: neumann, gradient: -0.2}
+pde:
+  fields:
+    u: {initial: {expr: "x*y + cos(2*pi*z/0.8)*sin(3*x)"}}
+    v:
+      initial: {expr: "0.5 + 0.3*sin(4*x + 2*y)*cos(2*pi*z/0.8)"}
+      boundary:
+        default: {type: neumann, gradient: 0.1}
+        z: {type: periodic}
+        x+: {type: dirichlet, value: "0.2*y + sin(7*t)"}
+  equations:
+    u: "D*lap(u) + 0.4*dz(v) - 0.1*u*v^2"
+    v: "0.5*D*lap(v) + 0.01*div((1 + x*y)*grad(u)) - 0.2*dx_up(v, -1)"
+  integrator: rk4
+  dt: auto
+  steps: 12
+output: {every: 6, formats: [hdf5]}
+"""
+
+
+def mode_pde():
+    """The pde workload (several fields, explicit stages) against one rank,
+    bit for bit; log.csv's columns of every field and the .pvti of each
+    output step (every field, a piece a rank) as one rank's."""
+    for prec, layouts in (("float64", [(2, [2, 1]), (3, [1, 3]), (4, [2, 2])]),
+                          ("float32", [(3, [3, 1])])):
+        case = write_case(f"pde2d_{prec}", PDE2D.format(prec=prec))
+        ref = against_one_rank(case, layouts)
+    got = os.path.join(BASE, "np3_3x1")
+    a, b = log_rows(ref), log_rows(got)
+    cols = [f"{f}_{s}" for f in "uv" for s in ("min", "max", "mean")]
+    if [r["step"] for r in a] != [r["step"] for r in b] or not all(c in b[0] for c in cols):
+        fail(f"log.csv: steps or columns differ from one rank's: {list(b[0])}")
+    for r, s in zip(a, b):
+        for c in cols:
+            same = r[c] == s[c] if not c.endswith("mean") else \
+                abs(float(r[c]) - float(s[c])) <= 1e-6 * max(1.0, abs(float(r[c])))
+            if not same:
+                fail(f"log.csv step {r['step']}: {c} {s[c]}, one rank {r[c]}")
+    pvd = ET.parse(os.path.join(got, "pde2d.pvd")).getroot()
+    files = [d.get("file") for d in pvd.iter("DataSet")]
+    if len(files) != len(steps_of(ref)) or not all(f.endswith(".pvti") for f in files):
+        fail(f"pde2d.pvd lists {files}")
+    for rel in files:
+        img = ET.parse(os.path.join(got, rel)).getroot().find("PImageData")
+        names = [x.get("Name") for x in img.iter("PDataArray")]
+        pieces = img.findall("Piece")
+        if names != ["u", "v"] or len(pieces) != 3:
+            fail(f"{rel}: arrays {names}, {len(pieces)} pieces for 3 ranks")
+        for p in pieces:
+            src = os.path.join(got, os.path.dirname(rel), p.get("Source"))
+            head = open(src, "rb").read(2000).decode("latin-1")
+            if 'Name="u"' not in head or 'Name="v"' not in head:
+                fail(f"{src}: not both fields")
+    print(f"mpi {MODE}: log.csv columns of u and v, the .pvd and .pvti of both fields as one rank's")
+    against_one_rank(write_case("pde3d", PDE3D), [(2, [1, 1, 2]), (3, [3, 1, 1]), (4, [1, 2, 2])])
+    # 1D, a Dirichlet face that moves in time (rk4)
+    against_one_rank("cases/pde_moving_boundary.yaml", [(2, None), (3, None)], "grid.dims=[41]",
+                     "pde.t_end=1.0", "output.every=10", "output.formats=[hdf5]")
+
+
 def mode_restart():
     case = write_case("heat3d_float64", HEAT3D.format(prec="float64"))
     both = "output.formats=[vtk,hdf5]"
     plans = [(case, ["output.every=10", both], "heat.steps", 20, 40, 0),
+             (write_case("pde2d", PDE2D.format(prec="float64")), ["output.every=10", both],
+              "pde.steps", 20, 30, 0),
              ("cases/laplace2d_plate.yaml",
               [a for a in laplace_args("jacobi") if "max_iters" not in a and "formats" not in a]
               + ["output.every=100", both], "laplace.max_iters", 200, 400, 1)]
@@ -639,7 +765,6 @@ def mode_errors():
          r"grid.dims: the grid 5\^2 cannot be split over 3 ranks with blocks at least 2 points wide"),
         (2, "cases/poisson3d_periodic.yaml", [], r"laplace.method: fft runs on one rank only"),
         (2, "cases/poisson3d_multigrid.yaml", [], r"laplace.method: multigrid runs on one rank only"),
-        (2, "cases/pde_grayscott2d.yaml", [], r"workload: pde runs on one rank for now"),
         (2, "cases/heat2d_plate.yaml", ["grid.ranks=[2]"], r"grid.ranks: expected a list of 2 integers"),
     ]
     import re

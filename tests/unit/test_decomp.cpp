@@ -83,6 +83,31 @@ TEST_CASE("the rank-local grid: halos on shared faces, periodic wrap, global coo
   CHECK(gf::local_case(c, gf::decompose(c, 1, 0)).grid.size() == c.grid.size());
 }
 
+TEST_CASE("the rank-local case marks shared faces periodic in each pde field's boundary",
+          "[decomp]") {
+  const gf::Case c = load(R"Y(workload: pde
+grid: {dims: [12, 9]}
+boundary: {default: {type: neumann, gradient: 0}}
+pde:
+  fields:
+    u: {boundary: {default: {type: dirichlet, value: "1 + t"}}}
+    v: {}
+  equations: {u: "lap(u)", v: "lap(v) + u"}
+  steps: 2
+)Y", {"grid.ranks=[3,1]"});
+  const gf::Case lc = gf::local_case(c, gf::decompose(c, 3, 1));  // the middle block in x
+  REQUIRE(lc.pde.fields.size() == 2);
+  for (const gf::PdeFieldSpec& f : lc.pde.fields) {
+    CHECK(f.boundary[0].type == gf::BcType::Periodic);  // x-: shared with rank 0
+    CHECK(f.boundary[1].type == gf::BcType::Periodic);  // x+: shared with rank 2
+  }
+  CHECK(lc.pde.fields[0].boundary[2].type == gf::BcType::Dirichlet);  // y: the grid's own
+  CHECK(lc.pde.fields[1].boundary[3].type == gf::BcType::Neumann);
+  const gf::Case first = gf::local_case(c, gf::decompose(c, 3, 0));
+  CHECK(first.pde.fields[0].boundary[0].type == gf::BcType::Dirichlet);  // x-: its own wall
+  CHECK(first.pde.fields[0].boundary[1].type == gf::BcType::Periodic);
+}
+
 TEST_CASE("decompose refuses splits that cannot work", "[decomp]") {
   const gf::Case c = load(kHeat, {"grid.ranks=[2,2,1]"});
   CHECK_THROWS_WITH(gf::decompose(c, 3, 0), Contains("[2, 2, 1] makes 4 ranks, but the run has 3"));
