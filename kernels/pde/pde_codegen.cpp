@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -222,10 +221,9 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   // Gray–Scott march fits without spills in float32 and float64 (0.83 of
   // copy bandwidth at 512³ on an H100, against 0.70 with 95 registers at 2
   // blocks); pde_cuda.cu compiles again with 1 where the march would spill.
-  int minb = 3;
-  if (const char* m = std::getenv("GRIDFORGE_PDE_MINB"); m && *m) minb = std::max(1, std::atoi(m));
-  int pfd = 0;
-  if (const char* m = std::getenv("GRIDFORGE_PDE_PFD"); m && *m) pfd = std::max(0, std::atoi(m));
+  // Each thread asks L2 for the plane after the next one (PFD 1: 0.91
+  // against 0.84 at 512³ float32, 0.82 against 0.76 at 513³; PFD 2: 0.88).
+  const int minb = 3, pfd = 1;
   if (ndim >= 2)
     s += fmt::format(
         "{5} {3}\n"

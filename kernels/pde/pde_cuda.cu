@@ -191,8 +191,6 @@ class PdeCuda final : public PdeExec<T> {
                                      bin.where.empty() ? ", not cached" : "; cached: " + bin.where);
     note_ += march_regs_;
     spdlog::info("pde: stage kernel {}", note_);
-    if (const char* c = std::getenv("GRIDFORGE_PDE_CHUNK"); c && *c) chunk_ = std::max(1, std::atoi(c));
-    if (const char* c = std::getenv("GRIDFORGE_PDE_SHAPE"); c && std::string(c) == "32") shape32_ = true;
   }
   ~PdeCuda() override { unload(); }
 
@@ -244,13 +242,17 @@ class PdeCuda final : public PdeExec<T> {
     for (const T* p : a.in)
       if (!aligned(p)) return false;
     const std::int64_t pieces = (l.n[0] + W - 1) / W;
-    const int chunk = chunk_ > 0 ? chunk_ : sizeof(T) == 4 ? 4 : 8;
+    // Planes (rows) a thread makes: 4 and 8 ran alike in float64 (H100);
+    // float32 at 4 was 2-4 % ahead of 8 at 257³-513³.
+    const int chunk = sizeof(T) == 4 ? 4 : 8;
     const auto blocks = [](std::int64_t n, std::int64_t per) { return (n + per - 1) / per; };
-    // A block is P pieces of R rows: the fewest blocks of at most 32 pieces
-    // across a row, as wide as the row needs, so that a row of 129 pieces
-    // (513 float32 points) takes 5 blocks of 26, not 5 of 32 with 31 idle.
+    // A block is P pieces of R rows. float32: the fewest blocks of at most
+    // 32 pieces across a row, as wide as the row needs, so that a row of 129
+    // pieces (513 points) takes 5 blocks of 26, not 5 of 32 with 31 idle
+    // (H100: 0.82 of copy bandwidth against 0.80 at 513³, 0.68 against 0.63
+    // at 257³). float64 kept blocks of 32 ahead (513³: 0.83 against 0.79).
     const std::int64_t bx = blocks(pieces, 32);
-    const int P = shape32_ ? 32 : int(blocks(pieces, bx)), R = 256 / P;
+    const int P = sizeof(T) == 8 ? 32 : int(blocks(pieces, bx)), R = 256 / P;
     std::int64_t gy, gz = 1, nfaces;
     if (d == 3) {
       gy = blocks(l.n[1] - 2, R);
@@ -284,8 +286,6 @@ class PdeCuda final : public PdeExec<T> {
   cudaKernel_t march_ = nullptr, faces_ = nullptr;
   bool has_march_ = false;
   std::string march_regs_;
-  int chunk_ = 0;  // planes (rows) a march thread makes; 0: by precision
-  bool shape32_ = false;
   std::string note_;
   double compile_s_ = 0;
 };
