@@ -70,7 +70,20 @@ enum class LaplaceOperator { MatrixFree, Csr };
 const char* to_string(LaplaceOperator o);
 
 struct HeatSpec {
+  // heat.alpha: a number, or a field of x, y, z (variable_alpha(): an
+  // expression or an HDF5 dataset, alpha_field), which runs
+  // ∂u/∂t = ∇·(α∇u) + source as the one-field pde program `program` on the
+  // pde executor (solvers/heat_var.hpp). alpha is the number, or the largest
+  // value over the grid (the explicit limit's), alpha_min the smallest.
   double alpha = 0;
+  double alpha_min = 0;
+  InitialSpec alpha_field;  // Kind::Value: alpha is that number
+  PdeProgram program;       // variable alpha only
+  bool variable_alpha() const { return alpha_field.kind != InitialSpec::Kind::Value; }
+  // The source, or a Dirichlet value (the case's boundary), reads t: it is
+  // evaluated again at each step's time (docs/cases.md#heat).
+  bool source_uses_t = false, boundary_uses_t = false;
+  bool uses_t() const { return source_uses_t || boundary_uses_t; }
   HeatScheme scheme = HeatScheme::Explicit;
   bool dt_auto = true;
   double dt = 0;         // resolved step (auto: 0.9 × dt_limit)

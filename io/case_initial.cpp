@@ -76,7 +76,12 @@ void read_initial_file(const Value& v, const fs::path& base_dir, const Grid& gri
 void read_initial(const Map& top, const Params& params, const fs::path& base_dir,
                   const Grid& grid, InitialSpec& init) {
   if (!top.has("initial")) return;  // value 0
-  const Map m = top.get("initial").map(schema::kInitialKeys);
+  read_field_values(top.get("initial"), params, base_dir, grid, init);
+}
+
+void read_field_values(const Value& at, const Params& params, const fs::path& base_dir,
+                       const Grid& grid, InitialSpec& init) {
+  const Map m = at.map(schema::kInitialKeys);
   const std::vector<std::string> kinds = m.keys();
   if (kinds.empty()) m.self().fail("missing required key 'value', 'expr' or 'file'");
   if (kinds.size() > 1) fail_only_one(m, kinds[1], "'value', 'expr' and 'file'");

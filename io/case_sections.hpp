@@ -148,9 +148,15 @@ void emit_faces(YAML::Emitter& out, const std::array<FaceBc, kFaces>& faces, int
 void read_initial(const Map& top, const Params& params, const std::filesystem::path& base_dir,
                   const Grid& grid, InitialSpec& init);
 void emit_initial(YAML::Emitter& out, const InitialSpec& init);
+// The same map ({value}, {expr} or {file: {path, dataset}}) at any key
+// (heat.alpha as a field).
+void read_field_values(const Value& at, const Params& params,
+                       const std::filesystem::path& base_dir, const Grid& grid, InitialSpec& init);
 
 // heat: (case_heat.cpp)
-void read_heat(const Map& top, const Params& params, const Grid& g, Precision prec, HeatSpec& h);
+// The initial state, the boundary and the parameters are read already: a
+// variable alpha's program (HeatSpec::program) reads them.
+void read_heat(const Map& top, const Case& c, const std::filesystem::path& base_dir, HeatSpec& h);
 void emit_heat(YAML::Emitter& out, const HeatSpec& h);
 
 // stencil: (case_stencil.cpp)

@@ -17,8 +17,8 @@ std::vector<std::string> just_u(const Case&) { return {"u"}; }
 namespace fs = std::filesystem;
 using schema::Map;
 
-void read_heat(const Map& top, Case& c, const fs::path&) {
-  case_sections::read_heat(top, c.parameters, c.grid, c.precision, c.heat);
+void read_heat(const Map& top, Case& c, const fs::path& base_dir) {
+  case_sections::read_heat(top, c, base_dir, c.heat);
 }
 void emit_heat(YAML::Emitter& out, const Case& c) { case_sections::emit_heat(out, c.heat); }
 void read_laplace(const Map& top, Case& c, const fs::path&) {
@@ -38,7 +38,11 @@ void emit_raymarch(YAML::Emitter& out, const Case& c) {
 void read_wave(const Map& top, Case& c, const fs::path&) { wave_case::read(top, c, c.wave); }
 void emit_wave(YAML::Emitter& out, const Case& c) { wave_case::emit(out, c.wave); }
 
-bool heat_blockable(const Case& c) { return !c.heat.implicit() && c.grid.ndim >= 2; }
+// A source or Dirichlet value that reads t is evaluated between steps, and a
+// variable alpha runs on the pde executor: one step a pass, both.
+bool heat_blockable(const Case& c) {
+  return !c.heat.implicit() && c.grid.ndim >= 2 && !c.heat.uses_t() && !c.heat.variable_alpha();
+}
 bool stencil_blockable(const Case& c) { return star_order(c.stencil.points, c.grid); }
 bool laplace_blockable(const Case& c) {
   return c.laplace.method == LaplaceMethod::Jacobi && c.grid.ndim >= 2;
@@ -64,7 +68,8 @@ const WorkloadInfo kInfo[] = {
        c.heat.last_dt = c.heat.dt;
      },
      [](const Case& c) { return c.heat.use_t_end ? "t_end" : "steps"; }, kHeatRestart, just_u,
-     true, read_heat, emit_heat, [](const Case& c) { return c.heat.time_block; }, heat_blockable},
+     true, read_heat, emit_heat, [](const Case& c) { return c.heat.time_block; }, heat_blockable,
+     false, true},
     {Workload::Laplace, "laplace", false, [](const Case& c) { return c.laplace.max_iters; },
      [](Case& c, std::int64_t n) { c.laplace.max_iters = n; },
      [](const Case&) { return "max_iters"; }, kLaplaceRestart,

@@ -11,6 +11,7 @@
 
 #include "io/expression.hpp"
 #include "solvers/expr_fill.hpp"
+#include "solvers/heat_var.hpp"
 
 namespace gf {
 
@@ -28,15 +29,25 @@ HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
   };
   u_ = field("the field u");
   u_next_ = field("the next step of u");
-  Expression src(c.heat.source, c.parameters);
-  if (src.is_constant()) {
+  if (c.heat.source_uses_t) {  // filled at each step's time
+    has_source_field_ = true;
+    source_ = field("the source s(x, t)");
+    source_in_time_ = std::make_unique<TimeFill<T>>(backend, c.parameters);
+    source_in_time_->add(c.heat.source, Box::whole(source_.layout().n));
+  } else if (Expression src(c.heat.source, c.parameters); src.is_constant()) {
     source_const_ = src(0, 0, 0);
   } else {
     has_source_field_ = true;
     source_ = field("the source s(x)");
     fill_expression(backend, c.heat.source, c.parameters, source_);
   }
-  upload_ms_ = set_initial_state(c, backend, u_);
+  if (c.heat.boundary_uses_t) {
+    upload_ms_ = set_initial_state(at_time_zero(c), backend, u_);
+    faces_in_time_ = std::make_unique<TimeFill<T>>(backend, c.parameters);
+    add_time_faces(c, *faces_in_time_);
+  } else {
+    upload_ms_ = set_initial_state(c, backend, u_);
+  }
   if (c.heat.implicit()) {
     delta_ = field("the change of u in a step");
     r_ = field("the CG residual r");
@@ -92,6 +103,36 @@ void HeatSolver<T>::implicit_step(double dt) {
   backend_.vec().axpby(T(1), delta_, T(1), u_);
 }
 
+// The source at the scheme's time (explicit: tⁿ; backward Euler: tⁿ⁺¹;
+// Crank–Nicolson: the midpoint), and the Dirichlet values: the new state
+// holds them at tⁿ⁺¹. The implicit step's right-hand side reads its base's
+// faces as (1 − θ)·g(tⁿ) + θ·g(tⁿ⁺¹) (L is affine in them: backward Euler
+// reads g(tⁿ⁺¹), Crank–Nicolson the mean of the two), δ is 0 on the faces,
+// and the faces are set to g(tⁿ⁺¹) after.
+template <class T>
+void HeatSolver<T>::step_in_time(double dt, double t1, const HeatArgs<T>& args) {
+  const double t0 = time_, theta = case_.heat.theta();
+  if (source_in_time_)
+    source_in_time_->fill(source_, !cg_ ? t0 : theta == 1 ? t1 : t0 + 0.5 * (t1 - t0));
+  if (!cg_) {
+    exec_->step(args, u_, u_next_);
+    u_.swap(u_next_);
+    if (faces_in_time_) faces_in_time_->fill(u_, t1);
+    return;
+  }
+  if (faces_in_time_ && theta == 1) {
+    faces_in_time_->fill(u_, t1);
+  } else if (faces_in_time_) {
+    // u_next_ = u with its faces at tⁿ⁺¹; u = ½u + ½u_next_: the same inside,
+    // bit for bit (halving is exact), the mean of the two on the faces.
+    backend_.vec().axpby(T(1), u_, T(0), u_next_);
+    faces_in_time_->fill(u_next_, t1);
+    backend_.vec().axpby(T(0.5), u_next_, T(0.5), u_);
+  }
+  implicit_step(dt);
+  if (faces_in_time_ && theta != 1) faces_in_time_->fill(u_, t1);
+}
+
 // heat.solver.preconditioner: Jacobi, z = r over A's diagonal
 // W·(θ·α·dt·diag + 1); or one symmetric multigrid V-cycle on
 // (L₀ − I/(θ·α·dt)) z = −r/(θ·α·dt·W) (Multigrid::precondition), its
@@ -144,7 +185,7 @@ HeatArgs<T> HeatSolver<T>::args_for(double dt) const {
 // single steps, so the choice changes only the speed). Done once, at setup.
 template <class T>
 int HeatSolver<T>::pick_time_block(const HeatArgs<T>& regular) {
-  if (cg_) return 1;
+  if (cg_ || case_.heat.uses_t()) return 1;  // t: evaluated between steps
   const Layout& l = u_.layout();
   if (case_.heat.time_block > 0) return exec_->time_block(regular, l, case_.heat.time_block);
   tb_auto_ = fastest_time_block<T>(backend_, exec_->time_block(regular, l, 0), case_.heat.steps,
@@ -177,7 +218,7 @@ void HeatSolver<T>::advance(std::int64_t n) {
   }
   // Small grids on the GPU: chunks of regular steps replayed as one graph
   // (never the shortened last step, whose dt differs).
-  const int chunk = (cg_ || k > 1) ? 1 : backend_.steps_per_call(case_.grid);
+  const int chunk = (cg_ || k > 1 || case_.heat.uses_t()) ? 1 : backend_.steps_per_call(case_.grid);
   while (chunk > 1 && s < n && step_ < regular_last && !stop_requested()) {
     const int m = int(std::min<std::int64_t>({chunk, n - s, regular_last - step_}));
     exec_->run(regular, m, u_, u_next_);
@@ -189,7 +230,11 @@ void HeatSolver<T>::advance(std::int64_t n) {
   for (; s < n && !stop_requested(); ++s) {
     const bool final_short = step_ == last - 1 && case_.heat.last_dt != case_.heat.dt;
     const double dt = final_short ? case_.heat.last_dt : case_.heat.dt;
-    if (cg_) {
+    if (case_.heat.uses_t()) {
+      const double t1 = (step_ + 1 == last && case_.heat.use_t_end) ? case_.heat.t_end
+                                                                    : double(step_ + 1) * case_.heat.dt;
+      step_in_time(dt, t1, final_short ? args_for(dt) : regular);
+    } else if (cg_) {
       implicit_step(dt);
     } else {
       exec_->step(final_short ? args_for(dt) : regular, u_, u_next_);
@@ -238,9 +283,9 @@ std::size_t HeatSolver<T>::bytes_per_step() const {
 
 template <class T>
 MemoryNeed HeatSolver<T>::memory_needed(const Case& c) {
+  if (c.heat.variable_alpha()) return HeatVarSolver<T>::memory_needed(c);
   const std::size_t field = static_cast<std::size_t>(c.grid.size()) * sizeof(T);
-  Expression src(c.heat.source, c.parameters);
-  int fields = src.is_constant() ? 2 : 3;
+  int fields = c.heat.source_uses_t || !Expression(c.heat.source, c.parameters).is_constant() ? 3 : 2;
   std::size_t bytes = fields * field + (1u << 20);  // + reduction scratch
   if (c.heat.implicit()) {  // δ, r, p, q, and with operator csr the GPU's CSR matrix
     fields += 4;
@@ -267,6 +312,12 @@ std::string heat_setup_line(const Case& c) {
                            ? std::string()
                            : fmt::format(", preconditioner {}",
                                          to_string(c.heat.solver_preconditioner)));
+  if (c.heat.variable_alpha())
+    return fmt::format("variable alpha from {:.6g} to {:.6g} (div(alpha*grad(u)) on the pde "
+                       "executor); explicit stability limit dt_max = 1/(2·max α·Σ1/h²) = {:.6g}; "
+                       "dt = {:.6g} ({:.3g} of the limit){}",
+                       c.heat.alpha_min, c.heat.alpha, c.heat.dt_limit, c.heat.dt,
+                       c.heat.dt / c.heat.dt_limit, c.heat.dt_auto ? ", dt: auto" : "");
   return fmt::format("explicit stability limit dt_max = 1/(2·α·Σ1/h²) = {:.6g}; dt = {:.6g} "
                      "({:.3g} of the limit){}",
                      c.heat.dt_limit, c.heat.dt, c.heat.dt / c.heat.dt_limit,

@@ -9,6 +9,7 @@
 
 #include "kernels/heat/heat_exec.hpp"
 #include "kernels/laplace/laplace_exec.hpp"
+#include "solvers/heat_time.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/stepper.hpp"
 
@@ -48,6 +49,8 @@ class HeatSolver final : public Stepper<T> {
   HeatArgs<T> args_for(double dt) const;
   int pick_time_block(const HeatArgs<T>& regular);
   void implicit_step(double dt);
+  // A step from time_ to t1 when the source or a Dirichlet value reads t.
+  void step_in_time(double dt, double t1, const HeatArgs<T>& args);
   // CG's preconditioner (heat.solver.preconditioner) for the operator op.
   void set_preconditioner(const LaplaceArgs<T>& op);
 
@@ -65,6 +68,9 @@ class HeatSolver final : public Stepper<T> {
   double operator_dt_ = -1;       // the dt the backend's operator was set for
   std::int64_t cg_iterations_ = 0;
   bool has_source_field_ = false;
+  // The source and the Dirichlet faces that read t (heat.source, boundary):
+  // evaluated again at each step's time; empty otherwise.
+  std::unique_ptr<TimeFill<T>> source_in_time_, faces_in_time_;
   double source_const_ = 0;
   std::int64_t step_ = 0;
   double time_ = 0;

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "solvers/heat.hpp"
+#include "solvers/heat_var.hpp"
 #include "solvers/laplace.hpp"
 #include "solvers/laplace_setup.hpp"
 #include "solvers/pde.hpp"
@@ -19,6 +20,21 @@ namespace {
 template <template <class> class S, class T>
 std::unique_ptr<Stepper<T>> stepper_of(const Case& c, Backend<T>& be) {
   return std::make_unique<S<T>>(c, be);
+}
+
+// Heat with a variable alpha runs on the pde executor (solvers/heat_var.hpp).
+template <class T>
+std::unique_ptr<Stepper<T>> heat_stepper(const Case& c, Backend<T>& be) {
+  if (c.heat.variable_alpha()) return std::make_unique<HeatVarSolver<T>>(c, be);
+  return std::make_unique<HeatSolver<T>>(c, be);
+}
+
+void heat_check_ranks(const Case& c, int nranks) {
+  if (c.heat.variable_alpha())
+    throw CaseError(c.heat.alpha_field.loc, "heat.alpha",
+                    fmt::format("a variable alpha runs on the pde executor, on one rank for now; "
+                                "{} ranks were started: run it without mpirun, or give a number",
+                                nranks));
 }
 
 int one_layer(const Case&) { return 1; }
@@ -114,7 +130,7 @@ std::string pde_bench(const BenchItem&) {
 const WorkloadEntry kEntries[] = {
     {Workload::Heat, RunKind::Steps, "step", true, one_layer, heat_setup_line, heat_cg_tolerance,
      HeatSolver<float>::memory_needed, HeatSolver<double>::memory_needed, heat_bench_method, false,
-     heat_bench, stepper_of<HeatSolver, float>, stepper_of<HeatSolver, double>},
+     heat_bench, heat_stepper<float>, heat_stepper<double>, nullptr, heat_check_ranks},
     {Workload::Laplace, RunKind::Solve, "iteration", true, one_layer, laplace_setup_line,
      laplace_tolerance, LaplaceSolver<float>::memory_needed, LaplaceSolver<double>::memory_needed,
      laplace_bench_method, true, laplace_bench, nullptr, nullptr, resolve_laplace,

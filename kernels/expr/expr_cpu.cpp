@@ -22,7 +22,7 @@ std::int64_t expr_fill_cpu(const ExprCode& c, const ExprPoints& at, const FieldV
   const int n = int(c.code.size());
   const bool constant = c.constant();
   std::vector<double> s(std::size_t(c.stack) + 1);
-  const double value = constant ? expr_value(code, n, 0, 0, 0, s.data()) : 0.0;
+  const double value = constant ? expr_value(code, n, 0, 0, 0, at.t, s.data()) : 0.0;
   // A point costs about an instruction's worth of a cheap update (a few ns)
   // per instruction: the grain of core/threads.hpp divided by the program's length.
   const std::int64_t grain =
@@ -37,7 +37,7 @@ std::int64_t expr_fill_cpu(const ExprCode& c, const ExprPoints& at, const FieldV
         const double y = at.coord(1, j), z = at.coord(2, k);
         for (std::int64_t i = b.lo[0]; i < b.hi[0]; ++i) {
           const T v = static_cast<T>(
-              constant ? value : expr_value(code, n, at.coord(0, i), y, z, stack.data()));
+              constant ? value : expr_value(code, n, at.coord(0, i), y, z, at.t, stack.data()));
           out(i, j, k) = v;
           if (!std::isfinite(v)) first_bad = std::min(first_bad, dense.index(i, j, k));
         }

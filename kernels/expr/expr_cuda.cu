@@ -43,7 +43,8 @@ __global__ void __launch_bounds__(kExprThreads)
     j += b.lo[1];
     k += b.lo[2];
     const T v =
-        static_cast<T>(expr_value(code, n, at.coord(0, i), at.coord(1, j), at.coord(2, k), s));
+        static_cast<T>(
+        expr_value(code, n, at.coord(0, i), at.coord(1, j), at.coord(2, k), at.t, s));
     out(i, j, k) = v;
     if (!isfinite(v)) atomicMin(bad, static_cast<unsigned long long>(dense.index(i, j, k)));
   }
@@ -133,7 +134,7 @@ class ExprCuda final : public ExprExec<T> {
       for (std::int64_t j = b.lo[1]; j < b.hi[1]; ++j)
         for (std::int64_t i = b.lo[0]; i < b.hi[0]; ++i) {
           const T x = static_cast<T>(expr_value(c.code.data(), int(c.code.size()), at.coord(0, i),
-                                                at.coord(1, j), at.coord(2, k), stack.data()));
+                                                at.coord(1, j), at.coord(2, k), at.t, stack.data()));
           v(i, j, k) = x;
           if (!std::isfinite(x) && bad < 0) bad = dense.index(i, j, k);
         }

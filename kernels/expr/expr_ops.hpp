@@ -23,11 +23,14 @@
 namespace gf {
 
 // Where the points of a field lie: point (i, j, k) at origin + (i + offset)·h
-// on each axis of the grid (Grid::coord, bit for bit), 0 on missing axes.
+// on each axis of the grid (Grid::coord, bit for bit), 0 on missing axes;
+// and the time t, variable 3 of an expression compiled with t (a heat
+// source or Dirichlet value that changes in time; 0 otherwise).
 struct ExprPoints {
   double origin[3] = {0, 0, 0}, h[3] = {1, 1, 1};
   std::int64_t offset[3] = {0, 0, 0};
   int ndim = 1;
+  double t = 0;
 
   static ExprPoints of(const Grid& g) {
     ExprPoints p;
@@ -99,15 +102,22 @@ GF_HD double expr_run(const ExprInstr* code, int n, const Var& var, double* s) {
   return expr_run_as<double>(code, n, var, s);
 }
 
-// The coordinates as the variables of an expression of x, y, z.
+// The coordinates (and the time) as the variables of an expression of x, y,
+// z (and t, variable 3).
 struct ExprXyz {
-  double x, y, z;
-  GF_HD double operator()(int m) const { return m == 0 ? x : m == 1 ? y : z; }
+  double x, y, z, t = 0;
+  GF_HD double operator()(int m) const { return m == 0 ? x : m == 1 ? y : m == 2 ? z : t; }
 };
 
 // The value of the program code[0..n) at (x, y, z).
 GF_HD double expr_value(const ExprInstr* code, int n, double x, double y, double z, double* s) {
   return expr_run(code, n, ExprXyz{x, y, z}, s);
+}
+
+// The same at time t (a program compiled with t as variable 3).
+GF_HD double expr_value(const ExprInstr* code, int n, double x, double y, double z, double t,
+                        double* s) {
+  return expr_run(code, n, ExprXyz{x, y, z, t}, s);
 }
 
 }  // namespace gf
