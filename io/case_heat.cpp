@@ -53,7 +53,8 @@ double stability_limit(const Grid& g, double alpha) {
 }
 
 void read_dt(const Value& v, const Value& scheme, const Grid& g, HeatSpec& h) {
-  h.dt_auto = !v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto");
+  double dt = 0;
+  h.dt_auto = !read_dt_number(v, dt);
   if (h.dt_auto) {
     // auto is a fraction of the explicit limit; an implicit scheme is there to go past it.
     if (h.implicit())
@@ -64,10 +65,6 @@ void read_dt(const Value& v, const Value& scheme, const Grid& g, HeatSpec& h) {
     h.dt = 0.9 * h.dt_limit;
     return;
   }
-  double dt = 0;
-  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), dt) || !std::isfinite(dt) ||
-      !(dt > 0))
-    v.fail("expected auto or a number > 0, got " + v.describe());
   if (!h.implicit() && dt > h.dt_limit * (1 + 1e-12)) {
     const auto [shown_dt, shown_limit] = distinct_digits(dt, h.dt_limit);
     const char* a = h.variable_alpha() ? "max α" : "α";

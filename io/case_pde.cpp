@@ -20,9 +20,9 @@
 namespace gf::pde_case {
 
 using case_sections::distinct_digits;
-using case_sections::exactly_one_of;
+using case_sections::read_dt_number;
+using case_sections::read_even_duration;
 using case_sections::num;
-using case_sections::steps_to_reach;
 using schema::Map;
 using schema::Value;
 namespace fs = std::filesystem;
@@ -150,7 +150,8 @@ void read_equations(const Map& m, PdeSpec& p) {
 }
 
 void read_dt(const Value& v, PdeSpec& p) {
-  p.dt_auto = !v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto");
+  double dt = 0;
+  p.dt_auto = !read_dt_number(v, dt);
   if (p.dt_auto) {
     if (!std::isfinite(p.dt_limit))
       v.fail("nothing in the equations limits the step (no derivative or field moves a "
@@ -158,10 +159,6 @@ void read_dt(const Value& v, PdeSpec& p) {
     p.dt = 0.9 * p.dt_limit;
     return;
   }
-  double dt = 0;
-  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), dt) || !std::isfinite(dt) ||
-      !(dt > 0))
-    v.fail("expected auto or a number > 0, got " + v.describe());
   if (dt > p.dt_limit * (1 + 1e-12)) {
     const auto [shown_dt, shown_limit] = distinct_digits(dt, p.dt_limit);
     v.fail(fmt::format("{} is above the stability estimate {} of {} ({}); use a smaller dt{}",
@@ -171,18 +168,6 @@ void read_dt(const Value& v, PdeSpec& p) {
                            : ", dt: auto, or an integrator with a larger stability region (rk4)"));
   }
   p.dt = dt;
-}
-
-void read_duration(const Map& m, PdeSpec& p) {
-  if (exactly_one_of(m, "steps", "t_end") == "steps") {
-    p.steps = m.get("steps").integer(0);
-    return;
-  }
-  const Value v = m.get("t_end");
-  p.use_t_end = true;
-  p.t_end = v.positive();
-  p.steps = steps_to_reach(v, p.t_end, p.dt);
-  p.dt = p.t_end / double(p.steps);
 }
 
 }  // namespace
@@ -304,7 +289,7 @@ void read(const Map& top, Case& c, const fs::path& base_dir) {
   p.dt_limit = lim.dt;
   p.limit_why = lim.why;
   read_dt(m.get("dt"), p);
-  read_duration(m, p);
+  read_even_duration(m, p);
 }
 
 void emit(YAML::Emitter& out, const Case& c) {

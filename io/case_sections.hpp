@@ -128,6 +128,32 @@ inline std::int64_t steps_to_reach(const Value& v, double t_end, double dt) {
       1, std::int64_t(std::abs(r - nearest) <= 1e-9 * std::max(1.0, r) ? nearest : std::ceil(r)));
 }
 
+// A step length: `auto` (or no key) gives false, a number > 0 true with
+// that number in dt, anything else fails at v.
+inline bool read_dt_number(const Value& v, double& dt) {
+  if (!v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto")) return false;
+  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), dt) || !std::isfinite(dt) ||
+      !(dt > 0))
+    v.fail("expected auto or a number > 0, got " + v.describe());
+  return true;
+}
+
+// `steps`, or `t_end` in equal steps of at most s.dt (for schemes that keep
+// one dt: leapfrog, the Runge–Kutta integrators). S has steps, use_t_end,
+// t_end and dt.
+template <class S>
+void read_even_duration(const Map& m, S& s) {
+  if (exactly_one_of(m, "steps", "t_end") == "steps") {
+    s.steps = m.get("steps").integer(0);
+    return;
+  }
+  const Value v = m.get("t_end");
+  s.use_t_end = true;
+  s.t_end = v.positive();
+  s.steps = steps_to_reach(v, s.t_end, s.dt);
+  s.dt = s.t_end / double(s.steps);
+}
+
 // ---- the sections, in the order of the resolved case ------------------------------------------
 
 // grid: and boundary: (case_grid.cpp). The grid's spacing needs the boundary

@@ -15,9 +15,9 @@
 namespace gf::wave_case {
 
 using case_sections::distinct_digits;
-using case_sections::exactly_one_of;
+using case_sections::read_dt_number;
+using case_sections::read_even_duration;
 using case_sections::num;
-using case_sections::steps_to_reach;
 using schema::Map;
 using schema::Value;
 
@@ -30,15 +30,12 @@ double cfl_limit(const Grid& g, double c) {
 namespace {
 
 void read_dt(const Value& v, WaveSpec& w) {
-  w.dt_auto = !v.present() || (v.node().IsScalar() && v.node().Scalar() == "auto");
+  double dt = 0;
+  w.dt_auto = !read_dt_number(v, dt);
   if (w.dt_auto) {
     w.dt = 0.9 * w.dt_limit;
     return;
   }
-  double dt = 0;
-  if (!v.node().IsScalar() || !YAML::convert<double>::decode(v.node(), dt) || !std::isfinite(dt) ||
-      !(dt > 0))
-    v.fail("expected auto or a number > 0, got " + v.describe());
   if (dt > w.dt_limit * (1 + 1e-12)) {
     const auto [shown_dt, shown_limit] = distinct_digits(dt, w.dt_limit);
     v.fail(fmt::format("{} is above the CFL stability limit 1/(c·√Σ1/h²) = {}; use a dt ≤ that, "
@@ -46,19 +43,6 @@ void read_dt(const Value& v, WaveSpec& w) {
                        shown_dt, shown_limit));
   }
   w.dt = dt;
-}
-
-// steps, or t_end in equal steps of at most dt (leapfrog keeps one dt).
-void read_duration(const Map& m, WaveSpec& w) {
-  if (exactly_one_of(m, "steps", "t_end") == "steps") {
-    w.steps = m.get("steps").integer(0);
-    return;
-  }
-  const Value v = m.get("t_end");
-  w.use_t_end = true;
-  w.t_end = v.positive();
-  w.steps = steps_to_reach(v, w.t_end, w.dt);
-  w.dt = w.t_end / double(w.steps);
 }
 
 Expr expr_or_zero(const Map& m, const char* key, const Params& params) {
@@ -74,7 +58,7 @@ void read(const Map& top, const Case& c, WaveSpec& w) {
   w.c = m.require("c").positive();
   w.dt_limit = cfl_limit(c.grid, w.c);
   read_dt(m.get("dt"), w);
-  read_duration(m, w);
+  read_even_duration(m, w);  // leapfrog keeps one dt
   w.velocity = expr_or_zero(m, "velocity", c.parameters);
   w.source = expr_or_zero(m, "source", c.parameters);
 }

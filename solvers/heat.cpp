@@ -298,7 +298,7 @@ MemoryNeed HeatSolver<T>::memory_needed(const Case& c) {
         bytes += (Multigrid<T>::extra_values(c.grid) + std::size_t(c.grid.size())) * sizeof(T);
     }
   }
-  return {fields, bytes};
+  return {fields, bytes, {}, 0};
 }
 
 std::string heat_setup_line(const Case& c) {

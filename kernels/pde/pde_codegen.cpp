@@ -215,7 +215,8 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
         "  for (long k = k0; k < k1; ++k) gf::pde_point<{}, {}>(A, eq, i, j, k, v);\n"
         "}}\n",
         kPdeKernelName, std::string(ix) == "int" ? "i32" : "i64", real, real, std::max(ni, 1), ndim, ix);
-  // The march (2D and 3D; pde_march.hpp) and the faces it leaves out, for
+  // The march (2D and 3D; pde_march.hpp) and the faces it leaves out, in one
+  // launch, for
   // fields of fewer than 2³¹ values whose rows start on 16-byte vectors.
   // Blocks of 256 an SM holds: 3 leaves 80 registers a thread, which a
   // Gray–Scott march fits without spills in float32 and float64 (0.83 of
@@ -227,12 +228,8 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   if (ndim >= 2)
     s += fmt::format(
         "{5} {3}\n"
-        "extern \"C\" __global__ void __launch_bounds__(256, GF_PDE_MARCH_MINB) {0}_march(const gf::PdeArgs<{1}> A, int chunk) {{\n"
-        "  gf::pde_march<{2}, {4}>(A, Eq{{}}, chunk);\n"
-        "}}\n"
-        "extern \"C\" __global__ void __launch_bounds__(256) {0}_faces(const gf::PdeArgs<{1}> A, long nfaces) {{\n"
-        "  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x;\n"
-        "  if (t < nfaces) gf::pde_faces<{2}>(A, Eq{{}}, t);\n"
+        "extern \"C\" __global__ void __launch_bounds__(256, GF_PDE_MARCH_MINB) {0}_march(const gf::PdeArgs<{1}> A, int chunk, long nfaces, int mb) {{\n"
+        "  gf::pde_march_and_faces<{2}, {4}>(A, Eq{{}}, chunk, nfaces, mb);\n"
         "}}\n",
         kPdeKernelName, real, ndim, minb, pfd, kPdeMarchMinb);
   return s;

@@ -200,11 +200,8 @@ class PdeCuda final : public PdeExec<T> {
     const std::string name = kPdeKernelName;
     GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel32_, lib_, (name + "_i32").c_str()));
     GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel64_, lib_, (name + "_i64").c_str()));
-    march_ = faces_ = nullptr;
-    if (has_march_) {
-      GF_CUDA_CHECK(cudaLibraryGetKernel(&march_, lib_, (name + "_march").c_str()));
-      GF_CUDA_CHECK(cudaLibraryGetKernel(&faces_, lib_, (name + "_faces").c_str()));
-    }
+    march_ = nullptr;
+    if (has_march_) GF_CUDA_CHECK(cudaLibraryGetKernel(&march_, lib_, (name + "_march").c_str()));
   }
   void unload() {
     if (lib_) cudaLibraryUnload(lib_);
@@ -225,7 +222,7 @@ class PdeCuda final : public PdeExec<T> {
     GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, block, args, 0,
                                    be_.stream()));
   }
-  // The march and the faces kernel (pde_march.hpp), where the fields allow:
+  // The march and the faces in one launch (pde_march.hpp), where the fields allow:
   // 2D or 3D, at least 3 points along y (and z), fewer than 2³¹ values,
   // rows that start on 16-byte vectors in 16-byte aligned arrays, and a
   // launch within the grid's limits. False, having launched nothing, else.
@@ -253,26 +250,24 @@ class PdeCuda final : public PdeExec<T> {
     // at 257³). float64 kept blocks of 32 ahead (513³: 0.83 against 0.79).
     const std::int64_t bx = blocks(pieces, 32);
     const int P = sizeof(T) == 8 ? 32 : int(blocks(pieces, bx)), R = 256 / P;
-    std::int64_t gy, gz = 1, nfaces;
+    std::int64_t gx = bx, gy, gz = 1, nfaces, mb;
     if (d == 3) {
       gy = blocks(l.n[1] - 2, R);
-      gz = blocks(l.n[2] - 2, chunk);
+      gz = mb = blocks(l.n[2] - 2, chunk);
       nfaces = 2 * l.n[0] * (l.n[2] + l.n[1] - 2);
+      gz += blocks(nfaces, gx * gy * P * R);  // the faces' blocks, after the march's
     } else {
-      gy = blocks(blocks(l.n[1] - 2, chunk), R);
+      gy = mb = blocks(blocks(l.n[1] - 2, chunk), R);
       nfaces = 2 * l.n[0];
+      gy += blocks(nfaces, gx * P * R);
     }
     if (gy > 65535 || gz > 65535) return false;
-    const dim3 grid{unsigned(bx), unsigned(gy), unsigned(gz)};
-    int ch = chunk;
-    void* margs[] = {&a, &ch};
-    GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(march_), grid, dim3(unsigned(P), unsigned(R), 1),
-                                   margs, 0, be_.stream()));
+    const dim3 grid{unsigned(gx), unsigned(gy), unsigned(gz)};
+    int ch = chunk, m = int(mb);
     long nf = long(nfaces);
-    void* fargs[] = {&a, &nf};
-    GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(faces_),
-                                   dim3(unsigned(blocks(nfaces, 256))), dim3(256), fargs, 0,
-                                   be_.stream()));
+    void* args[] = {&a, &ch, &nf, &m};
+    GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(march_), grid,
+                                   dim3(unsigned(P), unsigned(R), 1), args, 0, be_.stream()));
     return true;
   }
 
@@ -283,7 +278,7 @@ class PdeCuda final : public PdeExec<T> {
   CudaBackend<T>& be_;
   cudaLibrary_t lib_ = nullptr;
   cudaKernel_t kernel32_ = nullptr, kernel64_ = nullptr;
-  cudaKernel_t march_ = nullptr, faces_ = nullptr;
+  cudaKernel_t march_ = nullptr;
   bool has_march_ = false;
   std::string march_regs_;
   std::string note_;

@@ -19,7 +19,8 @@
 // The march covers every x, and y (3D) and the march axis from 1 to n − 2;
 // at the x faces a lane takes its outer neighbour by the axis' rule
 // (neighbour(), as pde_input does) and a Dirichlet face's value. The other
-// faces are pde_faces': one thread a point through pde_point.
+// faces are pde_faces': one thread a point through pde_point, in blocks of
+// the same launch (pde_march_and_faces).
 #pragma once
 #include "kernels/pde/pde_ops.hpp"
 
@@ -226,6 +227,23 @@ __device__ __forceinline__ void pde_faces(const PdeArgs<T>& A, const Eq& eq, lon
   }
   T v[kPdeFirstInput + Eq::kInputs];
   pde_point<D, int>(A, eq, i, j, k, v);
+}
+
+// One launch a stage: the march's blocks, then the faces' (those whose last
+// grid index, z in 3D and y in 2D, is mb or more), which run in the march's
+// tail (a kernel of their own after it cost a launch and its gap).
+template <int D, int PFD, class T, class Eq>
+__device__ __forceinline__ void pde_march_and_faces(const PdeArgs<T>& A, const Eq& eq, int chunk,
+                                                    long nfaces, int mb) {
+  const int b = int(D == 3 ? blockIdx.z : blockIdx.y);
+  if (b < mb) {
+    pde_march<D, PFD>(A, eq, chunk);
+    return;
+  }
+  const long fb = D == 3 ? (long(b - mb) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x
+                         : long(b - mb) * gridDim.x + blockIdx.x;
+  const long t = fb * long(blockDim.x * blockDim.y) + long(threadIdx.y * blockDim.x + threadIdx.x);
+  if (t < nfaces) pde_faces<D>(A, eq, t);
 }
 
 }  // namespace gf

@@ -197,13 +197,13 @@ if(_plot_ok EQUAL 0)
             -DJSON=${CMAKE_BINARY_DIR}/e2e_bench/bench.json -DOUT=${CMAKE_BINARY_DIR}/e2e_bench/plots
             -DOLD=${CMAKE_SOURCE_DIR}/docs/data/bench_h200.json -P ${GF_E2E}/plot_bench.cmake)
   set_tests_properties("e2e: plot_bench.py draws two PNGs per workload, for cubes, shapes and an old bench.json"
-    PROPERTIES FIXTURES_REQUIRED bench_json)
+    PROPERTIES FIXTURES_REQUIRED bench_json LABELS walkthrough)
   # postprocess/plot.py on 1D, 2D and 3D runs' fields.h5, and its errors.
   add_test(NAME "e2e: plot.py plots a line, an image, a slice of fields.h5"
     COMMAND bash ${GF_E2E}/plot_fields.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
             ${CMAKE_BINARY_DIR}/e2e_plot_fields ${GF_PYTHON})
   set_tests_properties("e2e: plot.py plots a line, an image, a slice of fields.h5"
-    PROPERTIES ENVIRONMENT "OMP_NUM_THREADS=2")
+    PROPERTIES ENVIRONMENT "OMP_NUM_THREADS=2" LABELS walkthrough)
 else()
   message(STATUS "gridforge: no plot_bench or plot.py test: matplotlib not found for ${GF_PYTHON}")
 endif()
@@ -320,6 +320,10 @@ if(GF_PYTHON)
   add_test(NAME "e2e: README your first case"
     COMMAND bash ${GF_E2E}/readme_first_case.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}
             ${CMAKE_BINARY_DIR}/e2e_readme ${GF_PYTHON})
+  # Label `walkthrough`: tests that replay a user's session over code the
+  # other tests run too, or mostly Python; `make test` leaves them out of the
+  # sanitizer tree (Makefile, test-asan), where they cost 90 s of CI's 30 min.
+  set_tests_properties("e2e: README your first case" PROPERTIES LABELS walkthrough)
 endif()
 
 # Issue 25, item 9 (shared_machine.py says what each mode checks): --threads on
@@ -332,6 +336,8 @@ if(GF_PYTHON)
               ${CMAKE_BINARY_DIR}/e2e_shared_machine/${mode} ${mode})
   endforeach()
   set_tests_properties("e2e: shared machine busy" PROPERTIES RUN_SERIAL TRUE)
+  set_tests_properties("e2e: shared machine threads" "e2e: shared machine tuning" PROPERTIES
+    LABELS walkthrough)
 endif()
 
 # Issue 26: the GPU ray marcher's GRIDFORGE_RM_* are checked on every path too.
