@@ -254,15 +254,16 @@ class PdeCuda final : public PdeExec<T> {
     // at 257³). float64 kept blocks of 32 ahead (513³: 0.83 against 0.79).
     const std::int64_t bx = blocks(pieces, 32);
     const int P = sizeof(T) == 8 ? 32 : int(blocks(pieces, bx)), R = 256 / P;
+    const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
     std::int64_t gx = bx, gy, gz = 1, nfaces, mb;
     if (d == 3) {
-      gy = blocks(l.n[1] - 2, R);
-      gz = mb = blocks(l.n[2] - 2, chunk);
-      nfaces = 2 * l.n[0] * (l.n[2] + l.n[1] - 2);
+      gy = blocks(ny - 2, R);
+      gz = mb = blocks(nz - 2, chunk);
+      nfaces = 2 * nx * (nz + ny - 2);
       gz += blocks(nfaces, gx * gy * P * R);  // the faces' blocks, after the march's
     } else {
-      gy = mb = blocks(blocks(l.n[1] - 2, chunk), R);
-      nfaces = 2 * l.n[0];
+      gy = mb = blocks(blocks(ny - 2, chunk), R);
+      nfaces = 2 * nx;
       gy += blocks(nfaces, gx * P * R);
     }
     if (gy > 65535 || gz > 65535) return false;
