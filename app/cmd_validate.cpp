@@ -16,6 +16,7 @@
 #include "io/output.hpp"
 #include "kernels/device.hpp"
 #include "solvers/laplace.hpp"
+#include "solvers/raymarch.hpp"
 #include "io/workload.hpp"
 #include "solvers/registry.hpp"
 #include "solvers/stepper.hpp"
@@ -173,7 +174,10 @@ int validate_typed(const Case& c, const ValidateArgs& a, const DeviceChoice& d) 
     gpu.advance(s - gpu.step());
     if (interrupt_requested()) throw InterruptedError("validate interrupted; nothing written");
     if (c.render.enabled && s % c.render.every == 0) {
-      frame_rows.push_back(validate_frame<T>(c, s, *cpu_be, cpu.field(), *gpu_be, gpu.field()));
+      // The field the frames draw (render.field), on each side.
+      frame_rows.push_back(validate_frame<T>(c, s, *cpu_be,
+                                             *frame_field(c.render, cpu.fields()).field, *gpu_be,
+                                             *frame_field(c.render, gpu.fields()).field));
       all_pass = all_pass && frame_rows.back()["pass"].get<bool>();
     }
     if (!outs.due(s)) continue;

@@ -10,11 +10,14 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <string_view>
+#include <vector>
 
 #include "io/case_sections.hpp"
 #include "io/expression.hpp"
 #include "io/input_file.hpp"
 #include "io/output.hpp"
+#include "io/workload.hpp"
 
 namespace gf::raymarch_case {
 
@@ -26,11 +29,11 @@ using schema::Value;
 
 constexpr std::string_view kRaymarchKeys[] = {"volume", "mode",     "isovalue",  "camera",
                                               "step",   "transfer", "background"};
-// render: on a 3D grid takes the first seven; on a 1D or 2D grid the
-// first, transfer and the last three (the others are refused by name).
-constexpr std::string_view kRenderKeys[] = {"every",  "mode",         "isovalue",   "camera",
-                                            "step",   "transfer",     "background", "width",
-                                            "height", "interpolation"};
+// render: on a 3D grid takes the first eight; on a 1D or 2D grid the
+// first two, transfer and the last three (the others are refused by name).
+constexpr std::string_view kRenderKeys[] = {"every",  "field",  "mode",         "isovalue",
+                                            "camera", "step",   "transfer",     "background",
+                                            "width",  "height", "interpolation"};
 constexpr std::string_view kRender3dOnly[] = {"mode", "isovalue", "camera", "step", "background"};
 constexpr std::string_view kInterpolations[] = {"nearest", "bilinear"};
 constexpr std::string_view kVolumeKeys[] = {"expr", "sdf", "file"};
@@ -315,6 +318,24 @@ void read_common(const Map& m, const Case& c, RaySpec& s) {
   }
 }
 
+// render.field: the name of one of the fields the case's run writes (pde:
+// its fields; every other workload: u alone), as written.
+std::string read_frame_field(const Value& v, const Case& c) {
+  const std::string name = v.text();
+  const std::vector<std::string> fields = output_field_names(c);
+  if (std::find(fields.begin(), fields.end(), name) != fields.end()) return name;
+  const std::vector<std::string_view> known(fields.begin(), fields.end());
+  std::string msg =
+      fields.size() == 1
+          ? fmt::format("unknown field {}; a {} case has one field, {}", v.describe(),
+                        to_string(c.workload), fields[0])
+          : fmt::format("unknown field {}; the fields of this case are {}", v.describe(),
+                        schema::join(known));
+  if (const std::string_view near = schema::nearest(name, known); !near.empty())
+    msg += fmt::format("; did you mean '{}'?", near);
+  v.fail(msg);
+}
+
 std::string dims_entries(const Case& c) {
   return fmt::format("grid.dims has {} entr{}", c.grid.ndim, c.grid.ndim == 1 ? "y" : "ies");
 }
@@ -347,6 +368,7 @@ void read_render(const Map& top, const Case& c, RaySpec& out) {
   out.enabled = true;
   out.ndim = c.grid.ndim;
   out.every = m.require("every").integer(1);
+  if (m.has("field")) out.field = read_frame_field(m.get("field"), c);
   if (out.ndim == 3) {
     for (const char* k : {"width", "height", "interpolation"})
       if (m.has(k))
@@ -493,6 +515,7 @@ void emit(YAML::Emitter& out, const char* key, const RaySpec& s, bool render) {
   };
   out << YAML::Key << key << YAML::Value << YAML::BeginMap;
   if (render) out << YAML::Key << "every" << YAML::Value << s.every;
+  if (render && !s.field.empty()) out << YAML::Key << "field" << YAML::Value << s.field;
   auto range = [&] {  // transfer.range: auto or [lo, hi]
     out << YAML::Key << "range" << YAML::Value;
     if (s.range_auto)

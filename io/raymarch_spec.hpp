@@ -1,5 +1,5 @@
 // The raymarch: section of a raymarch case and the render: section of a
-// heat, stencil or laplace case (SPEC §3), loaded and checked, defaults filled.
+// heat, stencil, wave, pde or laplace case (SPEC §3), loaded and checked, defaults filled.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -52,6 +52,9 @@ struct RaySpec {
   // interpolation). raymarch: always 3.
   int ndim = 3;
   std::string interpolation = "nearest";     // 2D frames: nearest | bilinear
+  // render: the field the frames draw, by its name (render.field, checked
+  // against the workload's fields); "" when not given: the first field.
+  std::string field;
   RayVolumeSpec volume;                      // raymarch only
   std::string mode = "emission-absorption";  // | mip | isosurface
   double isovalue = 0;

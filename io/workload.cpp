@@ -99,7 +99,7 @@ const WorkloadInfo kInfo[] = {
        c.pde.use_t_end = false;
      },
      [](const Case& c) { return c.pde.use_t_end ? "t_end" : "steps"; }, kPdeRestart, pde_fields,
-     true, pde_case::read, emit_pde, nullptr, nullptr, false, true},
+     true, pde_case::read, emit_pde, nullptr, nullptr, false, true, pde_fields},
 };
 
 }  // namespace
@@ -110,6 +110,11 @@ const WorkloadInfo* workload_named(std::string_view name) {
   for (const WorkloadInfo& i : kInfo)
     if (i.name == name) return &i;
   return nullptr;
+}
+
+std::vector<std::string> output_field_names(const Case& c) {
+  const WorkloadInfo& w = workload_info(c.workload);
+  return w.output_fields ? w.output_fields(c) : std::vector<std::string>{"u"};
 }
 
 const WorkloadInfo& workload_info(Workload w) {

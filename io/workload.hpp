@@ -55,7 +55,13 @@ struct WorkloadInfo {
   bool absorbing_faces = false;
   // Its Dirichlet values may read t (values that change in time).
   bool time_in_boundary = false;
+  // The fields its outputs hold, in their order (log.csv, fields.h5, the
+  // solver's fields()), the ones render.field may name; null: one, "u".
+  std::vector<std::string> (*output_fields)(const Case&) = nullptr;
 };
+
+// The fields a run of case c writes, in order (WorkloadInfo::output_fields).
+std::vector<std::string> output_field_names(const Case& c);
 
 // The entry of workload w; every entry, in the order of Workload.
 const WorkloadInfo& workload_info(Workload w);

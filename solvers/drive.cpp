@@ -218,8 +218,11 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
                     std::string(workload_entry(c.workload).unit) + "s");
   // The count of the last output written (by the writer's thread), -1 before one.
   std::atomic<std::int64_t> last_output{-1};
-  // In-situ frames, rendered from the field where it lives (after its NaN check).
+  // In-situ frames, rendered from the field where it lives (after its NaN
+  // check): the field render.field names, looked up at each frame (a
+  // stepper may swap its arrays between steps).
   std::optional<InSituFrames<T>> frames;
+  auto frame_of = [&]() -> const Field<T>& { return *frame_field(c.render, d.fields()).field; };
   if (c.render.enabled) frames.emplace(c, backend, opts.out_dir);
   const Every frame_at{frames ? frames->every() : 0};
   // Declared after what its queued writes use (series, frames, last_output):
@@ -303,13 +306,13 @@ nlohmann::json drive(const Case& c, Backend<T>& backend, const RunOptions& opts,
       d.finish();
       compute_ms += timer->stop_ms();
       if (n != last_written) write_output();
-      if (frame && !again) ph.output_s += frames->write(n, d.field(), queue, range);
+      if (frame && !again) ph.output_s += frames->write(n, frame_of(), queue, range);
       break;
     }
     if (!again) {
       if (plan.output.due(n)) write_output();
       if (n > start && plan.checkpoint.due(n)) checkpoint();
-      if (frame) ph.output_s += frames->write(n, d.field(), queue, range);
+      if (frame) ph.output_s += frames->write(n, frame_of(), queue, range);
     }
     const std::int64_t stop =
         next_stop(n, d.last(), plan.output, plan.checkpoint, plan.log, plan.check, frame_at);

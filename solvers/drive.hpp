@@ -34,7 +34,8 @@ struct Observation {
   // NaN/Inf values at step 40 (t = 0.1)"); the run stops with a SolverError.
   std::string diverged;
   double fraction = -1;  // how far it is, when the count does not say (Progress::update)
-  // The field's least and greatest value, when observing reduced them (a
+  // The least and greatest value of the field the in-situ frames draw
+  // (render.field, else the first), when observing reduced them (a
   // stepper's statistics): an in-situ frame's auto range takes them rather
   // than reducing the same field again. Only where finish() leaves the field as it is.
   std::optional<std::array<double, 2>> range;

@@ -10,6 +10,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "io/case.hpp"
@@ -76,13 +78,26 @@ class FrameRenderer {
   double render_ms_ = 0, download_ms_ = 0;
 };
 
-// In-situ frames of a heat, stencil or laplace run: frames/<name>_<step6>.png
-// at every multiple of render.every. On a 3D grid the field is ray-marched
-// where it lives and only the image comes back; on a 1D or 2D grid the field
-// is downloaded and drawn on the host (solvers/frame_plot.hpp), with the
-// PNG, by the output writer's thread when there is one. Over several MPI ranks every rank calls
-// write() at the same steps: the owned blocks are gathered into the whole
-// field on rank 0 (gather_global), which uploads it to its own device
+// The field in-situ frames draw among a run's fields (Stepper::fields(),
+// Driven::fields()): the one render.field names, the first when it names
+// none (the case reader checked the name against the workload's fields).
+template <class T>
+NamedField<T> frame_field(const RaySpec& render, const std::vector<NamedField<T>>& fields) {
+  if (render.field.empty() && !fields.empty()) return fields.front();
+  for (const NamedField<T>& f : fields)
+    if (f.name == render.field) return f;
+  throw std::logic_error("render.field names '" + render.field + "', a field the run lacks");
+}
+
+// In-situ frames of a heat, stencil, wave, pde or laplace run:
+// frames/<name>_<step6>.png at every multiple of render.every, of the field
+// render.field names (frame_field; the caller passes it to write()). On a 3D
+// grid the field is ray-marched where it lives and only the image comes back;
+// on a 1D or 2D grid the field is downloaded and drawn on the host
+// (solvers/frame_plot.hpp), with the PNG, by the output writer's thread when
+// there is one. Over several MPI ranks every rank calls write() at the same
+// steps: the owned blocks are gathered into the whole field on rank 0
+// (gather_global), which uploads it to its own device
 // (Backend::rank_backend) and renders it there, the same image as one rank
 // draws; the other ranks draw nothing. The PNGs are encoded over threads
 // (io/png_encode.hpp: cpu::png_threads()).

@@ -27,8 +27,9 @@ using Clock = std::chrono::steady_clock;
 template <class T>
 class StepperRun final : public Driven<T> {
  public:
-  StepperRun(Stepper<T>& s, Backend<T>& backend, Clock::time_point t_start)
-      : s_(s), be_(backend), t_start_(t_start) {}
+  // render: the case's (its field is the one whose range the observation keeps).
+  StepperRun(Stepper<T>& s, Backend<T>& backend, const RaySpec& render, Clock::time_point t_start)
+      : s_(s), be_(backend), frame_(frame_field(render, s.fields()).name), t_start_(t_start) {}
   std::int64_t count() const override { return s_.step(); }
   std::int64_t last() const override { return s_.total_steps(); }
   bool finished() const override { return s_.step() >= s_.total_steps(); }
@@ -47,8 +48,8 @@ class StepperRun final : public Driven<T> {
       ob.row.insert(ob.row.end(), {st.min, st.max, st.mean});
       ob.note += fmt::format("{}{} in [{:.4g}, {:.4g}]", ob.note.empty() ? "" : ", ", f.name,
                              st.min, st.max);
-      // The first field's: what an in-situ frame draws.
-      if (!ob.range) ob.range = std::array<double, 2>{st.min, st.max};
+      // The range of the field an in-situ frame draws (render.field).
+      if (f.name == frame_) ob.range = std::array<double, 2>{st.min, st.max};
       if (st.nonfinite > 0 && ob.diverged.empty())
         ob.diverged = fmt::format("field {} has {} NaN/Inf values at step {} (t = {:.6g})", f.name,
                                   st.nonfinite, s_.step(), s_.time());
@@ -72,6 +73,7 @@ class StepperRun final : public Driven<T> {
  private:
   Stepper<T>& s_;
   Backend<T>& be_;
+  std::string frame_;  // the name of the field the frames draw
   Clock::time_point t_start_;
 };
 
@@ -172,7 +174,7 @@ nlohmann::json run_case(const Case& c, Backend<T>& backend, const RunOptions& op
     return drive(c, backend, opts, run, plan, t_start);
   }
   const std::unique_ptr<Stepper<T>> stepper = make_stepper<T>(c, backend);
-  StepperRun<T> run(*stepper, backend, t_start);
+  StepperRun<T> run(*stepper, backend, c.render, t_start);
   run.restarted = opts.restart != nullptr;
   const std::int64_t total = stepper->total_steps();
   // One field: min, max, mean; several: <name>_min, ... for each.

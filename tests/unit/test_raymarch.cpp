@@ -301,8 +301,8 @@ TEST_CASE("raymarch and render case errors", "[raymarch]") {
         "case.yaml:4:9: render: missing required key 'every'");
   CHECK(error_of("workload: heat\ngrid: {dims: [8, 8, 8]}\nheat: {alpha: 1, steps: 4}\n"
                  "render: {every: 2, volume: {expr: x}, camera: {position: [2, 2, 2]}}\n") ==
-        "case.yaml:4:20: render.volume: unknown key; expected one of every, mode, isovalue, "
-        "camera, step, transfer, background, width, height, interpolation");
+        "case.yaml:4:20: render.volume: unknown key; expected one of every, field, mode, "
+        "isovalue, camera, step, transfer, background, width, height, interpolation");
 }
 
 TEST_CASE("a file volume is a field of a fields.h5 gridforge wrote", "[raymarch]") {
