@@ -349,7 +349,7 @@ void read_raymarch(const Map& top, const Case& c, const fs::path& base_dir, RayS
           fmt::format("does not apply to workload raymarch (the volume is raymarch.volume)"));
   if (top.has("render"))
     top.key_node("render").fail(
-        "applies to heat, stencil and laplace (a raymarch case renders "
+        "applies to heat, stencil, wave, laplace and pde (a raymarch case renders "
         "its volume itself)");
   if (c.grid.ndim != 3)
     top.require("grid")
