@@ -103,3 +103,10 @@ TEST_CASE("pde kernel: fields with their own boundaries, k a field, bit for bit"
     compare_pde<float>(test::pde_case(dims, pde, bc, "", "float32"), 0.0);
   }
 }
+
+// The integrators' orders in time on the GPU (the CPU's: test_pde.cpp), with
+// a time-dependent source and Dirichlet values.
+TEST_CASE("pde integrators on the GPU: orders 1, 2, 3, 4 in time", "[gpu][pde_gpu]") {
+  auto gpu = make_cuda_backend<double>(0);
+  test::check_time_orders(*gpu);
+}

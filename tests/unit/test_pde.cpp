@@ -111,47 +111,9 @@ TEST_CASE("pde operators: exact for the polynomials they are exact on", "[pde]")
   CHECK(u[16] == 1.0);
 }
 
-namespace {
-
-// u = exp(−t)·(1 + x² + y²) solves u_t = lap(u) + f with f = −u − 4 exp(−t):
-// second differences are exact on it, so what is left is the integrator's
-// error in time, with a time-dependent source and Dirichlet values.
-double time_error(const std::string& integrator, int steps) {
-  const std::string pde = "  fields: {u: {initial: {expr: \"1 + x^2 + y^2\"}}}\n"
-                          "  equations: {u: \"0.01*lap(u) - (1 + x^2 + y^2)*exp(-t) - 0.04*exp(-t)\"}\n"
-                          "  integrator: " + integrator + "\n  t_end: 1.0\n  steps: " +
-                          std::to_string(steps) + "\n";
-  std::string text = test::pde_case("[9, 9]", pde,
-                                    "  default: {type: dirichlet, value: \"exp(-t)*(1 + x^2 + y^2)\"}\n");
-  // t_end and steps together are refused: keep t_end, drop steps.
-  text.replace(text.find("  steps: "), std::string("  steps: ").size() + std::to_string(steps).size() + 1, "");
-  text.replace(text.find("t_end: 1.0\n"), 11, "t_end: 1.0\n  dt: " + std::to_string(1.0 / steps) + "\n");
-  const Case c = test::load(text);
-  REQUIRE(c.pde.steps == steps);
-  auto cpu = make_cpu_backend<double>();
-  const auto u = test::pde_run<double>(c, *cpu)[0];
-  double err = 0;
-  for (int j = 0; j < 9; ++j)
-    for (int i = 0; i < 9; ++i) {
-      const double x = i / 8.0, y = j / 8.0;
-      err = std::max(err, std::abs(u[std::size_t(i + 9 * j)] - std::exp(-1.0) * (1 + x * x + y * y)));
-    }
-  return err;
-}
-
-}  // namespace
-
 TEST_CASE("pde integrators: orders 1, 2, 3, 4 in time with a time-dependent source", "[pde]") {
-  const struct {
-    const char* name;
-    int order, steps;
-  } cases[] = {{"euler", 1, 40}, {"ssprk2", 2, 20}, {"ssprk3", 3, 10}, {"rk4", 4, 10}};
-  for (const auto& k : cases) {
-    const double e1 = time_error(k.name, k.steps), e2 = time_error(k.name, 2 * k.steps);
-    const double order = std::log2(e1 / e2);
-    INFO(k.name << ": errors " << e1 << ", " << e2 << ", order " << order);
-    CHECK(order == Approx(k.order).margin(0.15));
-  }
+  auto cpu = make_cpu_backend<double>();
+  test::check_time_orders(*cpu);
 }
 
 TEST_CASE("pde operators: second order in space against a decaying mode", "[pde]") {
