@@ -131,11 +131,14 @@ double set_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
     parts.push_back(ExprPart{&codes.back(), face_box(g, face)});
     face_of.push_back(face);
   }
-  if (parts.empty()) return upload_ms;
+  // Over MPI ranks every rank fills (the fill refreshes the halos), even one
+  // that holds no Dirichlet face of a case whose initial state is a file.
+  const bool together = shared_by_ranks(backend);
+  if (parts.empty() && !together) return upload_ms;
   const std::vector<std::int64_t> bad = make_expr_exec(backend)->fill(parts, ExprPoints::of(g), f);
   // Each rank checks its own block (a Dirichlet face is its owner's): one
   // that fails stops every rank, before their next collective call.
-  on_every_rank(shared_by_ranks(backend), [&] {
+  on_every_rank(together, [&] {
     for (std::size_t p = 0; p < parts.size(); ++p) {
       if (bad[p] < 0) continue;
       if (face_of[p] < 0) expression_not_finite<T>(in.expr, c.parameters, g, bad[p]);
