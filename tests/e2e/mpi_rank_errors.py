@@ -14,6 +14,8 @@ timeout (before, the ranks that did not fail waited for ever):
     MPI_Abort;
   - a Neumann gradient too large for float32 on a face only rank 1 holds:
     found alike on every rank, one message from rank 0;
+  - an initial file that rank 1 reads with a NaN (each rank its own command
+    line, as a node seeing another copy of the file): the same;
   - the output folder is left as the one-rank error path leaves it: a new
     folder is not made, and a replacing run (--overwrite) leaves the old run
     whole, no hidden file left;
@@ -56,9 +58,17 @@ def fail(msg):
 
 
 def run(case, out, *args, np_=2, rc=2, each=True):
-    cmd = MPIRUN + ["--allow-run-as-root", "--oversubscribe", "-np", str(np_),
-                    *(RANK_EXIT if each else []), GF, "run", case, "--device", "cpu", "--quiet",
-                    "--out", out, *args]
+    return launch(["-np", str(np_), *(RANK_EXIT if each else []), *gridforge(case, out, *args)],
+                  np_, rc, each)
+
+
+def gridforge(case, out, *args):
+    return [GF, "run", case, "--device", "cpu", "--quiet", "--out", out, *args]
+
+
+def launch(apps, np_, rc, each):
+    """mpirun with apps (-np N, the command, and ':' between several)."""
+    cmd = MPIRUN + ["--allow-run-as-root", "--oversubscribe", *apps]
     # its own process group, so that a hung job goes whole, ranks included
     with subprocess.Popen(cmd, env=EACH if each else ENV, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, start_new_session=True) as p:
@@ -168,6 +178,24 @@ expect(lines, r"^command line: raymarch\.volume\.expr: value is not finite", 0,
 if os.path.exists(cloud):
     fail(f"{cloud}: made by a run that failed while setting up")
 
+# An initial file that one rank reads wrong (as a node that sees another
+# copy of it would): rank 1's holds a NaN. Each rank its own command line.
+init = os.path.join(BASE, "init.h5")
+nan = os.path.join(BASE, "init_nan.h5")
+u = np.random.default_rng(1).random((33, 33))
+for path, values in ((init, u), (nan, np.where(np.arange(33)[:, None] == 30, np.nan, u))):
+    with h5py.File(path, "w") as f:
+        f["u"] = values
+with_file = ["boundary.x={type: periodic}", "grid.dims=[33,33]", "heat.t_end=0.01"]
+rank_args = [[*RANK_EXIT, *gridforge(PLATE, old, *with_file, "grid.ranks=[1,2]", "--overwrite",
+                                     f"initial={{file: {{path: {p}, dataset: u}}}}")]
+             for p in (init, nan)]
+lines = launch(["-np", "1", *rank_args[0], ":", "-np", "1", *rank_args[1]], 2, 2, True)
+expect(lines, rf"^command line: initial\.file: dataset 'u' in '{re.escape(nan)}': the value at "
+              r"point \(0, 30\): nan is not a finite number", 1, "an initial file rank 1 reads wrong")
+if state(old) != before:
+    fail(f"{old}: changed by a failing initial file")
+
 # During the run: a Dirichlet value that reads t, on the face rank 1 holds,
 # not finite from t = 0.005 on (checked at every step, every rank agreeing).
 lines = run(PLATE, old, *SMALL, "--overwrite",
@@ -202,11 +230,7 @@ face = ['boundary.y-={type: dirichlet, value: "sin(100*t)"}', "grid.dims=[33,33]
 one_rank(os.path.join(BASE, "t1"), *face)
 run(PLATE, os.path.join(BASE, "t2"), *face, "grid.ranks=[1,2]", "--overwrite", rc=0)
 same_fields(os.path.join(BASE, "t1"), os.path.join(BASE, "t2"), "a face reading t on rank 0")
-init = os.path.join(BASE, "init.h5")
-with h5py.File(init, "w") as f:
-    f["u"] = np.random.default_rng(1).random((33, 33))
-with_file = ["boundary.x={type: periodic}", f"initial={{file: {{path: {init}, dataset: u}}}}",
-             "grid.dims=[33,33]", "heat.t_end=0.01"]
+with_file.append(f"initial={{file: {{path: {init}, dataset: u}}}}")
 one_rank(os.path.join(BASE, "f1"), *with_file)
 run(PLATE, os.path.join(BASE, "f3"), *with_file, "grid.ranks=[1,3]", "--overwrite", np_=3, rc=0)
 same_fields(os.path.join(BASE, "f1"), os.path.join(BASE, "f3"), "an initial file, 3 ranks")
