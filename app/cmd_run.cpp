@@ -238,7 +238,12 @@ std::vector<std::string> outputs_to_replace(const fs::path& out, const io::Check
 // expression that is not finite on the grid, ...) can leave it as it was.
 class OutputFolder {
  public:
+  // Rank 0 makes the folder and keeps its record, for every rank: had another
+  // rank made it first, rank 0 would take it for one that was there before
+  // and leave it behind on a failure. The others write into it only after a
+  // broadcast from rank 0 (lock_folder), by when it is there.
   explicit OutputFolder(const fs::path& out) : out_(out) {
+    if (mpi::rank() != 0) return;
     std::error_code ec;
     if (fs::is_symlink(out, ec) && !fs::exists(out, ec))
       throw IoError(fmt::format("cannot create output folder '{}': it is a symbolic link to '{}', "

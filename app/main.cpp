@@ -23,6 +23,7 @@
 #include "kernels/raymarch/raymarch_exec.hpp"
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
+#include "core/rank_errors.hpp"
 #include "gf_version.hpp"
 #include "io/case_schema.hpp"
 
@@ -54,9 +55,10 @@ void wait_passively(int argc, char** argv) {
 }
 
 // Over several MPI ranks: errors every rank meets alike (a bad case, a run
-// that diverged or did not converge: found from global values) end each rank
-// normally; any other ends them all at once (MPI_Abort), since the others may
-// be waiting in a collective call for this one. Only rank 0 logs, so another
+// that diverged or did not converge: found from global values; an error one
+// rank found and every rank agreed on, RankError) end each rank normally;
+// any other ends them all at once (MPI_Abort), since the others may be
+// waiting in a collective call for this one. Only rank 0 logs, so another
 // rank that aborts prints its own message.
 int leave(int code, bool all_alike, const char* message = nullptr) {
   if (gf::mpi::size() > 1 && !all_alike) {
@@ -71,7 +73,8 @@ int leave(int code, bool all_alike, const char* message = nullptr) {
 bool alike_on_every_rank(const gf::Error& e) {
   // An interrupt is agreed by every rank at the same step (stop_requested).
   return dynamic_cast<const gf::CaseError*>(&e) || dynamic_cast<const gf::UsageError*>(&e) ||
-         dynamic_cast<const gf::SolverError*>(&e) || dynamic_cast<const gf::InterruptedError*>(&e);
+         dynamic_cast<const gf::SolverError*>(&e) || dynamic_cast<const gf::InterruptedError*>(&e) ||
+         dynamic_cast<const gf::RankError*>(&e);
 }
 
 // The known word nearest to a typo (edit distance at most 2 and less than
@@ -160,7 +163,21 @@ std::string unknown_option(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// An error one rank found, agreed by every rank (core/rank_errors.hpp): that
+// rank prints it, as one rank would, though only rank 0 logs otherwise; rank
+// 0, when it is another, says in one line why it stops; the others say nothing.
+int report_rank_error(const gf::RankError& e) {
+  if (e.here()) {
+    spdlog::set_level(spdlog::level::err);
+    spdlog::error("{}{}", e.located() ? "" : "error: ", e.what());
+  } else {
+    spdlog::error("error: rank {} stopped the run (exit {})", e.rank(), e.exit_code());
+  }
+  return e.exit_code();
+}
+
 int report(const gf::Error& e) {
+  if (const auto* r = dynamic_cast<const gf::RankError*>(&e)) return report_rank_error(*r);
   // Case errors already read "file:line:col: key: message" (SPEC §3).
   if (dynamic_cast<const gf::CaseError*>(&e))
     spdlog::error("{}", e.what());

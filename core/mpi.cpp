@@ -94,13 +94,21 @@ std::int64_t broadcast(std::int64_t v) {
   if (active()) MPI_Bcast(&v, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   return v;
 }
-std::string broadcast(const std::string& s) {
+std::string broadcast(const std::string& s) { return broadcast_from(0, s); }
+std::string broadcast_from(int root, const std::string& s) {
   if (!active()) return s;
   std::string out = s;
-  std::int64_t n = broadcast(std::int64_t(s.size()));
+  std::int64_t n = std::int64_t(s.size());
+  MPI_Bcast(&n, 1, MPI_INT64_T, root, MPI_COMM_WORLD);
   out.resize(std::size_t(n));
-  MPI_Bcast(out.data(), int(n), MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Bcast(out.data(), int(n), MPI_CHAR, root, MPI_COMM_WORLD);
   return out;
+}
+int first_rank(bool yes) {
+  if (!active()) return yes ? 0 : 1;
+  int r = yes ? rank() : size();
+  MPI_Allreduce(MPI_IN_PLACE, &r, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return r;
 }
 
 #else
@@ -121,6 +129,8 @@ std::int64_t sum(std::int64_t v) { return v; }
 double broadcast(double v) { return v; }
 std::int64_t broadcast(std::int64_t v) { return v; }
 std::string broadcast(const std::string& s) { return s; }
+std::string broadcast_from(int, const std::string& s) { return s; }
+int first_rank(bool yes) { return yes ? 0 : 1; }
 
 #endif
 

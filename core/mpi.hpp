@@ -34,5 +34,9 @@ std::int64_t sum(std::int64_t v);
 double broadcast(double v);
 std::int64_t broadcast(std::int64_t v);
 std::string broadcast(const std::string& s);
+// The rank `root`'s string on every rank.
+std::string broadcast_from(int root, const std::string& s);
+// The lowest rank for which `yes` is true, on every rank; size() when none.
+int first_rank(bool yes);
 
 }  // namespace gf::mpi

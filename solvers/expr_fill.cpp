@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/precision.hpp"
+#include "core/rank_errors.hpp"
 #include "kernels/expr/expr_exec.hpp"
 
 namespace gf {
@@ -40,7 +41,10 @@ void fill_expression(Backend<T>& be, const Expr& expr, const Params& params, Fie
   const ExprCode code = Expression(expr, params).code();
   const std::vector<std::int64_t> bad = make_expr_exec(be)->fill(
       {ExprPart{&code, Box::whole(f.layout().n)}}, ExprPoints::of(f.grid()), f);
-  if (bad[0] >= 0) expression_not_finite<T>(expr, params, f.grid(), bad[0]);
+  // each rank checks its own block: one that fails stops every rank
+  on_every_rank(shared_by_ranks(be), [&] {
+    if (bad[0] >= 0) expression_not_finite<T>(expr, params, f.grid(), bad[0]);
+  });
 }
 
 #define GF_INSTANTIATE(T)                                                                    \

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/precision.hpp"
+#include "core/rank_errors.hpp"
 #include "io/expression.hpp"
 
 namespace gf {
@@ -21,7 +22,7 @@ Box face_points(const Grid& g, int f) {
 
 template <class T>
 TimeFill<T>::TimeFill(Backend<T>& be, const Params& params)
-    : params_(params), exec_(make_expr_exec(be)) {}
+    : params_(params), exec_(make_expr_exec(be)), together_(shared_by_ranks(be)) {}
 
 template <class T>
 void TimeFill<T>::add(const Expr& e, const Box& b) {
@@ -32,15 +33,21 @@ void TimeFill<T>::add(const Expr& e, const Box& b) {
 
 template <class T>
 void TimeFill<T>::fill(Field<T>& f, double t) {
-  if (codes_.empty()) return;
+  // A rank that holds none of the faces still takes part in the halo refresh.
+  if (codes_.empty() && !together_) return;
   std::vector<ExprPart> parts;
   for (std::size_t p = 0; p < codes_.size(); ++p) parts.push_back(ExprPart{&codes_[p], boxes_[p]});
   ExprPoints at = ExprPoints::of(f.grid());
   at.t = t;
   const std::vector<std::int64_t> bad = exec_->fill(parts, at, f);
-  for (std::size_t p = 0; p < parts.size(); ++p) {
+  // each rank checks its own parts: one that fails stops every rank
+  on_every_rank(together_, [&] { check(bad, f.grid(), t); });
+}
+
+template <class T>
+void TimeFill<T>::check(const std::vector<std::int64_t>& bad, const Grid& g, double t) const {
+  for (std::size_t p = 0; p < bad.size(); ++p) {
     if (bad[p] < 0) continue;
-    const Grid& g = f.grid();
     std::array<std::int64_t, 3> ijk{0, 0, 0};
     g.layout().position(bad[p], ijk[0], ijk[1], ijk[2]);
     std::array<double, 3> x{0, 0, 0};

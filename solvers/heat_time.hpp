@@ -27,8 +27,14 @@ class TimeFill {
   void fill(Field<T>& f, double t);
 
  private:
+  // The CaseError of the first part with a point not finite (bad[p] ≥ 0).
+  void check(const std::vector<std::int64_t>& bad, const Grid& g, double t) const;
+
   const Params& params_;
   std::unique_ptr<ExprExec<T>> exec_;
+  // A rank's block of a grid split over MPI ranks: every rank fills at
+  // every step (the fill refreshes the halos), its parts or none.
+  bool together_;
   std::vector<Expr> exprs_;
   std::vector<ExprCode> codes_;
   std::vector<Box> boxes_;

@@ -13,6 +13,7 @@
 #include "core/interrupt.hpp"
 #include "core/mpi.hpp"
 #include "core/process.hpp"
+#include "core/rank_errors.hpp"
 #include "grid/gather.hpp"
 #include "core/threads.hpp"
 #include "io/expression.hpp"
@@ -151,7 +152,9 @@ double set_raymarch_volume(const Case& c, Backend<T>& backend, Field<T>& volume)
                     volume);
     return 0;
   }
-  const std::vector<T> host = raymarch_volume<T>(c);
+  // each rank samples its own block: one that fails stops every rank
+  const std::vector<T> host =
+      on_every_rank(shared_by_ranks(backend), [&] { return raymarch_volume<T>(c); });
   auto timer = backend.make_timer();
   timer->start();
   backend.upload(host.data(), volume);
@@ -543,7 +546,9 @@ template <class T>
 nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions& opts) {
   if (c.decomp) {  // rank 0 renders the whole volume on its own device
     nlohmann::json t;
-    std::string stopped;  // rank 0 was interrupted: every rank says so (exit 130 on each)
+    // Whatever stops rank 0 (a volume that is not finite, a file it cannot
+    // read, Ctrl-C: exit 130) stops every rank alike: the others wait for it.
+    std::exception_ptr failure;
     if (mpi::rank() == 0) {
       Case whole = c;
       whole.grid = c.decomp->global;
@@ -553,12 +558,11 @@ nlohmann::json run_raymarch(const Case& c, Backend<T>& backend, const RunOptions
         t["ranks"] = c.decomp->nranks;
         t["rendered_on"] = "rank 0";
         io::write_json_atomic(opts.out_dir / "timing.json", t);
-      } catch (const InterruptedError& e) {
-        stopped = e.what();
+      } catch (...) {
+        failure = std::current_exception();
       }
     }
-    stopped = mpi::broadcast(stopped);
-    if (!stopped.empty()) throw InterruptedError(stopped);
+    agree_on_errors(failure);
     return nlohmann::json::parse(mpi::broadcast(t.dump()));
   }
   const auto t_start = Clock::now();

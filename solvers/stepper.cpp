@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/mpi.hpp"
+#include "core/rank_errors.hpp"
 #include "grid/decomp.hpp"
 #include "io/expression.hpp"
 #include "io/output.hpp"
@@ -109,7 +110,9 @@ double set_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
       codes.push_back(Expression(in.expr, c.parameters).code());
       break;
     case InitialSpec::Kind::File: {
-      const std::vector<T> u = file_values<T>(c);
+      // a file one node cannot read stops every rank before the upload's halo exchange
+      const std::vector<T> u =
+          on_every_rank(shared_by_ranks(backend), [&] { return file_values<T>(c); });
       auto timer = backend.make_timer();
       timer->start();
       backend.upload(u.data(), f);
@@ -128,13 +131,20 @@ double set_initial_state(const Case& c, Backend<T>& backend, Field<T>& f) {
     parts.push_back(ExprPart{&codes.back(), face_box(g, face)});
     face_of.push_back(face);
   }
-  if (parts.empty()) return upload_ms;
+  // Over MPI ranks every rank fills (the fill refreshes the halos), even one
+  // that holds no Dirichlet face of a case whose initial state is a file.
+  const bool together = shared_by_ranks(backend);
+  if (parts.empty() && !together) return upload_ms;
   const std::vector<std::int64_t> bad = make_expr_exec(backend)->fill(parts, ExprPoints::of(g), f);
-  for (std::size_t p = 0; p < parts.size(); ++p) {
-    if (bad[p] < 0) continue;
-    if (face_of[p] < 0) expression_not_finite<T>(in.expr, c.parameters, g, bad[p]);
-    dirichlet_not_a_value<T>(c, face_of[p], bad[p]);
-  }
+  // Each rank checks its own block (a Dirichlet face is its owner's): one
+  // that fails stops every rank, before their next collective call.
+  on_every_rank(together, [&] {
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      if (bad[p] < 0) continue;
+      if (face_of[p] < 0) expression_not_finite<T>(in.expr, c.parameters, g, bad[p]);
+      dirichlet_not_a_value<T>(c, face_of[p], bad[p]);
+    }
+  });
   return upload_ms;
 }
 
@@ -179,9 +189,12 @@ void axis_boundaries(const Case& c, AxisBc<T> (&bc)[3]) {
     bc[ax].hi = hi.type;
     bc[ax].ghost_lo = static_cast<T>(2.0 * g.h[ax] * lo.gradient);
     bc[ax].ghost_hi = static_cast<T>(2.0 * g.h[ax] * hi.gradient);
+    // Every face's gradient, whatever its type here: a face inside the grid
+    // of MPI ranks keeps the case's gradient (local_case changes only its
+    // type), and only Neumann faces have one (0 otherwise), so every rank
+    // finds a bad one alike, not only the rank that holds the face.
     for (int side = 0; side < 2; ++side) {
       const FaceBc& f = side ? hi : lo;
-      if (f.type != BcType::Neumann) continue;
       if (const std::string bad = not_a_value<T>(2.0 * g.h[ax] * f.gradient); !bad.empty())
         throw CaseError(SourceLoc{c.file}, fmt::format("boundary.{}.gradient", face_name(2 * ax + side)),
                         fmt::format("the gradient {:g} times twice the spacing: {}", f.gradient, bad));

@@ -311,6 +311,14 @@ if(GRIDFORGE_MPI AND GF_PYTHON AND GF_MPIEXEC)
     set_tests_properties("e2e: mpi ${mode}" PROPERTIES
       ENVIRONMENT "GF_MPIRUN=${GF_MPIEXEC}" TIMEOUT 600 RESOURCE_LOCK mpi)
   endforeach()
+  # An error one rank finds alone while setting up stops every rank alike
+  # (exit 2, one message, the folder as before), none waiting for ever.
+  add_test(NAME "e2e: mpi rank_errors"
+    COMMAND ${GF_PYTHON} ${GF_E2E}/mpi_rank_errors.py $<TARGET_FILE:gridforge>
+            ${CMAKE_BINARY_DIR}/e2e_mpi/rank_errors
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties("e2e: mpi rank_errors" PROPERTIES
+    ENVIRONMENT "GF_MPIRUN=${GF_MPIEXEC}" TIMEOUT 300 RESOURCE_LOCK mpi)
 endif()
 
 # The README's "Your first case", taken from README.md and followed as a new
