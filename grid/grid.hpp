@@ -82,6 +82,15 @@ struct Box {
   bool empty() const { return size() == 0; }
 };
 
+// The points of face f (x- x+ y- y+ z- z+) of grid g.
+inline Box face_box(const Grid& g, int f) {
+  Box b = Box::whole(g.n.data());
+  const int axis = f / 2;
+  b.lo[axis] = (f % 2 == 0) ? 0 : g.n[axis] - 1;
+  b.hi[axis] = b.lo[axis] + 1;
+  return b;
+}
+
 // The points of `outer` that are not in `inner` (clipped to outer), as at most
 // six disjoint boxes: the slabs below and above inner in z (whole in x and y),
 // then in y within inner's z range, then in x within inner's y and z ranges;

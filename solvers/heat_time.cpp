@@ -12,14 +12,6 @@
 
 namespace gf {
 
-Box face_points(const Grid& g, int f) {
-  Box b = Box::whole(g.n.data());
-  const int axis = f / 2;
-  b.lo[axis] = (f % 2 == 0) ? 0 : g.n[axis] - 1;
-  b.hi[axis] = b.lo[axis] + 1;
-  return b;
-}
-
 template <class T>
 TimeFill<T>::TimeFill(Backend<T>& be, const Params& params)
     : params_(params), exec_(make_expr_exec(be)), together_(shared_by_ranks(be)) {}
@@ -77,7 +69,7 @@ void add_time_faces(const Case& c, TimeFill<T>& fill) {
   if (!reads_t) return;
   for (int face = 0; face < 2 * c.grid.ndim; ++face)
     if (c.boundary[std::size_t(face)].type == BcType::Dirichlet)
-      fill.add(c.boundary[std::size_t(face)].value, face_points(c.grid, face));
+      fill.add(c.boundary[std::size_t(face)].value, face_box(c.grid, face));
 }
 
 Case at_time_zero(const Case& c) {

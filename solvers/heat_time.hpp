@@ -40,9 +40,6 @@ class TimeFill {
   std::vector<Box> boxes_;
 };
 
-// The points of face f (x- x+ y- y+ z- z+) of grid g.
-Box face_points(const Grid& g, int f);
-
 // The case's Dirichlet faces, as parts of a TimeFill, when one of their
 // values reads t (none otherwise).
 template <class T>

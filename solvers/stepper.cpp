@@ -25,15 +25,6 @@ namespace gf {
 
 namespace {
 
-// The points of face f (x- x+ y- y+ z- z+) of grid g.
-Box face_box(const Grid& g, int f) {
-  Box b = Box::whole(g.n.data());
-  const int axis = f / 2;
-  b.lo[axis] = (f % 2 == 0) ? 0 : g.n[axis] - 1;
-  b.hi[axis] = b.lo[axis] + 1;
-  return b;
-}
-
 // initial.file's values at the points of c.grid (a rank's block of the
 // global dataset, its halo wrapping around), checked in T.
 template <class T>

@@ -1,5 +1,7 @@
 // 16 bytes of T as one vector type: the widest load and store a thread can
-// issue, used by the kernels that move whole rows (heat, Jacobi).
+// issue, used by the kernels that move whole rows (heat, Jacobi, the pde
+// march: this header is part of the pde kernels NVRTC compiles, whose
+// built-in vector types stand in for <cuda_runtime.h>).
 #pragma once
 #include <cuda_runtime.h>
 

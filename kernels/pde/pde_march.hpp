@@ -22,26 +22,14 @@
 // faces are pde_faces': one thread a point through pde_point, in blocks of
 // the same launch (pde_march_and_faces).
 #pragma once
+#include "kernels/cuda/vec16.cuh"
 #include "kernels/pde/pde_ops.hpp"
 
 namespace gf {
 
 template <class T>
-struct PdeVec;  // 16 bytes of T, loaded and stored as one access
-template <>
-struct PdeVec<float> {
-  using type = float4;
-  static constexpr int n = 4;
-};
-template <>
-struct PdeVec<double> {
-  using type = double2;
-  static constexpr int n = 2;
-};
-
-template <class T>
-__device__ __forceinline__ typename PdeVec<T>::type pde_vload(const T* p) {
-  return *reinterpret_cast<const typename PdeVec<T>::type*>(p);
+__device__ __forceinline__ typename Vec16<T>::type pde_vload(const T* p) {
+  return *reinterpret_cast<const typename Vec16<T>::type*>(p);
 }
 template <class T, class V>
 __device__ __forceinline__ T pde_lane(const V& v, int e) {
@@ -62,8 +50,8 @@ __device__ __forceinline__ T& pde_lane(V& v, int e) {
 // fewer than 2³¹ values.
 template <int D, int PFD, class T, class Eq>
 __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int chunk) {
-  using V = typename PdeVec<T>::type;
-  constexpr int W = PdeVec<T>::n;
+  using V = typename Vec16<T>::type;
+  constexpr int W = Vec16<T>::n;
   constexpr int NF = Eq::kFields, NA = Eq::kArrays, NV = kPdeFirstInput + Eq::kInputs;
   const Layout& l = A.l;
   const int nx = int(l.n[0]), ny = int(l.n[1]);
