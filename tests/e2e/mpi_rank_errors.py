@@ -40,14 +40,14 @@ import numpy as np
 GF, BASE = sys.argv[1], sys.argv[2]
 MPIRUN = os.environ.get("GF_MPIRUN", "mpirun").split()  # may carry options (-x VAR)
 ENV = dict(os.environ, OMP_NUM_THREADS="1")  # ranks share the machine's cores (CI has 2)
+if "ASAN_OPTIONS" in ENV:  # Open MPI keeps allocations to its exit
+    ENV["ASAN_OPTIONS"] += ":detect_leaks=0"
 # Open MPI's mpirun ends the other ranks once one exits non-zero, and exits
 # with that code: with each=True each rank is left to exit on its own (mpirun
 # then exits 0) and says with what (RANK_EXIT).
 EACH = dict(ENV, OMPI_MCA_orte_abort_on_non_zero_status="0")
 RANK_EXIT = ['sh', '-c', 'rc=0; "$@" || rc=$?; echo "rank $OMPI_COMM_WORLD_RANK exit $rc" >&2; '
              'exit $rc', 'sh']
-if "ASAN_OPTIONS" in ENV:  # Open MPI keeps allocations to its exit
-    ENV["ASAN_OPTIONS"] += ":detect_leaks=0"
 # a small plate: a good run takes well under a second
 SMALL = ["grid.dims=[33,33]", "heat.t_end=0.01", "grid.ranks=[1,2]"]
 
