@@ -47,6 +47,7 @@
 
 #include "core/error.hpp"
 #include "core/mpi.hpp"
+#include "core/rank_errors.hpp"
 #include "grid/view.hpp"
 #include "io/h5.hpp"
 #include "io/h5_chunks.hpp"
@@ -565,7 +566,6 @@ void check_h5_resume(const SeriesSpec& spec) {
 }  // namespace
 
 void check_series_resume(const SeriesSpec& spec, std::int64_t) {
-  // Parallel: every rank reads the same files.
   try {
     if (spec.vtk) read_pvd(spec.dir / (spec.name + ".pvd"));
     if (spec.hdf5) check_h5_resume(spec);
@@ -594,7 +594,13 @@ FieldSeriesWriter::FieldSeriesWriter(SeriesSpec spec) : impl_(std::make_unique<I
     throw IoError(fmt::format("cannot write to '{}': {}", s.dir.string(),
                               fs::exists(s.dir, ec) ? "not a folder" : "no such folder"));
   // A restart changes the earlier series only once all of it is known good.
-  if (s.resume_before) check_series_resume(s, *s.resume_before);
+  // Split over ranks, rank 0 reads it for all of them, and every rank waits
+  // for that verdict: rank 0 opens fields.h5 for writing next, and HDF5's
+  // file lock would refuse a read another rank were still making.
+  if (s.resume_before)
+    on_every_rank(s.decomp != nullptr, [&] {
+      if (!s.decomp || mpi::rank() == 0) check_series_resume(s, *s.resume_before);
+    });
   if (s.vtk) impl_->vtk.emplace(s);
   if (s.hdf5) impl_->h5.emplace(s);
 }
