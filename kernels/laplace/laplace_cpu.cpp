@@ -136,9 +136,7 @@ class LaplaceCpu final : public LaplaceExec<T> {
   void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (jacobi_time_block(a, in.layout(), k) != k || k < 2)
       LaplaceExec<T>::jacobi_steps(a, k, in, out);
-    with_tb_dim(a.ndim, [&](auto d) {
-      time_block_cpu(TbJacobi<T, decltype(d)::value>(a), k, in.view(), out.view());
-    });
+    with_tb_jacobi(a, [&](const auto& op) { time_block_cpu(op, k, in.view(), out.view()); });
   }
 
   // Points of one colour read only points of the other: the order does not matter.

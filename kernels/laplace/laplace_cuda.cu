@@ -58,11 +58,11 @@ class LaplaceCuda final : public LaplaceExec<T> {
   void jacobi_steps(const LaplaceArgs<T>& a, int k, const Field<T>& in, Field<T>& out) override {
     if (jacobi_time_block(a, in.layout(), k) != k || k < 2)
       LaplaceExec<T>::jacobi_steps(a, k, in, out);
-    with_tb_dim(a.ndim, [&](auto d) {
-      constexpr int D = decltype(d)::value;
-      const TbJacobi<T, D> op(a);
-      if constexpr (D == 2) launch_time_block2d(op, k, in.view(), out.view(), be_.stream());
-      else launch_time_block(op, k, in.view(), out.view(), be_.stream());
+    with_tb_jacobi(a, [&](const auto& op) {
+      if constexpr (std::decay_t<decltype(op)>::kDim == 2)
+        launch_time_block2d(op, k, in.view(), out.view(), be_.stream());
+      else
+        launch_time_block(op, k, in.view(), out.view(), be_.stream());
       GF_CUDA_CHECK_LAUNCH();
     });
   }

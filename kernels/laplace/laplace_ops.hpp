@@ -16,6 +16,8 @@
 // ghosts without the gradient term, and p = 0 at Dirichlet points (CG's
 // directions are zero there), so A acts on the unknowns only.
 #pragma once
+#include <cmath>
+
 #include "kernels/ops/boundary.hpp"
 #include "kernels/ops/time_block.hpp"
 
@@ -257,12 +259,14 @@ GF_HD double half_spectrum_weight(std::int64_t mx, std::int64_t nx) {
 }
 
 // A Jacobi sweep of ∇²u = f (jacobi_point's formula): the right-hand side f
-// is its source term, taken as it is.
-template <class T, int D = 3>
+// is its source term, taken as it is. SRC false: f is 0 everywhere (no field,
+// f_const 0), known at compile time, so that the passes load nothing for it
+// (Laplace's equation, bench's rows); (Σ − 0)·inv_diag rounds as Σ·inv_diag.
+template <class T, int D = 3, bool SRC = true>
 struct TbJacobi : LaplaceArgs<T> {
   using value_type = T;
   static constexpr int kDim = D;
-  static constexpr bool kSource = true;
+  static constexpr bool kSource = SRC;
   const T* source = nullptr;  // f, or nullptr: source_const
   T source_const = 0;
   TbJacobi() = default;
@@ -272,5 +276,15 @@ struct TbJacobi : LaplaceArgs<T> {
   }
   GF_HD T source_term(T raw) const { return raw; }
 };
+
+// The passes of Jacobi sweeps: f(op) with the TbJacobi that fits the args.
+template <class T, class F>
+void with_tb_jacobi(const LaplaceArgs<T>& a, F&& f) {
+  with_tb_dim(a.ndim, [&](auto d) {
+    constexpr int D = decltype(d)::value;
+    if (!a.f && a.f_const == T(0) && !std::signbit(a.f_const)) f(TbJacobi<T, D, false>(a));
+    else f(TbJacobi<T, D, true>(a));
+  });
+}
 
 }  // namespace gf
