@@ -61,7 +61,8 @@ std::optional<HeatScheme> parse_heat_scheme(std::string_view name);
 
 // laplace.preconditioner (cg) and heat.solver.preconditioner (the implicit schemes): none, Jacobi (the operator's diagonal) or one
 // multigrid V-cycle.
-enum class LaplacePrecond { None, Jacobi, Multigrid };
+// Auto: heat.solver.preconditioner only, chosen by the device and grid (heat_preconditioner).
+enum class LaplacePrecond { None, Jacobi, Multigrid, Auto };
 const char* to_string(LaplacePrecond p);
 // laplace.operator (cg) and heat.solver.operator (the implicit schemes): CG's
 // operator applied from the stencil formula (matrix-free), or as an
@@ -104,7 +105,7 @@ struct HeatSpec {
   // heat.solver.operator and heat.solver.preconditioner: CG's operator and
   // preconditioner, as laplace.operator and laplace.preconditioner.
   LaplaceOperator solver_operator = LaplaceOperator::MatrixFree;
-  LaplacePrecond solver_preconditioner = LaplacePrecond::None;
+  LaplacePrecond solver_preconditioner = LaplacePrecond::Auto;
   // Explicit steps per pass over memory (temporal blocking): 0 = auto.
   int time_block = 0;
   bool implicit() const { return scheme != HeatScheme::Explicit; }

@@ -99,7 +99,8 @@ void read_solver(const Value& v, HeatSpec& h) {
   if (m.has("tolerance")) h.solver_tolerance_asked = m.get("tolerance").positive();
   if (m.has("max_iters")) h.solver_max_iters_asked = m.get("max_iters").integer(1);
   if (m.has("operator")) h.solver_operator = read_operator(m.get("operator"));
-  if (m.has("preconditioner")) h.solver_preconditioner = read_preconditioner(m.get("preconditioner"));
+  if (m.has("preconditioner"))
+    h.solver_preconditioner = read_preconditioner(m.get("preconditioner"), true);
 }
 
 int read_heat_time_block(const Value& v, const HeatSpec& h, const std::string& reads_t) {

@@ -34,6 +34,7 @@ const char* to_string(LaplacePrecond p) {
     case LaplacePrecond::None: return "none";
     case LaplacePrecond::Jacobi: return "jacobi";
     case LaplacePrecond::Multigrid: return "multigrid";
+    case LaplacePrecond::Auto: return "auto";
   }
   return "?";
 }

@@ -79,6 +79,7 @@ inline constexpr std::string_view kLaplaceMethods[] = {"jacobi", "sor", "cg", "f
 inline constexpr std::string_view kPdeIntegrators[] = {"euler", "ssprk2", "ssprk3", "rk4"};
 inline constexpr std::string_view kMgCycles[] = {"v", "f"};
 inline constexpr std::string_view kLaplacePreconditioners[] = {"none", "jacobi", "multigrid"};
+inline constexpr std::string_view kHeatPreconditioners[] = {"auto", "none", "jacobi", "multigrid"};
 inline constexpr std::string_view kLaplaceOperators[] = {"matrix-free", "csr"};
 inline constexpr std::string_view kLaplacePrecisions[] = {"uniform", "mixed"};
 inline constexpr std::string_view kPrecisions[] = {"float32", "float64"};

@@ -98,11 +98,14 @@ inline LaplaceOperator read_operator(const Value& v) {
                                                      : LaplaceOperator::MatrixFree;
 }
 
-// laplace.preconditioner, heat.solver.preconditioner: none, jacobi or multigrid.
-inline LaplacePrecond read_preconditioner(const Value& v) {
-  const std::string p = v.choice(schema::kLaplacePreconditioners);
+// laplace.preconditioner: none, jacobi or multigrid; heat.solver.preconditioner
+// (heat: true) auto as well.
+inline LaplacePrecond read_preconditioner(const Value& v, bool heat = false) {
+  const std::string p =
+      heat ? v.choice(schema::kHeatPreconditioners) : v.choice(schema::kLaplacePreconditioners);
   return p == "jacobi" ? LaplacePrecond::Jacobi
          : p == "multigrid" ? LaplacePrecond::Multigrid
+         : p == "auto"      ? LaplacePrecond::Auto
                             : LaplacePrecond::None;
 }
 

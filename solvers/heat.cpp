@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "core/interrupt.hpp"
+#include "core/rank_errors.hpp"
 
 #include "io/expression.hpp"
 #include "solvers/expr_fill.hpp"
@@ -24,6 +25,7 @@ HeatSolver<T>::HeatSolver(const Case& c, Backend<T>& backend)
   // rows then, so that they are the same bits whatever the GPU's row
   // alignment (Backend::make_dense_field). Matrix-free: the backend's rows.
   dense_ = c.heat.implicit() && c.heat.solver_operator == LaplaceOperator::Csr;
+  precond_ = heat_preconditioner(c, backend.is_gpu(), shared_by_ranks(backend));
   const auto field = [&](const char* what) {
     return dense_ ? backend.make_dense_field(g, what) : backend.make_field(g, what);
   };
@@ -133,13 +135,21 @@ void HeatSolver<T>::step_in_time(double dt, double t1, const HeatArgs<T>& args) 
   if (faces_in_time_ && theta != 1) faces_in_time_->fill(u_, t1);
 }
 
+LaplacePrecond heat_preconditioner(const Case& c, bool gpu, bool ranks) {
+  const LaplacePrecond p = c.heat.solver_preconditioner;
+  if (p != LaplacePrecond::Auto) return p;
+  if (ranks) return LaplacePrecond::None;
+  return gpu && c.grid.size() >= kHeatMultigridPoints ? LaplacePrecond::Multigrid
+                                                      : LaplacePrecond::Jacobi;
+}
+
 // heat.solver.preconditioner: Jacobi, z = r over A's diagonal
 // W·(θ·α·dt·diag + 1); or one symmetric multigrid V-cycle on
 // (L₀ − I/(θ·α·dt)) z = −r/(θ·α·dt·W) (Multigrid::precondition), its
 // hierarchy made again when dt changes (a shortened last step).
 template <class T>
 void HeatSolver<T>::set_preconditioner(const LaplaceArgs<T>& op) {
-  const LaplacePrecond kind = case_.heat.solver_preconditioner;
+  const LaplacePrecond kind = precond_;
   if (kind == LaplacePrecond::None) return;
   const Grid& g = case_.grid;
   if (!z_.data()) {
@@ -291,10 +301,12 @@ MemoryNeed HeatSolver<T>::memory_needed(const Case& c) {
     fields += 4;
     bytes += 4 * field;
     if (c.heat.solver_operator == LaplaceOperator::Csr) bytes += csr_bytes(c.grid, sizeof(T));
-    if (c.heat.solver_preconditioner != LaplacePrecond::None) {
+    // auto: what a GPU takes (the CPU's Jacobi needs less)
+    const LaplacePrecond pre = heat_preconditioner(c, true, false);
+    if (pre != LaplacePrecond::None) {
       fields += 1;  // z
       bytes += field;
-      if (c.heat.solver_preconditioner == LaplacePrecond::Multigrid)  // the levels and their f
+      if (pre == LaplacePrecond::Multigrid)  // the levels and their f
         bytes += (Multigrid<T>::extra_values(c.grid) + std::size_t(c.grid.size())) * sizeof(T);
     }
   }
@@ -308,8 +320,10 @@ std::string heat_setup_line(const Case& c) {
                        "{} iterations{})",
                        to_string(c.heat.scheme), c.heat.dt, c.heat.dt / c.heat.dt_limit, c.heat.dt_limit,
                        c.heat.solver_tolerance, c.heat.solver_max_iters,
-                       c.heat.solver_preconditioner == LaplacePrecond::None
-                           ? std::string()
+                       c.heat.solver_preconditioner == LaplacePrecond::None ? std::string()
+                       : c.heat.solver_preconditioner == LaplacePrecond::Auto
+                           ? fmt::format(", preconditioner auto: {} on a GPU, jacobi on the CPU",
+                                         to_string(heat_preconditioner(c, true, false)))
                            : fmt::format(", preconditioner {}",
                                          to_string(c.heat.solver_preconditioner)));
   if (c.heat.variable_alpha())

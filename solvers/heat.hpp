@@ -18,6 +18,13 @@ namespace gf {
 // The scheme and its stability limit in one line (the log, --dry-run).
 std::string heat_setup_line(const Case& c);
 
+// heat.solver.preconditioner auto, chosen by measurement (docs/performance.md,
+// "Heat's implicit preconditioner"): one multigrid V-cycle on a GPU from this
+// many points, Jacobi's diagonal below it and on the CPU, none over MPI ranks
+// (the distributed executor applies neither yet). Other values as they are.
+inline constexpr std::int64_t kHeatMultigridPoints = 2'000'000;
+LaplacePrecond heat_preconditioner(const Case& c, bool gpu, bool ranks);
+
 template <class T>
 class HeatSolver final : public Stepper<T> {
  public:
@@ -37,6 +44,7 @@ class HeatSolver final : public Stepper<T> {
   int time_block() const override { return time_block_; }
   void add_timing(nlohmann::json& t) const override {
     if (cg_) t["solver_iterations"] = cg_iterations_;
+    if (cg_) t["solver_preconditioner"] = to_string(precond_);
     else t["time_block"] = time_block_;
     if (tb_auto_) add_time_block_pick(t, *tb_auto_);
   }
@@ -64,6 +72,7 @@ class HeatSolver final : public Stepper<T> {
   Field<T> z_;  // the preconditioned residual
   std::unique_ptr<Multigrid<T>> pre_mg_;
   std::unique_ptr<MultigridExec<T>> pre_exec_;
+  LaplacePrecond precond_ = LaplacePrecond::None;  // heat.solver.preconditioner, auto resolved
   bool dense_ = false;            // the implicit fields' rows are dense (operator csr)
   double operator_dt_ = -1;       // the dt the backend's operator was set for
   std::int64_t cg_iterations_ = 0;

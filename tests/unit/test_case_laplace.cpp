@@ -10,6 +10,7 @@
 
 #include "io/case.hpp"
 #include "io/case_schema.hpp"
+#include "solvers/heat.hpp"
 #include "tests/unit/case_test_util.hpp"
 
 using gf::test::error_of;
@@ -153,7 +154,7 @@ TEST_CASE("implicit heat schemes: any dt, a number required, the solver resolved
   CHECK(c.heat.solver_tolerance == 1e-10);
   CHECK(c.heat.solver_max_iters == 1000);
   CHECK(c.resolved_yaml.find("solver: {tolerance: 1e-10, max_iters: 1000, operator: matrix-free, "
-                             "preconditioner: none}") !=
+                             "preconditioner: auto}") !=
         std::string::npos);
   CHECK(load(c.resolved_yaml).resolved_yaml == c.resolved_yaml);
   const gf::Case b = load(base + "  scheme: implicit\n  dt: 0.1\n  solver: {max_iters: 5}");
@@ -162,13 +163,28 @@ TEST_CASE("implicit heat schemes: any dt, a number required, the solver resolved
   CHECK(b.heat.solver_operator == gf::LaplaceOperator::MatrixFree);
   const gf::Case o = load(base + "  scheme: implicit\n  dt: 0.1\n  solver: {operator: csr}");
   CHECK(o.heat.solver_operator == gf::LaplaceOperator::Csr);
-  CHECK(o.heat.solver_preconditioner == gf::LaplacePrecond::None);
+  CHECK(o.heat.solver_preconditioner == gf::LaplacePrecond::Auto);
   const gf::Case mg = load(base + "  scheme: implicit\n  dt: 0.1\n  solver: {preconditioner: multigrid}");
   CHECK(mg.heat.solver_preconditioner == gf::LaplacePrecond::Multigrid);
   CHECK(mg.resolved_yaml.find("preconditioner: multigrid}") != std::string::npos);
   CHECK(error_of(base + "  scheme: implicit\n  dt: 0.1\n  solver: {preconditioner: ilu}") ==
-        "case.yaml:8:28: heat.solver.preconditioner: expected one of none, jacobi, multigrid, got "
-        "'ilu'");
+        "case.yaml:8:28: heat.solver.preconditioner: expected one of auto, none, jacobi, "
+        "multigrid, got 'ilu'");
+  // auto, resolved by the solver (heat_preconditioner): multigrid on a GPU from
+  // kHeatMultigridPoints points, Jacobi below them and on the CPU, none over ranks
+  const std::string big = "workload: heat\ngrid: {dims: [128, 128, 128]}\nheat:\n  alpha: 1.0\n"
+                          "  steps: 10\n  scheme: implicit\n  dt: 0.1\n";
+  const gf::Case large = load(big);
+  REQUIRE(large.grid.size() >= gf::kHeatMultigridPoints);
+  CHECK(gf::heat_preconditioner(large, true, false) == gf::LaplacePrecond::Multigrid);
+  CHECK(gf::heat_preconditioner(large, false, false) == gf::LaplacePrecond::Jacobi);
+  CHECK(gf::heat_preconditioner(large, true, true) == gf::LaplacePrecond::None);
+  CHECK(gf::heat_preconditioner(o, true, false) == gf::LaplacePrecond::Jacobi);
+  CHECK(gf::heat_preconditioner(mg, false, true) == gf::LaplacePrecond::Multigrid);
+  const gf::Case none = load(big + "  solver: {preconditioner: none}");
+  CHECK(gf::heat_preconditioner(none, true, false) == gf::LaplacePrecond::None);
+  CHECK(gf::heat_setup_line(large).find("preconditioner auto: multigrid on a GPU, jacobi on "
+                                        "the CPU") != std::string::npos);
   CHECK(load(o.resolved_yaml).resolved_yaml == o.resolved_yaml);
   CHECK(error_of(base + "  scheme: implicit\n  dt: 0.1\n  solver: {operator: ell}") ==
         "case.yaml:8:22: heat.solver.operator: expected one of matrix-free, csr, got 'ell'");
