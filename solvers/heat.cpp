@@ -295,7 +295,8 @@ MemoryNeed HeatSolver<T>::memory_needed(const Case& c) {
       fields += 1;  // z
       bytes += field;
       if (c.heat.solver_preconditioner == LaplacePrecond::Multigrid)  // the levels and their f
-        bytes += (Multigrid<T>::extra_values(c.grid) + std::size_t(c.grid.size())) * sizeof(T);
+        bytes += (Multigrid<T>::extra_values(c.grid, c.decomp.get()) + std::size_t(c.grid.size())) *
+                 sizeof(T);
     }
   }
   return {fields, bytes, {}, 0};
