@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/mpi.hpp"
+#include "core/rank_errors.hpp"
 #include "grid/gather.hpp"
 
 namespace gf {
@@ -118,11 +119,15 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
   std::string hi(3, '\0');
   for (int ax = 0; ax < 3; ++ax) hi[std::size_t(ax)] = char(a.bc[ax].hi);
   hi = mpi::broadcast_from(dist_->decomp().nranks - 1, hi);
-  if (dist_->decomp().rank != 0) return;
-  LaplaceArgs<T> wa = a;
-  for (int ax = 0; ax < 3; ++ax) wa.bc[ax].hi = BcType(hi[std::size_t(ax)]);
-  whole_.reset(new Multigrid<T>(Whole{}, dist_->rank_backend(), whole, wa, opt_,
-                                as_preconditioner));
+  // Rank 0 alone allocates the whole grid's levels: a failure there (its
+  // device's memory) stops every rank alike instead of leaving them waiting.
+  on_every_rank(true, [&] {
+    if (dist_->decomp().rank != 0) return;
+    LaplaceArgs<T> wa = a;
+    for (int ax = 0; ax < 3; ++ax) wa.bc[ax].hi = BcType(hi[std::size_t(ax)]);
+    whole_.reset(new Multigrid<T>(Whole{}, dist_->rank_backend(), whole, wa, opt_,
+                                  as_preconditioner));
+  });
 }
 
 template <class T>
