@@ -75,7 +75,8 @@ std::vector<Grid> Multigrid<T>::hierarchy(const Grid& g) {
 template <class T>
 std::size_t Multigrid<T>::extra_values(const Grid& g, const Decomp* d) {
   if (d && d->nranks > 1) {
-    const std::size_t whole = d->rank == 0 ? extra_values(d->global) + std::size_t(d->global.size()) : 0;
+    const std::size_t whole =
+        d->rank == 0 ? extra_values(d->global) + std::size_t(d->global.size()) : 0;
     return 2 * std::size_t(g.size()) + whole;
   }
   std::size_t v = std::size_t(g.size());  // the fine level's r

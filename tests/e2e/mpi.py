@@ -345,8 +345,8 @@ def mode_multigrid():
             if cycles(got) != cycles(ref):
                 fail(f"{case} {tag}: log.csv at iterations {cycles(got)}, one rank's at "
                      f"{cycles(ref)}")
-        print(f"mpi {MODE}: {os.path.basename(case)}: {cycles(ref)[-1]} iterations on every layout, "
-              "as one rank")
+        print(f"mpi {MODE}: {os.path.basename(case)}: {cycles(ref)[-1]} iterations on every "
+              "layout, as one rank")
 
     for cycle in ("v", "f"):
         case = write_case("mg3d_" + cycle, MG3D.replace("{cycle}", cycle))
