@@ -97,4 +97,33 @@ std::vector<unsigned char> local_block(const Decomp& d, const std::vector<unsign
   return out;
 }
 
+std::vector<unsigned char> scatter_global(const Decomp& d, const std::vector<unsigned char>& global,
+                                          std::size_t elem) {
+  if (d.nranks == 1) return global;
+#if defined(GRIDFORGE_HAVE_MPI)
+  constexpr std::size_t kPiece = std::size_t(1) << 30;  // as gather_global
+  constexpr int kTag = 78;
+  if (d.rank != 0) {
+    std::vector<unsigned char> mine(std::size_t(d.local_grid().size()) * elem);
+    for (std::size_t off = 0; off < mine.size(); off += kPiece)
+      MPI_Recv(mine.data() + off, int(std::min(kPiece, mine.size() - off)), MPI_BYTE, 0, kTag,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return mine;
+  }
+  for (int r = 1; r < d.nranks; ++r) {
+    Decomp dr = d;
+    dr.rank = r;
+    dr.coords = d.coords_of(r);
+    const std::vector<unsigned char> block = local_block(dr, global, elem);
+    for (std::size_t off = 0; off < block.size(); off += kPiece)
+      MPI_Send(block.data() + off, int(std::min(kPiece, block.size() - off)), MPI_BYTE, r, kTag,
+               MPI_COMM_WORLD);
+  }
+  return local_block(d, global, elem);
+#else
+  (void)elem;
+  throw std::logic_error("several ranks in a build without MPI");
+#endif
+}
+
 }  // namespace gf

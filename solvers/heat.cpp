@@ -138,7 +138,7 @@ void HeatSolver<T>::step_in_time(double dt, double t1, const HeatArgs<T>& args) 
 LaplacePrecond heat_preconditioner(const Case& c, bool gpu, bool ranks) {
   const LaplacePrecond p = c.heat.solver_preconditioner;
   if (p != LaplacePrecond::Auto) return p;
-  if (ranks) return LaplacePrecond::None;
+  if (ranks) return LaplacePrecond::Jacobi;
   return gpu && c.grid.size() >= kHeatMultigridPoints ? LaplacePrecond::Multigrid
                                                       : LaplacePrecond::Jacobi;
 }
@@ -302,12 +302,13 @@ MemoryNeed HeatSolver<T>::memory_needed(const Case& c) {
     bytes += 4 * field;
     if (c.heat.solver_operator == LaplaceOperator::Csr) bytes += csr_bytes(c.grid, sizeof(T));
     // auto: what a GPU takes (the CPU's Jacobi needs less)
-    const LaplacePrecond pre = heat_preconditioner(c, true, false);
+    const LaplacePrecond pre = heat_preconditioner(c, true, c.decomp != nullptr);
     if (pre != LaplacePrecond::None) {
       fields += 1;  // z
       bytes += field;
       if (pre == LaplacePrecond::Multigrid)  // the levels and their f
-        bytes += (Multigrid<T>::extra_values(c.grid) + std::size_t(c.grid.size())) * sizeof(T);
+        bytes += (Multigrid<T>::extra_values(c.grid, c.decomp.get()) + std::size_t(c.grid.size())) *
+                 sizeof(T);
     }
   }
   return {fields, bytes, {}, 0};

@@ -20,8 +20,8 @@ std::string heat_setup_line(const Case& c);
 
 // heat.solver.preconditioner auto, chosen by measurement (docs/performance.md,
 // "Heat's implicit preconditioner"): one multigrid V-cycle on a GPU from this
-// many points, Jacobi's diagonal below it and on the CPU, none over MPI ranks
-// (the distributed executor applies neither yet). Other values as they are.
+// many points, Jacobi's diagonal below it, on the CPU and over MPI ranks (there
+// multigrid gathers the fine level on rank 0 every cycle). Other values as they are.
 inline constexpr std::int64_t kHeatMultigridPoints = 2'000'000;
 LaplacePrecond heat_preconditioner(const Case& c, bool gpu, bool ranks);
 

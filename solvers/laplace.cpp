@@ -437,7 +437,7 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
     fields += 1;  // z
     bytes += field;
     if (c.laplace.preconditioner == LaplacePrecond::Multigrid)
-      bytes += (Multigrid<T>::extra_values(c.grid) + n) * sizeof(T);  // the levels and their f
+      bytes += (Multigrid<T>::extra_values(c.grid, c.decomp.get()) + n) * sizeof(T);  // the levels and their f
   }
   if (m == LaplaceMethod::Multigrid && c.laplace.mixed) {  // float32: d, e and the levels
     need.other = "the float32 defect, correction and multigrid levels";
@@ -445,7 +445,7 @@ MemoryNeed LaplaceSolver<T>::memory_needed(const Case& c) {
     bytes += need.other_bytes;
   } else if (m == LaplaceMethod::Multigrid) {  // the fine level's residual and the coarse levels
     need.other = "the multigrid levels";
-    need.other_bytes = Multigrid<T>::extra_values(c.grid) * sizeof(T);
+    need.other_bytes = Multigrid<T>::extra_values(c.grid, c.decomp.get()) * sizeof(T);
     bytes += need.other_bytes;
   }
   if (m == LaplaceMethod::Fft) {  // two half spectra, and about as much again for the FFT library

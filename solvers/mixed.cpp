@@ -14,7 +14,7 @@ std::unique_ptr<Backend<float>> float32_backend_beside(Backend<double>& be) {
     case BackendKind::Cuda: return make_cuda_backend<float>(be.device_index());
     case BackendKind::Distributed: break;
   }
-  throw std::logic_error("mixed precision on several ranks (laplace_check_ranks refuses multigrid)");
+  throw std::logic_error("mixed precision on several ranks (laplace_check_ranks refuses it)");
 }
 
 MixedRefinement::MixedRefinement(const Case& c, Backend<double>& be, const LaplaceArgs<double>& a)

@@ -1,7 +1,12 @@
 #include "solvers/multigrid.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
+
+#include "core/mpi.hpp"
+#include "core/rank_errors.hpp"
+#include "grid/gather.hpp"
 
 namespace gf {
 namespace {
@@ -68,7 +73,12 @@ std::vector<Grid> Multigrid<T>::hierarchy(const Grid& g) {
 }
 
 template <class T>
-std::size_t Multigrid<T>::extra_values(const Grid& g) {
+std::size_t Multigrid<T>::extra_values(const Grid& g, const Decomp* d) {
+  if (d && d->nranks > 1) {
+    const std::size_t whole =
+        d->rank == 0 ? extra_values(d->global) + std::size_t(d->global.size()) : 0;
+    return 2 * std::size_t(g.size()) + whole;
+  }
   std::size_t v = std::size_t(g.size());  // the fine level's r
   const std::vector<Grid> h = hierarchy(g);
   for (std::size_t l = 1; l < h.size(); ++l) v += 3 * std::size_t(h[l].size());
@@ -79,16 +89,80 @@ template <class T>
 Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, bool singular,
                         MgOptions opt, bool as_preconditioner)
     : be_(be), exec_(make_multigrid_exec(be)), singular_(singular), opt_(opt) {
+  if (be.kind() == BackendKind::Distributed) {
+    dist_ = static_cast<DistributedBackend<T>*>(&be);
+    if (singular_)
+      throw std::logic_error("singular multigrid over ranks (laplace_check_ranks refuses it)");
+  }
+  const Grid& whole = dist_ ? dist_->decomp().global : g;
+  const std::vector<Grid> grids = hierarchy(whole);
+  levels_count_ = int(grids.size());
+  // Over ranks this rank builds the fine level only, on its block g.
+  build(dist_ ? std::vector<Grid>{g} : grids, a, as_preconditioner, false);
+  std::int64_t most = 1;
+  for (int ax = 0; ax < 3; ++ax) most = std::max(most, grids.back().n[std::size_t(ax)]);
+  coarse_sweeps_ = int(std::max<std::int64_t>(16, 4 * most));
+  if (!dist_) return;
+  Level& L = levels_[0];
+  for (int ax = 0; ax < 3; ++ax) {  // the colours of the global indices
+    L.colours.n[ax] = whole.n[std::size_t(ax)];
+    L.colours.off[ax] = g.offset[std::size_t(ax)];
+    L.colours.odd_periodic[ax] = ax < whole.ndim && whole.periodic[std::size_t(ax)] &&
+                                 whole.n[std::size_t(ax)] % 2 != 0 && whole.n[std::size_t(ax)] > 1;
+    if (L.colours.odd_periodic[ax]) L.colours.colours = 3;
+  }
+  if (levels_count_ == 1) return;  // the fine level is the coarsest: no transfers
+  e_ = field_like(g, "this rank's part of the multigrid correction");
+  exec_->zero(e_);
+  // The whole grid's boundaries: this rank's args hold its own faces and
+  // mark the faces it shares periodic; rank 0 has the real low faces, the
+  // last rank (the highest coordinate on every axis) the real high ones.
+  std::string hi(3, '\0');
+  for (int ax = 0; ax < 3; ++ax) hi[std::size_t(ax)] = char(a.bc[ax].hi);
+  hi = mpi::broadcast_from(dist_->decomp().nranks - 1, hi);
+  // Rank 0 alone allocates the whole grid's levels: a failure there (its
+  // device's memory) stops every rank alike instead of leaving them waiting.
+  on_every_rank(true, [&] {
+    if (dist_->decomp().rank != 0) return;
+    LaplaceArgs<T> wa = a;
+    for (int ax = 0; ax < 3; ++ax) wa.bc[ax].hi = BcType(hi[std::size_t(ax)]);
+    whole_.reset(new Multigrid<T>(Whole{}, dist_->rank_backend(), whole, wa, opt_,
+                                  as_preconditioner));
+  });
+}
+
+template <class T>
+Multigrid<T>::Multigrid(Whole, Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a,
+                        MgOptions opt, bool as_preconditioner)
+    : be_(be), exec_(make_multigrid_exec(be)), opt_(opt) {
   const std::vector<Grid> grids = hierarchy(g);
+  levels_count_ = int(grids.size());
+  build(grids, a, as_preconditioner, true);
+  std::int64_t most = 1;
+  for (int ax = 0; ax < 3; ++ax) most = std::max(most, grids.back().n[std::size_t(ax)]);
+  coarse_sweeps_ = int(std::max<std::int64_t>(16, 4 * most));
+  e0_ = field_like(g, "the whole grid's multigrid correction, on rank 0");
+  exec_->zero(e0_);
+}
+
+template <class T>
+Field<T> Multigrid<T>::field_like(const Grid& lg, const char* what) {
   // A singular level's f loses its mean through add_constant, which walks
   // the values of a dense field: singular hierarchies stay dense, as the
   // solver's own fields do then (LaplaceSolver). As CG's preconditioner the
   // fine level's f (rhs0_) is read at z's indices: it takes CG's layout,
   // opt.dense with the CSR operator (a dense f beside a padded z made the
   // GPU's z zero: CG broke down at once).
-  const auto field = [&](const Grid& lg, const char* what) {
-    return singular_ || opt_.dense ? be_.make_dense_field(lg, what) : be_.make_field(lg, what);
-  };
+  return singular_ || opt_.dense ? be_.make_dense_field(lg, what) : be_.make_field(lg, what);
+}
+
+// The levels of grids (grids[0]: the fine level, with args a). gathered:
+// rank 0's whole_, whose fine level gets a gathered residual in place of an
+// iterate and a right-hand side (no rhs0_).
+template <class T>
+void Multigrid<T>::build(const std::vector<Grid>& grids, const LaplaceArgs<T>& a,
+                         bool as_preconditioner, bool gathered) {
+  const auto field = [&](const Grid& lg, const char* what) { return field_like(lg, what); };
   // As a preconditioner of W·(s·(−L₀) + c·I): L − (c/s)·I on every level.
   T shift = T(0);
   if (as_preconditioner && a.op_shift != T(0)) shift = a.op_shift / a.op_scale;
@@ -102,9 +176,11 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
     if (l == 0) {
       L.a = a;  // the case's f and boundary values
       if (as_preconditioner) {
-        rhs0_ = field(L.g, "the preconditioner's right-hand side");
-        exec_->zero(rhs0_);
-        L.a.f = rhs0_.data();
+        if (!gathered) {
+          rhs0_ = field(L.g, "the preconditioner's right-hand side");
+          exec_->zero(rhs0_);
+          L.a.f = rhs0_.data();
+        }
         L.a.f_coef = T(1);
         L.a.lap_coef = T(-1);
         if (shift != T(0)) {
@@ -135,7 +211,7 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
       exec_->zero(L.f);
     }
     L.a.omega = T(opt_.omega > 0 ? opt_.omega : mg_default_omega(L.g.ndim));
-    if (l + 1 < grids.size()) {
+    if (int(l) + 1 < levels_count_) {
       L.r = field(L.g, "a multigrid level's residual");
       exec_->zero(L.r);
     }
@@ -148,9 +224,6 @@ Multigrid<T>::Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, 
     }
     L.weight_sum = w;
   }
-  std::int64_t most = 1;
-  for (int ax = 0; ax < 3; ++ax) most = std::max(most, levels_.back().g.n[std::size_t(ax)]);
-  coarse_sweeps_ = int(std::max<std::int64_t>(16, 4 * most));
 }
 
 template <class T>
@@ -190,7 +263,7 @@ void Multigrid<T>::make_solvable(Level& c) {
 template <class T>
 void Multigrid<T>::visit(std::size_t l, Field<T>& u, MgCycle kind) {
   Level& L = levels_[l];
-  if (l + 1 == levels_.size()) {  // the coarsest: a few points an axis, smoothed to convergence
+  if (int(l) + 1 == levels_count_) {  // the coarsest: a few points an axis, smoothed to convergence
     const int n = l == 0 ? opt_.pre : coarse_sweeps_ / 2;
     smooth(l, u, n);
     smooth(l, u, n, opt_.symmetric);  // forward then backward: symmetric
@@ -198,6 +271,16 @@ void Multigrid<T>::visit(std::size_t l, Field<T>& u, MgCycle kind) {
   }
   smooth(l, u, opt_.pre);
   exec_->residual(L.a, u, L.r);
+  if (dist_)
+    correct_over_ranks(u, kind);
+  else
+    correct(l, u, kind);
+  smooth(l, u, opt_.post, opt_.symmetric);
+}
+
+template <class T>
+void Multigrid<T>::correct(std::size_t l, Field<T>& u, MgCycle kind) {
+  Level& L = levels_[l];
   Level& C = levels_[l + 1];
   exec_->restrict_to(C.a, L.down, L.r, C.f);
   if (singular_) make_solvable(C);
@@ -205,7 +288,31 @@ void Multigrid<T>::visit(std::size_t l, Field<T>& u, MgCycle kind) {
   visit(l + 1, C.u, kind);
   if (kind == MgCycle::F) visit(l + 1, C.u, MgCycle::V);
   exec_->prolong_add(L.a, L.down, C.u, u);
-  smooth(l, u, opt_.post, opt_.symmetric);
+}
+
+// What one rank's cycle adds to the one-rank cycle: the fine residual's
+// owned blocks to rank 0 (one fine field's values through rank 0) and every
+// rank's padded block of the correction back (as many again, halos
+// included), each cycle. Rank 0 restricts, runs the coarse levels and
+// prolongs into e0_ = 0 exactly as one rank does into u, so that u + e is
+// one rank's u + P e_c bit for bit.
+template <class T>
+void Multigrid<T>::correct_over_ranks(Field<T>& u, MgCycle kind) {
+  const Decomp& d = dist_->decomp();
+  Backend<T>& own = dist_->rank_backend();
+  std::vector<unsigned char> host(levels_[0].r.points() * sizeof(T));
+  own.download(levels_[0].r, reinterpret_cast<T*>(host.data()));
+  host = gather_global(d, host, sizeof(T));
+  if (whole_) {  // rank 0
+    Multigrid<T>& w = *whole_;
+    own.upload(reinterpret_cast<const T*>(host.data()), w.levels_[0].r);
+    w.exec_->zero(w.e0_);
+    w.correct(0, w.e0_, kind);
+    own.download(w.e0_, reinterpret_cast<T*>(host.data()));
+  }
+  host = scatter_global(d, host, sizeof(T));
+  own.upload(reinterpret_cast<const T*>(host.data()), e_);  // halo included: no exchange
+  be_.vec().axpby(T(1), e_, T(1), u);
 }
 
 template class Multigrid<float>;

@@ -9,6 +9,7 @@
 
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/dist/dist_backend.hpp"
 #include "kernels/multigrid/mg_exec.hpp"
 
 namespace gf {
@@ -52,12 +53,16 @@ class Multigrid {
   // −r/(s·W). The hierarchy must have been made with as_preconditioner from
   // CG's operator args (ghosts 0; its f is not used).
   void precondition(const Field<T>& r, Field<T>& z);
-  int levels() const { return int(levels_.size()); }
+  // The levels of the hierarchy (over ranks, of the whole grid's) and a
+  // level's grid (over ranks, level 0 only: this rank's padded block).
+  int levels() const { return levels_count_; }
   const Grid& level_grid(int l) const { return levels_[std::size_t(l)].g; }
   // The grids of the levels under g (g first), as the hierarchy makes them.
   static std::vector<Grid> hierarchy(const Grid& g);
   // Values the levels below g hold (u, f, r each) and the fine level's r.
-  static std::size_t extra_values(const Grid& g);
+  // Over ranks (d, g this rank's block): the block's r and correction, and
+  // on rank 0 the whole grid's levels and its correction besides.
+  static std::size_t extra_values(const Grid& g, const Decomp* d = nullptr);
 
  private:
   struct Level {
@@ -68,9 +73,21 @@ class Multigrid {
     Field<T> u, f, r;
     double weight_sum = 0;  // Σ W over the points (singular levels)
   };
+  // Rank 0's hierarchy over the whole grid (see whole_ below).
+  struct Whole {};
+  Multigrid(Whole, Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, MgOptions opt,
+            bool as_preconditioner);
   void visit(std::size_t l, Field<T>& u, MgCycle kind);
+  // u += P (the coarse solve of R r), r: level l's residual.
+  void correct(std::size_t l, Field<T>& u, MgCycle kind);
+  // The same over ranks: the fine residual gathered onto rank 0, whose
+  // whole_ corrects, and the correction scattered back and added.
+  void correct_over_ranks(Field<T>& u, MgCycle kind);
   void smooth(std::size_t l, Field<T>& u, int sweeps, bool reverse = false);
   void make_solvable(Level& c);
+  Field<T> field_like(const Grid& lg, const char* what);
+  void build(const std::vector<Grid>& grids, const LaplaceArgs<T>& a, bool as_preconditioner,
+             bool gathered);
 
   Backend<T>& be_;
   std::unique_ptr<MultigridExec<T>> exec_;
@@ -80,6 +97,17 @@ class Multigrid {
   bool singular_ = false;
   MgOptions opt_;
   int coarse_sweeps_ = 16;
+  int levels_count_ = 1;
+  // Over MPI ranks (a DistributedBackend, docs/design.md "Multigrid"):
+  // levels_ holds the fine level alone, this rank's block of it, smoothed
+  // and its residual taken on the ranks; the levels below live on rank 0 in
+  // whole_, a one-rank hierarchy over the whole grid on rank 0's own backend
+  // (null on the other ranks and on one rank), whose level 0 has r (the
+  // gathered residual) and e0_ (the correction over the whole grid).
+  DistributedBackend<T>* dist_ = nullptr;
+  std::unique_ptr<Multigrid<T>> whole_;
+  Field<T> e_;   // this rank's block of the fine correction (over ranks)
+  Field<T> e0_;  // in whole_: the fine correction over the whole grid
 };
 
 }  // namespace gf

@@ -52,11 +52,14 @@ void laplace_check_ranks(const Case& c, int nranks) {
                     fmt::format("fft runs on one rank only (no distributed FFT); {} ranks were "
                                 "started: run it without mpirun, or use jacobi, sor or cg",
                                 nranks));
-  if (c.laplace.method == LaplaceMethod::Multigrid)
-    throw CaseError(file, "laplace.method",
-                    fmt::format("multigrid runs on one rank only for now (its coarse levels are "
-                                "not split over ranks); {} ranks were started: run it without "
-                                "mpirun, or use jacobi, sor or cg",
+  // Multigrid runs over ranks (the fine level split, the coarse levels on
+  // rank 0: solvers/multigrid.cpp), but not its float32 cycles: those run on
+  // a float32 backend beside the float64 one, which has no distributed form.
+  if (c.laplace.method == LaplaceMethod::Multigrid && c.laplace.mixed)
+    throw CaseError(file, "laplace.precision",
+                    fmt::format("mixed runs on one rank only for now (its float32 cycles have "
+                                "no backend split over ranks); {} ranks were started: run it "
+                                "without mpirun, or use precision: uniform",
                                 nranks));
   if (c.laplace.singular)
     throw CaseError(file, "boundary",

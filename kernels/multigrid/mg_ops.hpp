@@ -58,15 +58,18 @@ inline MgAxis mg_coarsen_axis(std::int64_t nf, bool periodic) {
 }
 
 // The colouring of a level: 2 colours (red-black) or 3 (an odd periodic axis).
+// Over MPI ranks a rank's block colours its points by their global indices:
+// off is the block's first index (Grid::offset), n the whole grid's points.
 struct MgColouring {
   int colours = 2;
   bool odd_periodic[3] = {false, false, false};
   std::int64_t n[3] = {1, 1, 1};
+  std::int64_t off[3] = {0, 0, 0};
 };
 
 GF_HD int mg_colour(const MgColouring& c, std::int64_t i, std::int64_t j, std::int64_t k) {
-  if (c.colours == 2) return int((i + j + k) & 1);
-  const std::int64_t p[3] = {i, j, k};
+  const std::int64_t p[3] = {i + c.off[0], j + c.off[1], k + c.off[2]};
+  if (c.colours == 2) return int((p[0] + p[1] + p[2]) & 1);
   int s = 0;
   for (int a = 0; a < 3; ++a)
     s += (c.odd_periodic[a] && p[a] == c.n[a] - 1) ? 2 : int(p[a] & 1);

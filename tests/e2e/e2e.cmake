@@ -301,7 +301,7 @@ endif()
 # against the one-rank run, bit for bit where the arithmetic is the same;
 # mpi.py says what each mode checks.
 if(GRIDFORGE_MPI AND GF_PYTHON AND GF_MPIEXEC)
-  foreach(mode heat2d wave heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit overlap time_block render files pde restart errors interrupt)
+  foreach(mode heat2d wave heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit multigrid overlap time_block render files pde restart errors interrupt)
     add_test(NAME "e2e: mpi ${mode}"
       COMMAND ${GF_PYTHON} ${GF_E2E}/mpi.py $<TARGET_FILE:gridforge> ${mode}
               ${CMAKE_BINARY_DIR}/e2e_mpi/${mode}

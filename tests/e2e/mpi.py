@@ -11,6 +11,13 @@ compares every field of every output step of fields.h5. Modes:
       bit for bit (numpy.array_equal), including periodic axes split over
       ranks (two ranks on a periodic axis: the same neighbour on both sides),
       uneven splits and 2×2 splits (edges and corners of box stencils).
+  multigrid: laplace.method multigrid (the fine level split over the ranks,
+      the coarse levels on rank 0) bit for bit and at the same iterations
+      in log.csv: 3D 65×47×33 (Neumann, Dirichlet and an odd periodic y:
+      3 colours) V and F cycles on 2 to 4 ranks split along every axis, 2D
+      65² with walls and 33×29 with an odd periodic x, float32; cg with the
+      multigrid and the Jacobi preconditioners and implicit heat with the
+      multigrid one, within the solver's tolerance (as cg below).
   cg, heat_implicit: within the solver's tolerance (CG's dot products are
       sums over ranks, whose order depends on the rank count).
   files: the one-rank folder's files and the N-rank folder's agree: log.csv
@@ -48,10 +55,11 @@ compares every field of every output step of fields.h5. Modes:
   restart: a checkpoint written on 2 ranks (one global file, as one rank
       writes it) restarted on 3 ranks, on 2 and on one: N/2 + restart = N bit
       for bit against one rank's uninterrupted run, fields.h5 (every field)
-      and the .pvd continued (explicit heat, pde with two fields, jacobi).
+      and the .pvd continued (explicit heat, pde with two fields, jacobi,
+      multigrid stopped after 3 of its cycles).
   errors: grid.ranks that does not multiply to the ranks, more ranks than
-      points on an axis, blocks narrower than the halo, fft over several
-      ranks, another subcommand under mpirun: exit 2, one message, no output
+      points on an axis, blocks narrower than the halo, fft and
+      laplace.precision mixed over several ranks, another subcommand under mpirun: exit 2, one message, no output
       folder.
 """
 import csv
@@ -286,6 +294,82 @@ def mode_heat_implicit():
     against_one_rank("cases/heat3d_implicit.yaml", [(2, None), (3, [3, 1, 1])],
                      "grid.dims=[15,13,11]", "heat.steps=6", "output.every=3",
                      "output.formats=[hdf5]", rtol=1e-8)
+
+
+# Multigrid over ranks: 65×47×33 (47 → 24 → 13: not nested; semi-coarsened)
+# with a Neumann face, a Dirichlet face and a periodic y of odd length (3
+# colours), and 2D on 2^k + 1 points and on a periodic x of odd length.
+MG3D = """
+name: mg3d
+workload: laplace
+precision: float64
+grid: {dims: [65, 47, 33], extent: [1.0, 0.72, 0.5]}
+boundary:
+  default: {type: dirichlet, value: "x*y + z"}
+  x-: {type: neumann, gradient: 0.5}
+  y: {type: periodic}
+  z+: {type: neumann, gradient: -1.0}
+laplace: {method: multigrid, cycle: {cycle}, rhs: "sin(3*x)*cos(2*y) - z", tolerance: 1.0e-9,
+          max_iters: 40, check_every: 1}
+output: {every: 0, formats: [hdf5]}
+"""
+
+MG2D = """
+name: mg2d
+workload: laplace
+precision: float64
+grid: {{dims: {dims}, extent: [1.0, 1.0]}}
+boundary:
+  default: {{type: dirichlet, value: "x - 2*y"}}
+  x: {{type: {x}}}
+  y+: {{type: neumann, gradient: 1.0}}
+laplace: {{method: multigrid, rhs: "exp(x)*sin(5*y)", tolerance: 1.0e-10, max_iters: 40,
+          check_every: 1}}
+output: {{every: 0, formats: [hdf5]}}
+"""
+
+
+def mode_multigrid():
+    """The fine level split over ranks, the coarse levels on rank 0: the same
+    arithmetic as one rank, so bit for bit and the same number of cycles."""
+    def cycles(out):  # the iterations of log.csv's rows: one a cycle (check_every 1)
+        return [r["iteration"] for r in log_rows(out)]
+
+    def against(case, layouts, *args, rtol=None):
+        ref = against_one_rank(case, layouts, *args, rtol=rtol)
+        for np_, ranks in layouts:
+            if MAXNP and np_ > MAXNP:
+                continue
+            tag = f"np{np_}" + ("" if ranks is None else "_" + "x".join(map(str, ranks)))
+            got = os.path.join(BASE, tag)
+            if cycles(got) != cycles(ref):
+                fail(f"{case} {tag}: log.csv at iterations {cycles(got)}, one rank's at "
+                     f"{cycles(ref)}")
+        print(f"mpi {MODE}: {os.path.basename(case)}: {cycles(ref)[-1]} iterations on every "
+              "layout, as one rank")
+
+    for cycle in ("v", "f"):
+        case = write_case("mg3d_" + cycle, MG3D.replace("{cycle}", cycle))
+        layouts = [(2, None), (3, [1, 3, 1]), (4, [2, 1, 2])]
+        if cycle == "v":
+            layouts += [(3, [3, 1, 1]), (2, [1, 1, 2]), (4, [1, 2, 2])]
+        against(case, layouts)
+    against(write_case("mg2d_walls", MG2D.format(dims="[65, 65]", x="neumann")),
+            [(2, None), (3, None), (4, [2, 2])])
+    against(write_case("mg2d_periodic", MG2D.format(dims="[33, 29]", x="periodic")),
+            [(2, [2, 1]), (3, [3, 1]), (4, [2, 2])])
+    # float32 too: the same arithmetic
+    against(write_case("mg2d_f32", MG2D.format(dims="[33, 29]", x="periodic")
+                       .replace("float64", "float32").replace("1.0e-10", "1.0e-3")),
+            [(3, [3, 1])])
+    # CG preconditioned by a multigrid V-cycle (and by Jacobi, which runs on
+    # the multigrid executor): CG's dot products are sums over ranks
+    for pre in ("multigrid", "jacobi"):
+        against("cases/laplace3d_box.yaml", [(2, None), (3, [1, 3, 1])], "grid.dims=[17,15,13]",
+                "output.formats=[hdf5]", f"laplace.preconditioner={pre}", rtol=1e-6)
+    against_one_rank("cases/heat3d_implicit.yaml", [(3, [3, 1, 1])], "grid.dims=[15,13,11]",
+                     "heat.steps=6", "output.every=3", "output.formats=[hdf5]",
+                     "heat.solver.preconditioner=multigrid", rtol=1e-8)
 
 
 # Rows of whole 16-byte vectors in x (16 points), so that on the GPU the
@@ -683,7 +767,11 @@ def mode_restart():
               "pde.steps", 20, 30, 0),
              ("cases/laplace2d_plate.yaml",
               [a for a in laplace_args("jacobi") if "max_iters" not in a and "formats" not in a]
-              + ["output.every=100", both], "laplace.max_iters", 200, 400, 1)]
+              + ["output.every=100", both], "laplace.max_iters", 200, 400, 1),
+             # multigrid: cycles 3 and 6 of a solve that has not converged by then
+             ("cases/poisson3d_multigrid.yaml",
+              ["grid.dims=[17,15,13]", "laplace.tolerance=1e-30", "output.every=2", both],
+              "laplace.max_iters", 3, 6, 1)]
     for case, args, key, half, full, rc in plans:
         ref = os.path.join(BASE, "full")
         shutil.rmtree(ref, ignore_errors=True)
@@ -764,7 +852,7 @@ def mode_errors():
         (3, "cases/stencil2d_star9.yaml", ["grid.dims=[5,5]"],
          r"grid.dims: the grid 5\^2 cannot be split over 3 ranks with blocks at least 2 points wide"),
         (2, "cases/poisson3d_periodic.yaml", [], r"laplace.method: fft runs on one rank only"),
-        (2, "cases/poisson3d_multigrid.yaml", [], r"laplace.method: multigrid runs on one rank only"),
+        (2, "cases/poisson3d_mixed.yaml", [], r"laplace.precision: mixed runs on one rank only"),
         (2, "cases/heat2d_plate.yaml", ["grid.ranks=[2]"], r"grid.ranks: expected a list of 2 integers"),
     ]
     import re

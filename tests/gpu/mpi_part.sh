@@ -84,7 +84,7 @@ step "MPI on the GPU: N ranks against one GPU (tests/e2e/mpi.py, --device cuda),
 # (layouts with more ranks than GPUs share GPUs, and so take MPI halos;
 # gpu1: every rank on GPU 0, layouts of 2 ranks only; mpi:overlap, 2 ranks
 # only too: the layouts of more ranks took MPI in the first overlap run)
-for mode in heat2d heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit pde restart overlap mpi:heat3d_periodic mpi:jacobi mpi:overlap gpu1:overlap; do
+for mode in heat2d heat3d_periodic stencil_box27 stencil_radius2 jacobi sor cg heat_implicit multigrid pde restart overlap mpi:heat3d_periodic mpi:jacobi mpi:overlap gpu1:overlap gpu1:multigrid; do
   halo=auto; gpus=; maxnp=
   case $mode in mpi:*) halo=mpi; mode=${mode#mpi:};; gpu1:*) gpus=0; maxnp=2; mode=${mode#gpu1:};; esac
   [ "$mode:$halo" = overlap:mpi ] && maxnp=2

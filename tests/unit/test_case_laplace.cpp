@@ -171,14 +171,14 @@ TEST_CASE("implicit heat schemes: any dt, a number required, the solver resolved
         "case.yaml:8:28: heat.solver.preconditioner: expected one of auto, none, jacobi, "
         "multigrid, got 'ilu'");
   // auto, resolved by the solver (heat_preconditioner): multigrid on a GPU from
-  // kHeatMultigridPoints points, Jacobi below them and on the CPU, none over ranks
+  // kHeatMultigridPoints points, Jacobi below them, on the CPU and over ranks
   const std::string big = "workload: heat\ngrid: {dims: [128, 128, 128]}\nheat:\n  alpha: 1.0\n"
                           "  steps: 10\n  scheme: implicit\n  dt: 0.1\n";
   const gf::Case large = load(big);
   REQUIRE(large.grid.size() >= gf::kHeatMultigridPoints);
   CHECK(gf::heat_preconditioner(large, true, false) == gf::LaplacePrecond::Multigrid);
   CHECK(gf::heat_preconditioner(large, false, false) == gf::LaplacePrecond::Jacobi);
-  CHECK(gf::heat_preconditioner(large, true, true) == gf::LaplacePrecond::None);
+  CHECK(gf::heat_preconditioner(large, true, true) == gf::LaplacePrecond::Jacobi);
   CHECK(gf::heat_preconditioner(o, true, false) == gf::LaplacePrecond::Jacobi);
   CHECK(gf::heat_preconditioner(mg, false, true) == gf::LaplacePrecond::Multigrid);
   const gf::Case none = load(big + "  solver: {preconditioner: none}");

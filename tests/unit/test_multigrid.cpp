@@ -142,6 +142,30 @@ TEST_CASE("multigrid colours: no two neighbours share one, odd periodic axes inc
   }
 }
 
+TEST_CASE("multigrid colours over ranks: a block's colours are the global points' colours",
+          "[multigrid]") {
+  // A rank's block (offset off, halo included) colours each point as the
+  // whole grid colours the same global point, 2 and 3 colours.
+  for (const bool odd : {false, true}) {
+    MgColouring whole;
+    whole.n[0] = 7;
+    whole.n[1] = 6;
+    whole.n[2] = 5;
+    whole.odd_periodic[0] = odd;
+    whole.colours = odd ? 3 : 2;
+    MgColouring block = whole;
+    block.off[0] = 3;
+    block.off[1] = -1;  // a halo layer below the block's first owned point
+    block.off[2] = 2;
+    int bad = 0;
+    for (std::int64_t k = 0; k < 3; ++k)
+      for (std::int64_t j = 1; j < 5; ++j)
+        for (std::int64_t i = 0; i < 4; ++i)
+          bad += mg_colour(block, i, j, k) != mg_colour(whole, i + 3, j - 1, k + 2);
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("multigrid reduces the residual by 0.1 or more per V-cycle, on every 3D grid",
           "[multigrid]") {
   // 2^k + 1 points, and 65×47×33 (a 47 that halves to 24, then 13: not
