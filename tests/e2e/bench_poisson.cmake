@@ -64,7 +64,8 @@ if(PLOT)
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message("plot_bench.py: exit ${rc}\n${out}${err}")
   if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/plots/bench_poisson.png OR
-     NOT EXISTS ${OUT}/plots/bench_poisson_sweep.png)
+     NOT EXISTS ${OUT}/plots/bench_poisson_sweep.png OR
+     NOT EXISTS ${OUT}/plots/bench_poisson_solve.png)
     message(FATAL_ERROR "plot_bench.py did not plot the poisson rows")
   endif()
 endif()
