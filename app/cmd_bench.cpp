@@ -19,7 +19,9 @@
 #include "gf_version.hpp"
 #include "io/output.hpp"
 #include "kernels/device.hpp"
+#include "io/case_schema.hpp"
 #include "solvers/bench.hpp"
+#include "solvers/bench_solve.hpp"
 #include "solvers/registry.hpp"
 #include "solvers/stepper.hpp"
 
@@ -98,10 +100,14 @@ void check_size(const SizeEntry& e, int dims) {
                          : fmt::format("--sizes: {} is more than 2^40 points", e.text));
 }
 
-std::vector<SizeEntry> default_sizes(int dims) {
+// The poisson rows' defaults are 2^k + 1 points (issue 22's 129³ to 513³):
+// the sizes whose multigrid levels halve exactly.
+std::vector<SizeEntry> default_sizes(int dims, bool poisson = false) {
   const std::vector<std::int64_t> n =
-      dims == 2 ? std::vector<std::int64_t>{256, 1024, 4096, 16384}
-                : std::vector<std::int64_t>{64, 128, 256, 512};
+      poisson ? (dims == 2 ? std::vector<std::int64_t>{257, 1025, 4097}
+                           : std::vector<std::int64_t>{129, 257, 513})
+      : dims == 2 ? std::vector<std::int64_t>{256, 1024, 4096, 16384}
+                  : std::vector<std::int64_t>{64, 128, 256, 512};
   std::vector<SizeEntry> out;
   for (std::int64_t x : n) out.push_back({std::to_string(x), {x}});
   return out;
@@ -127,7 +133,32 @@ struct Plan {
   std::vector<int> time_blocks;  // heat rows, one per depth
   std::vector<std::string> modes;                 // raymarch rows
   std::vector<std::pair<int, int>> images;        // raymarch rows: width, height
+  std::vector<const PoissonMethod*> methods;      // poisson rows
+  SolveLimits limits;                             // poisson rows
 };
+
+// --methods: names of poisson_methods(), each once.
+std::vector<const PoissonMethod*> parse_methods(const std::optional<std::string>& text) {
+  std::vector<const PoissonMethod*> out;
+  if (!text) {
+    for (const PoissonMethod& m : poisson_methods()) out.push_back(&m);
+    return out;
+  }
+  std::vector<std::string_view> names;
+  for (const PoissonMethod& m : poisson_methods()) names.push_back(m.name);
+  for (const std::string& x : split_list("--methods", *text)) {
+    const PoissonMethod* m = find_poisson_method(x);
+    if (!m) {
+      const std::string_view near = schema::nearest(x, names);
+      throw UsageError("--methods: '" + x + "' is not one of " + poisson_method_names() +
+                       (near.empty() ? std::string() : fmt::format("; did you mean '{}'?", near)));
+    }
+    if (std::find(out.begin(), out.end(), m) != out.end())
+      throw UsageError("--methods: '" + x + "' is named twice");
+    out.push_back(m);
+  }
+  return out;
+}
 
 // --images: WxH entries, 1 to 16384 pixels a side.
 std::vector<std::pair<int, int>> parse_images(const std::string& text) {
@@ -190,11 +221,12 @@ Plan make_plan(const BenchArgs& a) {
       p.workloads.insert(p.workloads.end(), known.begin(), known.end());
       continue;
     }
-    if (std::find(known.begin(), known.end(), w) == known.end() && w != "raymarch" && w != "pde")
-    {
+    if (std::find(known.begin(), known.end(), w) == known.end() && w != "raymarch" &&
+        w != "pde" && w != "poisson") {
       std::string names;
       for (const std::string& k : known) names += k + ", ";
-      throw UsageError("--workload: '" + w + "' is not one of " + names + "pde, raymarch, all");
+      throw UsageError("--workload: '" + w + "' is not one of " + names +
+                       "pde, poisson, raymarch, all");
     }
     p.workloads.push_back(w);
   }
@@ -243,6 +275,13 @@ Plan make_plan(const BenchArgs& a) {
     p.modes.push_back(m);
   }
   p.images = parse_images(a.images);
+  p.methods = parse_methods(a.methods);
+  if (!(a.max_seconds > 0))
+    throw UsageError(fmt::format("--max-seconds: {} is not a number of seconds > 0", a.max_seconds));
+  if (!(a.tolerance > 0 && a.tolerance < 1))
+    throw UsageError(fmt::format("--tolerance: {} is not a relative residual in (0, 1)", a.tolerance));
+  p.limits.max_seconds = a.max_seconds;
+  p.limits.tolerance = a.tolerance;
   if (std::find(p.workloads.begin(), p.workloads.end(), "raymarch") != p.workloads.end() &&
       std::find(p.dims.begin(), p.dims.end(), 3) == p.dims.end())
     throw UsageError("--workload raymarch: its rows are 3D volumes; add --dims 3");
@@ -298,6 +337,31 @@ std::optional<BenchRow> run_row(const BenchItem& it, const std::string& label,
   return r;
 }
 
+// A poisson row: the case's solve on the device, when it fits in memory.
+template <class T>
+std::optional<BenchRow> run_solve_row(const BenchItem& it, const std::string& label,
+                                      const DeviceChoice& d, Backend<T>& be, const Bandwidth& bw,
+                                      const SolveLimits& lim) {
+  const Case c = poisson_case(it, lim);
+  std::size_t needed = stepper_memory_needed<T>(c).bytes;
+  if (d.gpu < 0) needed += std::size_t(c.grid.size()) * sizeof(T);  // the error's download
+  const std::size_t avail = memory_available(d);
+  if (avail > 0 && needed > avail) {
+    spdlog::warn("bench: skipping poisson/{} {} {} on {}: needs {}, {} free", it.method,
+                 c.grid.shape_str(), to_string(it.precision), label, human_bytes(double(needed)),
+                 human_bytes(double(avail)));
+    return std::nullopt;
+  }
+  const SolveOutcome o = time_poisson_solve<T>(c, be, lim);
+  const std::string name = d.gpu < 0 ? cpu_name() : be.name();
+  BenchRow r = make_solve_row(it, label, name, c.grid.size(), o, bw);
+  spdlog::info("bench: poisson/{:<15} {:<8} {:<7} {:<5} {} iterations in {:.3g} s (setup {:.3g} s), "
+               "residual {:.2e}, {}, max error {:.2e}",
+               it.method, c.grid.shape_str(), to_string(it.precision), label, o.iterations,
+               o.solve_s, o.setup_s, o.residual, o.reason, o.max_error);
+  return r;
+}
+
 nlohmann::json bench_json(const Plan& p, const BenchArgs& a,
                           const std::map<std::string, Bandwidth>& bws,
                           const std::vector<BenchRow>& rows) {
@@ -327,6 +391,20 @@ nlohmann::json bench_json(const Plan& p, const BenchArgs& a,
     sizes = nlohmann::json::object();
     for (int d : p.dims) sizes[std::to_string(d)] = sizes_json(default_sizes(d));
   }
+  nlohmann::json poisson = nullptr;
+  if (std::find(p.workloads.begin(), p.workloads.end(), "poisson") != p.workloads.end()) {
+    nlohmann::json methods = nlohmann::json::array(), psizes = sizes;
+    for (const PoissonMethod* m : p.methods) methods.push_back(m->name);
+    if (!p.sizes) {
+      psizes = nlohmann::json::object();
+      for (int d : p.dims) psizes[std::to_string(d)] = sizes_json(default_sizes(d, true));
+    }
+    poisson = {{"methods", methods},
+               {"sizes", psizes},
+               {"tolerance", p.limits.tolerance},
+               {"max_seconds", p.limits.max_seconds},
+               {"max_iters", p.limits.max_iters}};
+  }
   nlohmann::json rj = nlohmann::json::array();
   for (const BenchRow& r : rows) rj.push_back(bench_row_json(r));
   return {
@@ -355,6 +433,7 @@ nlohmann::json bench_json(const Plan& p, const BenchArgs& a,
            for (const auto& [w, h] : p.images) j.push_back({w, h});
            return j;
          }()},
+        {"poisson", poisson},
         {"statistic", "median of the repetitions' ms per step"}}},
       {"bytes_counted",
        "T_eff: each field a step reads or writes, counted once, x points x bytes per value "
@@ -381,6 +460,16 @@ int cmd_bench(const BenchArgs& a) {
   }
 
   std::vector<BenchRow> rows;
+  auto run_solve = [&](auto zero, const BenchItem& it) {
+    using T = decltype(zero);
+    for (std::size_t i = 0; i < p.devices.size(); ++i) {
+      if (interrupt_requested()) throw InterruptedError("bench interrupted; nothing written");
+      const std::string label = device_label(p.choices[i], p.devices[i]);
+      auto be = make_backend<T>(p.choices[i]);
+      if (auto r = run_solve_row<T>(it, label, p.choices[i], *be, bws.at(label), p.limits))
+        rows.push_back(*r);
+    }
+  };
   auto run_typed = [&](auto zero, const BenchItem& it) {
     using T = decltype(zero);
     for (std::size_t i = 0; i < p.devices.size(); ++i) {
@@ -394,7 +483,18 @@ int cmd_bench(const BenchArgs& a) {
   for (const std::string& w : p.workloads)
     for (int d : p.dims)
       for (Precision prec : p.precisions)
-        for (const SizeEntry& size : p.sizes ? *p.sizes : default_sizes(d)) {
+        for (const SizeEntry& size : p.sizes ? *p.sizes : default_sizes(d, w == "poisson")) {
+          if (w == "poisson") {  // a row a method (multigrid-mixed: float64 only)
+            for (const PoissonMethod* m : p.methods) {
+              if (!poisson_method_fits(*m, prec)) continue;
+              const BenchItem it{w, m->name, d, size.shape(d), prec};
+              if (prec == Precision::Float32)
+                run_solve(float{}, it);
+              else
+                run_solve(double{}, it);
+            }
+            continue;
+          }
           if (w == "raymarch") {  // a row a mode and image, 3D only
             if (d != 3) continue;
             for (const std::string& mode : p.modes)

@@ -47,6 +47,9 @@ struct BenchArgs {
   std::string time_block = "1";      // heat: comma list of explicit steps per pass
   std::string modes = "emission-absorption,mip,isosurface";  // raymarch rows
   std::string images = "1920x1080";  // raymarch rows: WxH, comma list
+  std::optional<std::string> methods;  // poisson rows: comma list; default every method
+  double max_seconds = 20;           // poisson rows: a row's solve budget
+  double tolerance = 1e-8;           // poisson rows: laplace.tolerance
   std::string out = "out/bench";
   std::optional<std::string> threads;  // --threads: the CPU rows' most threads
   bool quiet = false, json = false;

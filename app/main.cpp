@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
 
   BenchArgs bench;
   auto* b = app.add_subcommand("bench", "time workloads over sizes and devices against measured bandwidth");
-  b->add_option("--workload", bench.workload, "heat, stencil, laplace (jacobi), wave, raymarch, a comma list, or all (every one but raymarch; default heat)");
+  b->add_option("--workload", bench.workload, "heat, stencil, laplace (jacobi), wave, pde, raymarch, poisson (time to solution), a comma list, or all (every one but pde, raymarch and poisson; default heat)");
   b->add_option("--dims", bench.dims, "2 or 3, or 2,3 (default 3)");
   b->add_option("--sizes", bench.sizes, "grid sizes, comma list: N points on every axis, or NXxNYxNZ (3D) / NXxNY (2D), e.g. 512,509x263x391 (default 3D 64,128,256,512; 2D 256,1024,4096,16384)");
   b->add_option("--precision", bench.precision, "float32, float64 or float32,float64 (default float32)");
@@ -259,6 +259,13 @@ int main(int argc, char** argv) {
                 "raymarch rows: emission-absorption, mip, isosurface, a comma list (default all three)");
   b->add_option("--images", bench.images,
                 "raymarch rows: images WxH, comma list (default 1920x1080), e.g. 1280x720,3840x2160");
+  b->add_option("--methods", bench.methods,
+                 "--workload poisson: laplace methods, comma list (default all: jacobi, sor, cg, "
+                 "cg-jacobi, cg-multigrid, multigrid, multigrid-f, multigrid-mixed, fft)");
+  b->add_option("--max-seconds", bench.max_seconds,
+                "--workload poisson: a row's solve stops unconverged after this many seconds (default 20)");
+  b->add_option("--tolerance", bench.tolerance,
+                "--workload poisson: the relative residual to solve to (default 1e-8; float32 at least 1e-5)");
   b->add_option("--out", bench.out, "output folder for bench.json and bench.csv (default out/bench)");
   b->add_option("--threads", bench.threads, kThreadsHelp);
   b->add_flag("--quiet", bench.quiet, "print errors and the table only");

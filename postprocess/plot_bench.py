@@ -14,12 +14,18 @@ against points (or nx, --x nx), each row's marker saying its nx mod 4 (o: 0,
 ^: 1, s: 2, D: 3), since rows that do not fill whole vectors are the slow ones
 (issue 21).
 
+bench_poisson_solve.png (time-to-solution rows, `--workload poisson`): the
+time to solution and the iterations against points, a line per method,
+device and precision; a hollow marker is a row that did not converge (the
+time limit, max_iters, a stall), whose time is the budget it spent.
+
 Rows may be non-cubic (a "shape" [nx, ny(, nz)]; `gridforge bench --sizes
 509x263x391`); a bench.json from before shape (and time_block) is read as
 cubes of "size" points per axis, one step per pass.
 
 Usage: /usr/bin/python3 postprocess/plot_bench.py out/bench/bench.json [--out DIR] [--x nx]
-Writes DIR/bench_<workload>.png and DIR/bench_<workload>_sweep.png (DIR
+Writes DIR/bench_<workload>.png and DIR/bench_<workload>_sweep.png (and
+DIR/bench_poisson_solve.png for poisson rows; DIR
 defaults to the JSON's folder) and prints each path. Needs Debian's numpy and
 matplotlib (python3-matplotlib)."""
 import argparse
@@ -239,6 +245,49 @@ def plot_sweep(workload, rows, bench, out_dir, x="points"):
     return path
 
 
+def plot_solve(rows, bench, out_dir):
+    """bench_poisson_solve.png: time to solution and iterations against points."""
+    fig, (tts, its) = plt.subplots(1, 2, figsize=(11, 4.5))
+    lines = defaultdict(list)
+    for r in rows:
+        lines[(r["method"], r["device"], r["precision"], r["dims"])].append(r)
+    methods = sorted({r["method"] for r in rows})  # a colour a method, a marker a device
+    for key, rs in sorted(lines.items()):
+        rs.sort(key=lambda r: r["points"])
+        method, device, precision, dims = key
+        colour = f"C{methods.index(method) % 10}"
+        style = "-" if precision == "float64" else "--"
+        label = f"{method} {device} {precision} {dims}D"
+        for ax, k in ((tts, "time_to_solution_s"), (its, "iterations")):
+            ax.plot([r["points"] for r in rs], [r[k] for r in rs], style, color=colour,
+                    label=label if ax is tts else None)
+            for done in (True, False):
+                pts = [r for r in rs if bool(r["converged"]) == done]
+                if pts:
+                    ax.scatter([r["points"] for r in pts], [r[k] for r in pts], color=colour,
+                               marker="o" if device == "cpu" else "s", zorder=3,
+                               facecolors=colour if done else "none")
+    for ax, what in ((tts, "time to solution, s (setup apart)"), (its, "iterations (sweeps, CG iterations, cycles)")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("grid (points, log scale)")
+        ax.set_ylabel(what)
+        ax.grid(alpha=0.3)
+        size_ticks(ax, rows)
+    tol = sorted({r["tolerance"] for r in rows})
+    tts.set_title(f"to a relative residual of {', '.join(f'{t:g}' for t in tol)} "
+                  "(hollow: not converged)", fontsize=9)
+    its.set_title("iterations", fontsize=9)
+    tts.legend(fontsize=7)
+    fig.suptitle(f"gridforge bench, poisson: time to solution ({bench.get('date', '')})\n"
+                 f"{devices_line(bench)}", fontsize=9)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "bench_poisson_solve.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("bench_json")
@@ -255,6 +304,8 @@ def main():
     for w, rows in by_workload.items():
         print(plot_workload(w, rows, bench, out_dir))
         print(plot_sweep(w, rows, bench, out_dir, o.x))
+        if w == "poisson":
+            print(plot_solve(rows, bench, out_dir))
 
 
 if __name__ == "__main__":

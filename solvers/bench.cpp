@@ -1,4 +1,5 @@
 #include "solvers/bench.hpp"
+#include "solvers/bench_solve.hpp"
 #include "solvers/registry.hpp"
 
 #include <algorithm>
@@ -297,9 +298,14 @@ void fill_speedups(std::vector<BenchRow>& rows) {
   for (BenchRow& r : rows) {
     if (r.device == "cpu") continue;
     r.speedup_vs_cpu.reset();
-    for (const BenchRow& c : rows)
-      if (c.device == "cpu" && same(c.item, r.item) && r.ms_per_step > 0)
+    for (const BenchRow& c : rows) {
+      if (c.device != "cpu" || !same(c.item, r.item) || bool(c.solve) != bool(r.solve)) continue;
+      // a solve: the times to solution, when both converged
+      if (r.solve && r.solve->converged && c.solve->converged && r.solve->solve_s > 0)
+        r.speedup_vs_cpu = c.solve->solve_s / r.solve->solve_s;
+      else if (!r.solve && r.ms_per_step > 0)
         r.speedup_vs_cpu = c.ms_per_step / r.ms_per_step;
+    }
   }
 }
 
@@ -311,9 +317,36 @@ const std::vector<std::string>& bench_row_fields() {
       "ms_per_step_min", "ms_per_step_max", "Gpts_per_s",     "points_per_s",
       "bytes_per_step", "effective_GBps",  "bandwidth_kind", "bandwidth_GBps",
       "fraction_of_bandwidth", "speedup_vs_cpu", "time_block", "threads",
-      "image", "rays_per_s", "samples_per_s", "shape"};
+      "image", "rays_per_s", "samples_per_s", "shape",
+      // poisson rows (null on the others)
+      "problem", "preconditioner", "cycle", "laplace_precision", "tolerance", "iterations",
+      "setup_s", "time_to_solution_s", "residual", "converged", "reason", "max_error",
+      "convergence_factor"};
   return f;
 }
+
+namespace {
+
+// A poisson row's solve; the same keys, null, on every other row.
+void add_solve_keys(nlohmann::json& j, const std::optional<SolveOutcome>& s) {
+  const auto text = [](const std::string& v) { return v.empty() ? nlohmann::json() : nlohmann::json(v); };
+  const nlohmann::json null;
+  j["problem"] = s ? text(s->problem) : null;
+  j["preconditioner"] = s ? text(s->preconditioner) : null;
+  j["cycle"] = s ? text(s->cycle) : null;
+  j["laplace_precision"] = s ? text(s->laplace_precision) : null;
+  j["tolerance"] = s ? nlohmann::json(s->tolerance) : null;
+  j["iterations"] = s ? nlohmann::json(s->iterations) : null;
+  j["setup_s"] = s ? nlohmann::json(s->setup_s) : null;
+  j["time_to_solution_s"] = s ? nlohmann::json(s->solve_s) : null;
+  j["residual"] = s ? nlohmann::json(s->residual) : null;
+  j["converged"] = s ? nlohmann::json(s->converged) : null;
+  j["reason"] = s ? nlohmann::json(s->reason) : null;
+  j["max_error"] = s ? nlohmann::json(s->max_error) : null;
+  j["convergence_factor"] = s && s->factor ? nlohmann::json(*s->factor) : null;
+}
+
+}  // namespace
 
 nlohmann::json bench_row_json(const BenchRow& r) {
   nlohmann::json j = {
@@ -352,6 +385,7 @@ nlohmann::json bench_row_json(const BenchRow& r) {
       {"samples_per_s", r.samples_per_s ? nlohmann::json(*r.samples_per_s) : nlohmann::json()},
   };
   if (r.speedup_vs_cpu) j["speedup_vs_cpu"] = *r.speedup_vs_cpu;
+  add_solve_keys(j, r.solve);
   return j;
 }
 
@@ -423,13 +457,8 @@ std::string raymarch_table(const std::vector<BenchRow>& rows) {
   return s;
 }
 
-}  // namespace
-
-std::string bench_table(const std::vector<BenchRow>& all) {
-  std::vector<BenchRow> rows, rays;
-  for (const BenchRow& r : all) (r.item.width > 0 ? rays : rows).push_back(r);
-  if (rows.empty() && !rays.empty()) return raymarch_table(rays);
-  if (!rays.empty()) return bench_table(rows) + "\n" + raymarch_table(rays);
+// The table of the timed steps (heat, stencil, laplace, wave, pde).
+std::string steps_table(const std::vector<BenchRow>& rows) {
   // The fraction's column says of what (SPEC's "of copy BW" for GPU rows);
   // a table of CPU and GPU rows says "of BW": copy for GPU rows, triad for CPU.
   bool any_cpu = false, any_gpu = false;
@@ -457,6 +486,21 @@ std::string bench_table(const std::vector<BenchRow>& all) {
                      fmt::format("{:.4g}", r.effective_GBps),
                      fmt::format("{:.2f}", r.fraction_of_bandwidth), speedup);
   }
+  return s;
+}
+
+}  // namespace
+
+// A table of step rows, one of raymarch frames and one of solves (poisson),
+// those that have rows, a blank line between.
+std::string bench_table(const std::vector<BenchRow>& all) {
+  std::vector<BenchRow> rows, rays, solves;
+  for (const BenchRow& r : all) (r.solve ? solves : r.item.width > 0 ? rays : rows).push_back(r);
+  std::string s;
+  const auto add = [&](const std::string& t) { s += (s.empty() ? "" : "\n") + t; };
+  if (!rows.empty() || (rays.empty() && solves.empty())) add(steps_table(rows));
+  if (!rays.empty()) add(raymarch_table(rays));
+  if (!solves.empty()) add(solve_table(solves));
   return s;
 }
 

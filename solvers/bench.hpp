@@ -105,6 +105,25 @@ std::size_t copy_array_bytes(std::size_t device_free);
 
 double median(std::vector<double> v);
 
+// A time-to-solution row's outcome (`--workload poisson`, solvers/bench_solve.hpp).
+struct SolveOutcome {
+  std::string problem;          // "dirichlet" (walls at 0) or "periodic" (fft)
+  // the case keys the method stands for; "" where they do not apply
+  std::string preconditioner;   // cg: none | jacobi | multigrid
+  std::string cycle;            // multigrid: v | f
+  std::string laplace_precision;  // multigrid: uniform | mixed
+  double tolerance = 0;         // the one solved to (float32: at least 1e-5)
+  std::int64_t iterations = 0;  // sweeps, CG iterations or cycles; fft: 1
+  int time_block = 1;           // jacobi: sweeps a pass (auto, as a run picks)
+  double setup_s = 0, solve_s = 0;
+  double residual0 = 1, residual = 0;  // relative: of the first guess, at the end
+  bool converged = false;
+  std::string reason;  // converged | direct | max_iters | stalled | time_limit | failed
+  double max_error = 0;                  // max |u − u_exact| over the grid
+  std::optional<double> factor;          // (residual / residual0)^(1/iterations)
+  std::size_t bytes_per_iteration = 0;
+};
+
 // One row of the table, bench.json and bench.csv.
 struct BenchRow {
   BenchItem item;
@@ -121,6 +140,8 @@ struct BenchRow {
   std::optional<double> speedup_vs_cpu;  // CPU time / this time; 1 on CPU rows
   // raymarch rows: a step is a frame; rays and samples (BenchTiming's) a second
   std::optional<double> rays_per_s, samples_per_s;
+  // poisson rows: the solve (null keys on the others)
+  std::optional<SolveOutcome> solve;
 };
 
 // points/s = points / (ms_per_step / 1e3); GB/s = bytes_per_step / s_per_step / 1e9;

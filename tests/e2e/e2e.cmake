@@ -186,6 +186,9 @@ add_test(NAME "e2e: bench on the CPU writes the table, bench.json and bench.csv"
           -DPY=${GF_PYTHON} -DCHECK=${GF_E2E}/check_bench.py -P ${GF_E2E}/bench.cmake)
 set_tests_properties("e2e: bench on the CPU writes the table, bench.json and bench.csv"
   PROPERTIES FIXTURES_SETUP bench_json ENVIRONMENT "OMP_NUM_THREADS=2")
+# bench --workload poisson (issue 22): time to solution, a row a method; plotted
+# too when matplotlib is there (the test looks for it below).
+set(_poisson_plot "")
 set(_plot_ok 1)
 if(GF_PYTHON)
   execute_process(COMMAND ${GF_PYTHON} -c "import matplotlib" RESULT_VARIABLE _plot_ok
@@ -204,10 +207,25 @@ if(_plot_ok EQUAL 0)
             ${CMAKE_BINARY_DIR}/e2e_plot_fields ${GF_PYTHON})
   set_tests_properties("e2e: plot.py plots a line, an image, a slice of fields.h5"
     PROPERTIES ENVIRONMENT "OMP_NUM_THREADS=2" LABELS walkthrough)
+  set(_poisson_plot -DPLOT=${CMAKE_SOURCE_DIR}/postprocess/plot_bench.py)
 else()
   message(STATUS "gridforge: no plot_bench or plot.py test: matplotlib not found for ${GF_PYTHON}")
 endif()
-gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, wave, pde, raymarch, all$"
+add_test(NAME "e2e: bench --workload poisson solves with every method, and the time limit ends a row"
+  COMMAND ${CMAKE_COMMAND} -DGF=$<TARGET_FILE:gridforge> -DOUT=${CMAKE_BINARY_DIR}/e2e_bench_poisson
+          -DPY=${GF_PYTHON} -DCHECK=${GF_E2E}/check_bench.py ${_poisson_plot}
+          -P ${GF_E2E}/bench_poisson.cmake)
+set_tests_properties("e2e: bench --workload poisson solves with every method, and the time limit ends a row"
+  PROPERTIES ENVIRONMENT "OMP_NUM_THREADS=2")
+gf_expect_error(bench_unknown_method 2 "^error: --methods: 'multigird' is not one of jacobi, sor, cg, cg-jacobi, cg-multigrid, multigrid, multigrid-f, multigrid-mixed, fft; did you mean 'multigrid'\\?$"
+  bench --workload poisson --methods cg,multigird --devices cpu)
+gf_expect_error(bench_method_twice 2 "^error: --methods: 'cg' is named twice$"
+  bench --workload poisson --methods cg,sor,cg --devices cpu)
+gf_expect_error(bench_bad_max_seconds 2 "^error: --max-seconds: 0 is not a number of seconds > 0$"
+  bench --workload poisson --max-seconds 0 --devices cpu)
+gf_expect_error(bench_bad_tolerance 2 "^error: --tolerance: 2 is not a relative residual in \\(0, 1\\)$"
+  bench --workload poisson --tolerance 2 --devices cpu)
+gf_expect_error(bench_unknown_workload 2 "^error: --workload: 'waves' is not one of heat, laplace, stencil, wave, pde, poisson, raymarch, all$"
   bench --workload heat,waves --devices cpu)
 gf_expect_error(bench_bad_sizes 2 "^error: --sizes: 'x64' is not N or NXxNYxNZ \\(NXxNY in 2D\\), whole numbers of points per axis, e.g. 512 or 509x263x391$"
   bench --sizes 32,x64 --devices cpu)
