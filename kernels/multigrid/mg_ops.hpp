@@ -79,6 +79,14 @@ GF_HD int mg_colour(const MgColouring& c, std::int64_t i, std::int64_t j, std::i
 // rᵢ = f_coef·fᵢ + lap_coef·(L u)ᵢ without the weight W (0 at Dirichlet points):
 // with the args' defaults f − L u, the defect the coarse grid corrects
 // (L − shift·I in place of L when the args' shift is not 0).
+// The formula from the point's value c, its gathered neighbours and fᵢ.
+template <int D, class T>
+GF_HD T mg_residual_formula(const LaplaceArgs<T>& a, T c, const T* m, const T* p, T f) {
+  T lu = neighbour_sum<D>(m, p, a.ih2) - a.diag * c;
+  if (a.shift != T(0)) lu -= a.shift * c;  // (L − shift·I) u
+  return a.f_coef * f + a.lap_coef * lu;
+}
+
 template <int D, class T>
 GF_HD T mg_residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, std::int64_t i,
                           std::int64_t j, std::int64_t k) {
@@ -87,15 +95,21 @@ GF_HD T mg_residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, 
   if (held<D>(a, u.n, pos)) return T(0);
   T m[3], p[3];
   gather<D>(a, u, idx, pos, m, p);
-  T lu = neighbour_sum<D>(m, p, a.ih2) - a.diag * u[idx];
-  if (a.shift != T(0)) lu -= a.shift * u[idx];  // (L − shift·I) u
-  return a.f_coef * rhs_at(a, idx) + a.lap_coef * lu;
+  return mg_residual_formula<D>(a, u[idx], m, p, rhs_at(a, idx));
 }
 
 constexpr int kMgTaps = 5;
 
+// a / b for a ≥ 0, b > 0, in 32 bits where both fit (every grid of fewer than
+// some 46000 points an axis): a GPU divides 64-bit integers in software, several
+// times the instructions, and the transfers divide at every point.
+GF_HD std::int64_t mg_div(std::int64_t a, std::int64_t b) {
+  if (a <= 0x7fffffff && b <= 0x7fffffff) return std::int64_t(std::uint32_t(a) / std::uint32_t(b));
+  return a / b;
+}
+
 GF_HD std::int64_t mg_floor_div(std::int64_t a, std::int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
+  return a >= 0 ? mg_div(a, b) : -mg_div(-a + b - 1, b);
 }  // fine points a coarse point takes per axis (H ≤ 2h)
 
 // The fine points (indices on the fine axis, mirrored at a wall and wrapped
@@ -174,7 +188,7 @@ GF_HD void mg_prolong_taps(const MgAxis& x, std::int64_t q, std::int64_t& lo, st
     return;
   }
   const std::int64_t p = q * x.num;
-  lo = p / x.den;
+  lo = mg_div(p, x.den);
   const std::int64_t rem = p - lo * x.den;
   hi = rem == 0 ? lo : (lo + 1 == x.nc ? 0 : lo + 1);
   t = T(double(rem) / double(x.den));
