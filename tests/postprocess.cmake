@@ -66,8 +66,13 @@ if(CMAKE_SCRIPT_MODE_FILE)
   # two test runs at the same moment (two build trees) off the same display.
   # A check that fails says why in one line starting "paraview_check: FAIL";
   # any other failure is the X server or ParaView starting up (seen once in
-  # a while on a loaded 2-core machine) and gets one more try.
-  foreach(attempt 1 2)
+  # a while on a loaded 2-core machine: "bad X server connection", twice in a
+  # row once, while two builds ran beside the tests) and gets two more tries,
+  # a few seconds apart.
+  foreach(attempt 1 2 3)
+    if(attempt GREATER 1)
+      execute_process(COMMAND "${CMAKE_COMMAND}" -E sleep 3)
+    endif()
     string(RANDOM LENGTH 3 ALPHABET 123456789 display)
     execute_process(
       COMMAND "${XVFB_RUN}" -a -n ${display} "${PVBATCH}" "${SCRIPT}"
@@ -79,7 +84,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     if(rc EQUAL 0 OR "${out}${err}" MATCHES "paraview_check: FAIL")
       break()
     endif()
-    message("paraview_check: pvbatch exited ${rc} without a verdict; trying once more")
+    message("paraview_check: pvbatch exited ${rc} without a verdict (attempt ${attempt} of 3)")
   endforeach()
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "paraview_check: pvbatch check failed (exit ${rc})")
