@@ -42,14 +42,13 @@ if(table MATCHES "poisson/multigrid-mixed[^\n]+float32")
 endif()
 
 # The time limit: Jacobi on 65x47x33 needs thousands of sweeps, 0.2 s is not
-# enough; multigrid converges within it.
-solve_run(${OUT}/limit 2 --methods jacobi,multigrid --sizes 65x47x33 --precision float64
+# enough. (Rows that converge within their limit are the run above; no row
+# here is asked to finish within a time, which a slow or loaded machine, or
+# the sanitizer build, would miss: multigrid did, once, under ASan.)
+solve_run(${OUT}/limit 1 --methods jacobi --sizes 65x47x33 --precision float64
           --max-seconds 0.2)
 if(NOT table MATCHES "\npoisson/jacobi +3 +65x47x33 +cpu +float64 +[0-9]+ [^\n]+ no \\(time_limit\\) ")
   message(FATAL_ERROR "the Jacobi row is not marked as stopped by the time limit")
-endif()
-if(NOT table MATCHES "\npoisson/multigrid +3 +65x47x33 +cpu +float64 +[0-9]+ [^\n]+ yes ")
-  message(FATAL_ERROR "the multigrid row did not converge")
 endif()
 file(READ ${OUT}/limit/bench.json json)
 string(JSON reason GET "${json}" rows 0 reason)
