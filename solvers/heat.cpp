@@ -323,8 +323,12 @@ std::string heat_setup_line(const Case& c) {
                        c.heat.solver_tolerance, c.heat.solver_max_iters,
                        c.heat.solver_preconditioner == LaplacePrecond::None ? std::string()
                        : c.heat.solver_preconditioner == LaplacePrecond::Auto
-                           ? fmt::format(", preconditioner auto: {} on a GPU, jacobi on the CPU",
-                                         to_string(heat_preconditioner(c, true, false)))
+                           ? (heat_preconditioner(c, true, false) == LaplacePrecond::Multigrid
+                                  ? std::string(", preconditioner auto: multigrid on a GPU, "
+                                                "jacobi on the CPU")
+                                  : fmt::format(", preconditioner auto: jacobi (multigrid on a "
+                                                "GPU from {} points)",
+                                                kHeatMultigridPoints))
                            : fmt::format(", preconditioner {}",
                                          to_string(c.heat.solver_preconditioner)));
   if (c.heat.variable_alpha())

@@ -185,6 +185,8 @@ TEST_CASE("implicit heat schemes: any dt, a number required, the solver resolved
   CHECK(gf::heat_preconditioner(none, true, false) == gf::LaplacePrecond::None);
   CHECK(gf::heat_setup_line(large).find("preconditioner auto: multigrid on a GPU, jacobi on "
                                         "the CPU") != std::string::npos);
+  CHECK(gf::heat_setup_line(o).find("preconditioner auto: jacobi (multigrid on a GPU from "
+                                    "2000000 points)") != std::string::npos);
   CHECK(load(o.resolved_yaml).resolved_yaml == o.resolved_yaml);
   CHECK(error_of(base + "  scheme: implicit\n  dt: 0.1\n  solver: {operator: ell}") ==
         "case.yaml:8:22: heat.solver.operator: expected one of matrix-free, csr, got 'ell'");
