@@ -89,6 +89,49 @@ struct Layout {
     j = r / sy;
     i = r - j * sy;
   }
+  // The points on the faces of a grid of at least 3 points on each of its
+  // d axes (its shell; the points off the faces are i = 1 … nx − 2 and so
+  // on): how many, and the q-th of them. In order: the planes k = 0 and
+  // nz − 1, the rows j = 0 and ny − 1 of the planes between, then the ends
+  // i = 0 and nx − 1 of the rows between.
+  GF_HD std::int64_t shell_count(int d) const {
+    if (d == 1) return 2;
+    if (d == 2) return 2 * n[0] + 2 * (n[1] - 2);
+    return 2 * n[0] * n[1] + 2 * n[0] * (n[2] - 2) + 2 * (n[1] - 2) * (n[2] - 2);
+  }
+  GF_HD void shell_point(int d, std::int64_t q, std::int64_t& i, std::int64_t& j,
+                         std::int64_t& k) const {
+    const std::int64_t nx = n[0], ny = n[1];
+    i = j = k = 0;
+    if (d == 1) {
+      i = q == 0 ? 0 : nx - 1;
+    } else if (d == 2) {
+      if (q < 2 * nx) {
+        j = q < nx ? 0 : ny - 1;
+        i = q < nx ? q : q - nx;
+      } else {
+        q -= 2 * nx;
+        j = 1 + q / 2;
+        i = (q & 1) ? nx - 1 : 0;
+      }
+    } else if (q < 2 * nx * ny) {
+      k = q < nx * ny ? 0 : n[2] - 1;
+      q = q < nx * ny ? q : q - nx * ny;
+      j = q / nx;
+      i = q - j * nx;
+    } else if ((q -= 2 * nx * ny) < 2 * nx * (n[2] - 2)) {
+      const std::int64_t r = q / nx;
+      i = q - r * nx;
+      j = (r & 1) ? ny - 1 : 0;
+      k = 1 + r / 2;
+    } else {
+      q -= 2 * nx * (n[2] - 2);
+      const std::int64_t r = q / 2;
+      i = (q & 1) ? nx - 1 : 0;
+      j = 1 + r % (ny - 2);
+      k = 1 + r / (ny - 2);
+    }
+  }
   GF_HD bool same_as(const Layout& o) const {
     return n[0] == o.n[0] && n[1] == o.n[1] && n[2] == o.n[2] && sy == o.sy && sz == o.sz;
   }

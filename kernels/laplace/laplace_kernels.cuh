@@ -97,6 +97,28 @@ __global__ void __launch_bounds__(256) jacobi_kernel(LaplaceArgs<T> a, const T* 
     }
 }
 
+// sor_point at an interior point of u (every neighbour in the grid), in
+// place: its neighbours read directly.
+template <int D, class T>
+__device__ __forceinline__ void sor_interior_in_place(const LaplaceArgs<T>& a,
+                                                      const FieldView<T>& u, std::int64_t idx) {
+  T m[3], p[3];
+  gather_interior<D>(static_cast<const Layout&>(u), u.p, idx, m, p);
+  u[idx] = sor_formula(u[idx], jacobi_formula<D>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag), a.omega);
+}
+
+// sor_point at any point (i, j, k) of u (index idx), in place: off the faces
+// by sor_interior_in_place, on them by the boundary rules.
+template <int D, class T>
+__device__ __forceinline__ void sor_in_place(const LaplaceArgs<T>& a, const FieldView<T>& u,
+                                             std::int64_t i, std::int64_t j, std::int64_t k,
+                                             std::int64_t idx) {
+  if (lap_interior<D>(u.n, i, j, k))
+    sor_interior_in_place<D>(a, u, idx);
+  else
+    u[idx] = sor_point<D>(a, FieldView<const T>(u), i, j, k);
+}
+
 // One colour, in place: a point reads only points of the other colour (an
 // even number of points on periodic axes is a case rule), so no thread reads
 // what another writes.
@@ -110,14 +132,7 @@ __global__ void __launch_bounds__(256) sor_kernel(LaplaceArgs<T> a, T* u, Layout
          j += std::int64_t(gridDim.y) * blockDim.y) {
       if (sor_colour(i, j, k) != colour) continue;
       const std::int64_t idx = l.index(i, j, k);
-      if (lap_interior<D>(l.n, i, j, k)) {
-        T m[3], p[3];
-        gather_interior<D>(l, u, idx, m, p);
-        u[idx] = sor_formula(u[idx], jacobi_formula<D>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag),
-                             a.omega);
-      } else {
-        u[idx] = sor_point<D>(a, FieldView<const T>(u, l), i, j, k);
-      }
+      sor_in_place<D>(a, FieldView<T>(u, l), i, j, k, idx);
     }
 }
 

@@ -98,7 +98,9 @@ GF_HD T mg_residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, 
   return mg_residual_formula<D>(a, u[idx], m, p, rhs_at(a, idx));
 }
 
-constexpr int kMgTaps = 5;
+// The fine points a coarse point takes per axis: those strictly within one
+// coarse spacing of it, at most 4 since H ≤ 2h.
+constexpr int kMgTaps = 4;
 
 // a / b for a ≥ 0, b > 0, in 32 bits where both fit (every grid of fewer than
 // some 46000 points an axis): a GPU divides 64-bit integers in software, several
@@ -110,43 +112,58 @@ GF_HD std::int64_t mg_div(std::int64_t a, std::int64_t b) {
 
 GF_HD std::int64_t mg_floor_div(std::int64_t a, std::int64_t b) {
   return a >= 0 ? mg_div(a, b) : -mg_div(-a + b - 1, b);
-}  // fine points a coarse point takes per axis (H ≤ 2h)
+}
 
-// The fine points (indices on the fine axis, mirrored at a wall and wrapped
-// on a periodic axis) that coarse point q of axis x takes, and their
-// normalised hat weights; returns how many.
+// Fine index i of axis x, mirrored at a wall or wrapped on a periodic axis
+// (−nf < i < 2·nf, which every tap of a coarse point is).
+GF_HD std::int64_t mg_fold(const MgAxis& x, std::int64_t i) {
+  if (x.periodic) return i < 0 ? i + x.nf : (i >= x.nf ? i - x.nf : i);
+  if (i < 0) i = -i;
+  if (i > x.nf - 1) i = 2 * (x.nf - 1) - i;
+  return i;
+}
+
+// The fine points that coarse point q of axis x takes and their normalised
+// hat weights, in kMgTaps slots: slot e holds fine point lo + 1 + e (mirrored
+// or wrapped into at[e]) with its weight w[e], 0 where that point is not
+// within reach (at[e] is then not a point to read). Fixed slots, not a
+// list: a kernel keeps them in registers, where a list indexed by a count
+// went to local memory (ncu at 513³: 368 bytes a thread, 2.4 ms a pass).
 template <class T>
-GF_HD int mg_restrict_taps(const MgAxis& x, std::int64_t q, std::int64_t* at, T* w) {
+GF_HD void mg_restrict_taps(const MgAxis& x, std::int64_t q, std::int64_t* at, T* w) {
   if (x.nc == x.nf) {  // not coarsened: the point itself
-    at[0] = q;
-    w[0] = T(1);
-    return 1;
+    for (int e = 0; e < kMgTaps; ++e) {
+      at[e] = q;
+      w[e] = T(e == 0 ? 1 : 0);
+    }
+    return;
   }
-  // Fine i lies at i·num,
-  // coarse q at q·den, one coarse spacing is den; the hat of q reaches the
-  // fine i with |i·num − q·den| < den.
+  if (x.den == 2 * x.num) {  // nested: full weighting, hat weights num, den, num over 2·den
+    at[0] = mg_fold(x, 2 * q - 1);
+    at[1] = 2 * q;
+    at[2] = mg_fold(x, 2 * q + 1);
+    at[3] = 2 * q;
+    w[0] = T(0.25);
+    w[1] = T(0.5);
+    w[2] = T(0.25);
+    w[3] = T(0);
+    return;
+  }
+  // Fine i lies at i·num, coarse q at q·den, one coarse spacing is den; the
+  // hat of q reaches the fine i with |i·num − q·den| < den: lo < i ≤ lo + 4.
   const std::int64_t c = q * x.den;
-  const std::int64_t lo = mg_floor_div(c - x.den, x.num), hi = mg_floor_div(c + x.den, x.num);
-  int cnt = 0;
+  const std::int64_t lo = mg_floor_div(c - x.den, x.num);
+  std::int64_t wt[kMgTaps];
   std::int64_t sum = 0;
-  std::int64_t wt[kMgTaps + 2];
-  for (std::int64_t i = lo; i <= hi && cnt < kMgTaps; ++i) {
+  for (int e = 0; e < kMgTaps; ++e) {
+    const std::int64_t i = lo + 1 + e;
     const std::int64_t d = i * x.num - c;
     const std::int64_t wi = x.den - (d < 0 ? -d : d);
-    if (wi <= 0) continue;
-    std::int64_t f = i;
-    if (x.periodic) {
-      f = ((f % x.nf) + x.nf) % x.nf;
-    } else {
-      if (f < 0) f = -f;
-      if (f > x.nf - 1) f = 2 * (x.nf - 1) - f;
-    }
-    at[cnt] = f;
-    wt[cnt++] = wi;
-    sum += wi;
+    wt[e] = wi > 0 ? wi : 0;
+    at[e] = wi > 0 ? mg_fold(x, i) : 0;
+    sum += wt[e];
   }
-  for (int e = 0; e < cnt; ++e) w[e] = T(double(wt[e]) / double(sum));
-  return cnt;
+  for (int e = 0; e < kMgTaps; ++e) w[e] = T(double(wt[e]) / double(sum));
 }
 
 // The coarse value at coarse point (i, j, k): Σ of the weighted fine values
@@ -158,21 +175,24 @@ GF_HD T mg_restrict_point(const LaplaceArgs<T>& coarse, const MgAxis* ax,
   const std::int64_t pos[3] = {i, j, k};
   const std::int64_t nc[3] = {ax[0].nc, ax[1].nc, ax[2].nc};
   if (held<D>(coarse, nc, pos)) return T(0);
-  std::int64_t at[3][kMgTaps];
-  T w[3][kMgTaps];
-  int cnt[3] = {1, 1, 1};
-  at[1][0] = at[2][0] = 0;
-  w[1][0] = w[2][0] = T(1);
-  for (int a = 0; a < D; ++a) cnt[a] = mg_restrict_taps<T>(ax[a], pos[a], at[a], w[a]);
+  // slots of the axes the level has (one point of weight 1 on the others)
+  constexpr int sy = D > 1 ? kMgTaps : 1, sz = D > 2 ? kMgTaps : 1;
+  std::int64_t at[3][kMgTaps] = {};
+  T w[3][kMgTaps] = {{T(1)}, {T(1)}, {T(1)}};
+  for (int a = 0; a < D; ++a) mg_restrict_taps<T>(ax[a], pos[a], at[a], w[a]);
   T s = 0;
-  for (int c = 0; c < cnt[2]; ++c) {
-    T sy = 0;
-    for (int b = 0; b < cnt[1]; ++b) {
+  for (int c = 0; c < sz; ++c) {
+    if (w[2][c] == T(0)) continue;
+    T sy_sum = 0;
+    for (int b = 0; b < sy; ++b) {
+      if (w[1][b] == T(0)) continue;
+      const T* row = fine.p + fine.index(0, at[1][b], at[2][c]);
       T sx = 0;
-      for (int a = 0; a < cnt[0]; ++a) sx += w[0][a] * fine(at[0][a], at[1][b], at[2][c]);
-      sy += w[1][b] * sx;
+      for (int a = 0; a < kMgTaps; ++a)
+        if (w[0][a] != T(0)) sx += w[0][a] * row[at[0][a]];
+      sy_sum += w[1][b] * sx;
     }
-    s += w[2][c] * sy;
+    s += w[2][c] * sy_sum;
   }
   return s;
 }
@@ -185,6 +205,12 @@ GF_HD void mg_prolong_taps(const MgAxis& x, std::int64_t q, std::int64_t& lo, st
   if (x.nc == x.nf) {
     lo = hi = q;
     t = T(0);
+    return;
+  }
+  if (x.den == 2 * x.num) {  // nested: on coarse point q/2, or halfway to the next
+    lo = q >> 1;
+    hi = (q & 1) == 0 ? lo : (lo + 1 == x.nc ? 0 : lo + 1);
+    t = T((q & 1) == 0 ? 0.0 : 0.5);
     return;
   }
   const std::int64_t p = q * x.num;

@@ -1,9 +1,11 @@
 // The GPU's row layout (Layout::aligned_rows): which grids get padded rows,
-// how wide, and that every point keeps its place in a padded view.
+// how wide, that every point keeps its place in a padded view, and the
+// shell of face points the multigrid kernels enumerate.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <set>
+#include <vector>
 
 #include "grid/view.hpp"
 
@@ -62,4 +64,32 @@ TEST_CASE("a padded view keeps every point's place: index, locate and point orde
     seen.insert(idx);
   }
   CHECK(std::int64_t(seen.size()) == l.size());  // no two points share a value
+}
+
+TEST_CASE("the shell of a grid: every point on a face once, none off them", "[layout]") {
+  const std::int64_t sizes[][3] = {{3, 1, 1}, {7, 1, 1},  {3, 3, 1},   {9, 4, 1},
+                                   {3, 3, 3}, {5, 4, 3},  {7, 9, 11},  {17, 3, 6}};
+  for (const auto& s : sizes) {
+    const int d = s[2] > 1 ? 3 : s[1] > 1 ? 2 : 1;
+    const Layout l = Layout::padded(s, 8);
+    INFO("grid " << s[0] << "x" << s[1] << "x" << s[2] << ", " << d << "D");
+    std::int64_t inner = 1;
+    for (int a = 0; a < d; ++a) inner *= s[a] - 2;
+    REQUIRE(l.shell_count(d) == l.size() - inner);
+    std::vector<int> seen(std::size_t(l.span()), 0);
+    for (std::int64_t q = 0; q < l.shell_count(d); ++q) {
+      std::int64_t i, j, k;
+      l.shell_point(d, q, i, j, k);
+      REQUIRE(i >= 0);
+      REQUIRE(i < s[0]);
+      REQUIRE(j >= 0);
+      REQUIRE(j < s[1]);
+      REQUIRE(k >= 0);
+      REQUIRE(k < s[2]);
+      const bool on_face = i == 0 || i == s[0] - 1 || (d > 1 && (j == 0 || j == s[1] - 1)) ||
+                           (d > 2 && (k == 0 || k == s[2] - 1));
+      CHECK(on_face);
+      CHECK(++seen[std::size_t(l.index(i, j, k))] == 1);
+    }
+  }
 }
