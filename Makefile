@@ -64,13 +64,15 @@ test: build $(ASAN_BUILD)/CMakeCache.txt
 # Unit and end-to-end tests under ASan + UBSan (any report fails the test);
 # the ParaView checks (every variant) read files, not code, so they are left to the main build,
 # and so are the tests labelled `walkthrough` (a user's session replayed over
-# code other tests run, or mostly Python: tests/e2e/e2e.cmake).
+# code other tests run, or mostly Python: tests/e2e/e2e.cmake). The MPI tests
+# run their 2-rank layouts here (GF_MPI_MAXNP=2: every exchange and gather
+# path, at half the time); the main build runs 3 and 4 ranks too.
 $(ASAN_BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(ASAN_BUILD) $(ASAN_ARGS) $(CMAKE_ARGS)
 
 test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:$(ASAN_OPTIONS) \
+	GF_MPI_MAXNP=2 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:$(ASAN_OPTIONS) \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:$(UBSAN_OPTIONS) \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -E '^(paraview_check.*|gpu)$$' -LE walkthrough
 
