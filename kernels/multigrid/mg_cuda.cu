@@ -38,16 +38,16 @@ bool mg_split(const Layout& l) {
   return l.size() >= kMgSplitPoints;
 }
 
-// fn.interior(i, j, k, idx) at every point off the faces of l.
+// fn.interior_row(t, j, k) for every row (j, k) off the faces of l, t the
+// thread along x (the functor says which point of the row t is).
 template <int D, class F>
 __global__ void __launch_bounds__(256) mg_interior_kernel(F fn, Layout l) {
-  const std::int64_t i = 1 + blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (i >= l.n[0] - 1) return;
+  const std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   const std::int64_t ny = D > 1 ? l.n[1] - 1 : 1, nz = D > 2 ? l.n[2] - 1 : 1;
   for (std::int64_t k = (D > 2 ? 1 : 0) + blockIdx.z; k < nz; k += gridDim.z)
     for (std::int64_t j = (D > 1 ? 1 : 0) + blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y;
          j < ny; j += std::int64_t(gridDim.y) * blockDim.y)
-      fn.interior(i, j, k, l.index(i, j, k));
+      fn.interior_row(t, j, k);
 }
 
 // fn(i, j, k, idx) at every point of the faces of l (count of them).
@@ -73,6 +73,13 @@ struct SmoothFn {
                              std::int64_t idx) const {
     if (mg_colour(c, i, j, k) == colour) sor_in_place<D>(a, u, i, j, k, idx);
   }
+  // Red-black only: thread t takes the t-th point of the colour from i = 1
+  // in row (j, k) off the faces (mg_colour's parity of the global i + j + k).
+  __device__ void interior_row(std::int64_t t, std::int64_t j, std::int64_t k) const {
+    const std::int64_t off = 1 + c.off[0] + c.off[1] + c.off[2];
+    const std::int64_t i = 1 + 2 * t + ((colour ^ int((j + k + off) & 1)) & 1);
+    if (i < u.n[0] - 1) sor_interior_in_place<D>(a, u, u.index(i, j, k));
+  }
 };
 
 // Red-black: a thread a point of the colour, every other point of a row
@@ -93,22 +100,6 @@ __global__ void __launch_bounds__(256) mg_red_black_kernel(LaplaceArgs<T> a, MgC
     }
 }
 
-// Red-black off the faces: a thread a point of the colour from i = 1 on.
-template <int D, class T>
-__global__ void __launch_bounds__(256) mg_red_black_interior_kernel(LaplaceArgs<T> a, MgColouring c,
-                                                                    FieldView<T> u, int colour) {
-  const std::int64_t nx = u.n[0], ny = D > 1 ? u.n[1] - 1 : 1, nz = D > 2 ? u.n[2] - 1 : 1;
-  const std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  const std::int64_t off = 1 + c.off[0] + c.off[1] + c.off[2];
-  for (std::int64_t k = (D > 2 ? 1 : 0) + blockIdx.z; k < nz; k += gridDim.z)
-    for (std::int64_t j = (D > 1 ? 1 : 0) + blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y;
-         j < ny; j += std::int64_t(gridDim.y) * blockDim.y) {
-      const std::int64_t i = 1 + 2 * t + ((colour ^ int((j + k + off) & 1)) & 1);
-      if (i >= nx - 1) continue;
-      sor_interior_in_place<D>(a, u, u.index(i, j, k));
-    }
-}
-
 template <int D, class T>
 struct ResidualPointFn {
   LaplaceArgs<T> a;
@@ -125,6 +116,11 @@ struct ResidualPointFn {
       interior(i, j, k, idx);
     else
       r(i, j, k) = mg_residual_point<D>(a, u, i, j, k);
+  }
+  // Point i = 1 + t of row (j, k) off the faces.
+  __device__ void interior_row(std::int64_t t, std::int64_t j, std::int64_t k) const {
+    const std::int64_t i = 1 + t;
+    if (i < u.n[0] - 1) interior(i, j, k, u.index(i, j, k));
   }
 };
 
@@ -202,18 +198,12 @@ class MultigridCuda final : public MultigridExec<T> {
         return;
       }
       const Layout& l = u.layout();
-      dim3 grid, block;
-      if (mg_split<D>(l)) {
-        const std::int64_t half[3] = {(l.n[0] - 1) / 2, D > 1 ? l.n[1] - 2 : 1,
-                                      D > 2 ? l.n[2] - 2 : 1};
-        point_launch(a.ndim, half, grid, block);
-        mg_red_black_interior_kernel<D, T>
-            <<<grid, block, 0, be_.stream()>>>(a, c, u.view(), colour);
-        GF_CUDA_CHECK_LAUNCH();
-        shell<D>(l, SmoothFn<D, T>{a, c, u.view(), colour});
+      if (mg_split<D>(l)) {  // a thread for every other interior point of a row
+        split<D>(l, (l.n[0] - 1) / 2, SmoothFn<D, T>{a, c, u.view(), colour});
         return;
       }
       const std::int64_t half[3] = {(l.n[0] + 1) / 2, l.n[1], l.n[2]};
+      dim3 grid, block;
       point_launch(a.ndim, half, grid, block);
       mg_red_black_kernel<D, T><<<grid, block, 0, be_.stream()>>>(a, c, u.view(), colour);
       GF_CUDA_CHECK_LAUNCH();
@@ -224,16 +214,10 @@ class MultigridCuda final : public MultigridExec<T> {
       constexpr int D = decltype(d)::value;
       const ResidualPointFn<D, T> fn{a, u.view(), r.view()};
       const Layout& l = u.layout();
-      if (!mg_split<D>(l)) {
+      if (mg_split<D>(l))
+        split<D>(l, l.n[0] - 2, fn);
+      else
         launch(a.ndim, l, fn);
-        return;
-      }
-      const std::int64_t inner[3] = {l.n[0] - 2, D > 1 ? l.n[1] - 2 : 1, D > 2 ? l.n[2] - 2 : 1};
-      dim3 grid, block;
-      point_launch(a.ndim, inner, grid, block);
-      mg_interior_kernel<D><<<grid, block, 0, be_.stream()>>>(fn, l);
-      GF_CUDA_CHECK_LAUNCH();
-      shell<D>(l, fn);
     });
   }
   void restrict_to(const LaplaceArgs<T>& ca, const MgAxis* ax, const Field<T>& fine,
@@ -271,8 +255,15 @@ class MultigridCuda final : public MultigridExec<T> {
   }
 
  private:
+  // fn over the points off the faces (threads_x a row: fn.interior_row),
+  // then over the shell of face points (fn's operator()).
   template <int D, class F>
-  void shell(const Layout& l, const F& fn) {
+  void split(const Layout& l, std::int64_t threads_x, const F& fn) {
+    const std::int64_t rows[3] = {threads_x, D > 1 ? l.n[1] - 2 : 1, D > 2 ? l.n[2] - 2 : 1};
+    dim3 grid, block;
+    point_launch(D, rows, grid, block);
+    mg_interior_kernel<D><<<grid, block, 0, be_.stream()>>>(fn, l);
+    GF_CUDA_CHECK_LAUNCH();
     const std::int64_t count = l.shell_count(D);
     const unsigned blocks = unsigned(std::min<std::int64_t>((count + 255) / 256, 65535));
     mg_shell_kernel<D><<<blocks, 256, 0, be_.stream()>>>(fn, l, count);
