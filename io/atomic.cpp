@@ -3,17 +3,24 @@
 // all, so each is written to a hidden sibling ".<name>.tmp" and renamed over
 // the target; rename() within one folder is atomic on POSIX, so a reader (or
 // a run killed halfway) sees either the old file or the new one.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "core/error.hpp"
 #include "io/input_file.hpp"
@@ -74,6 +81,74 @@ std::string csv_field(const std::string& s) {
 }
 
 }  // namespace
+
+#if defined(__linux__)
+namespace {
+
+// The files whose writeback was asked for, each as an open descriptor (it
+// outlives the rename that follows), and one thread that starts them in
+// turn: sync_file_range blocks while the disk's request queue is full, and
+// that must not hold up the writer that asked (measured: a 512³ run's wall
+// time went from 2.5 to 4.2 s when the writer called it itself).
+// Detached and never freed: at exit the operating system closes what is
+// left and writes those pages in its own time, as it would have anyway.
+struct WritebackQueue {
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<int> fds;
+};
+
+WritebackQueue* writeback_queue() noexcept {
+  static WritebackQueue* const q = []() -> WritebackQueue* {
+    auto* s = new (std::nothrow) WritebackQueue;
+    if (!s) return nullptr;
+    try {
+      std::thread([s] {
+        for (;;) {
+          int fd = -1;
+          {
+            std::unique_lock<std::mutex> lock(s->m);
+            s->cv.wait(lock, [s] { return !s->fds.empty(); });
+            fd = s->fds.front();
+            s->fds.pop_front();
+          }
+          // offset 0, nbytes 0: the whole file; WRITE alone starts the
+          // writes of the pages not yet under writeback, waiting for none.
+          (void)::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+          ::close(fd);
+        }
+      }).detach();
+    } catch (...) {  // no thread to be had: the hint is dropped
+      delete s;
+      return nullptr;
+    }
+    return s;
+  }();
+  return q;
+}
+
+}  // namespace
+#endif
+
+void start_writeback(const fs::path& path) noexcept {
+#if defined(__linux__)
+  WritebackQueue* q = writeback_queue();
+  if (!q) return;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  try {
+    {
+      std::lock_guard<std::mutex> lock(q->m);
+      q->fds.push_back(fd);
+    }
+    q->cv.notify_one();
+  } catch (...) {
+    ::close(fd);
+  }
+#else
+  (void)path;
+#endif
+}
 
 // On several MPI ranks the run's small files (run.json, timing.json,
 // log.csv, the .pvd, .pvti and .xdmf) are rank 0's to write: every rank

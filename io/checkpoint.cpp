@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "io/h5.hpp"
+#include "io/output.hpp"
 #include "io/workload.hpp"
 
 namespace gf::io {
@@ -309,6 +310,7 @@ void write_checkpoint(const fs::path& path, const Checkpoint& ck) {
     fs::remove(tmp, ignored);
     throw IoError(fmt::format("cannot write '{}': {}", path.string(), e.what()));
   }
+  start_writeback(tmp);
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) {

@@ -216,6 +216,7 @@ class H5Series {
       write_group(step, time, fields);
       h5_ok(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "cannot flush");
       trim();
+      if (!spec_.decomp || mpi::rank() == 0) start_writeback(partial_);
     } catch (const H5Failure& e) {
       throw IoError(fmt::format("cannot write '{}' at step {}: {}{}", final_.string(), step,
                                 e.what(), keep_last_complete()));

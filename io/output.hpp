@@ -112,6 +112,16 @@ void check_series_resume(const SeriesSpec& spec, std::int64_t before);
 void write_text_atomic(const fs::path& path, const std::string& text);
 void write_json_atomic(const fs::path& path, const nlohmann::json& j);
 
+// Asks the operating system to start writing `path`'s dirty pages to disk now,
+// without waiting for them (Linux: sync_file_range(SYNC_FILE_RANGE_WRITE) on a
+// thread of its own, since that call blocks while the disk's queue is full;
+// elsewhere nothing). The writers call it after each .vti, each step of
+// fields.h5 and each checkpoint, so that the disk works while the run goes on
+// instead of taking the whole run's bytes after it (docs/performance.md,
+// "Writeback").
+// A hint: failures are ignored, and nothing about the file's content changes.
+void start_writeback(const fs::path& path) noexcept;
+
 // log.csv: a header and rows of numbers; rewritten whole (atomically) on flush().
 class CsvLog {
  public:

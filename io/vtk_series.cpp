@@ -151,6 +151,7 @@ void write_vti(const fs::path& path, const Grid& g, const std::vector<FieldView>
     throw IoError(
         fmt::format("cannot write '{}': {}", path.string(), errors.reason(writer->GetErrorCode())));
   }
+  start_writeback(tmp);
   commit_temp(tmp, path);
 }
 

@@ -626,6 +626,24 @@ TEST_CASE("write_text_atomic replaces a file whole and leaves no temporary", "[o
   }
 }
 
+TEST_CASE("start_writeback leaves a file as it was and ignores what it cannot open",
+          "[output]") {
+  TestDir dir("writeback");
+  const fs::path p = dir.path() / "field.bin";
+  std::string bytes(3 << 20, '\0');
+  std::mt19937 gen(7);
+  for (char& c : bytes) c = static_cast<char>(gen());
+  { std::ofstream(p, std::ios::binary) << bytes; }
+  gf::io::start_writeback(p);
+  CHECK(fs::file_size(p) == bytes.size());
+  CHECK(read_text(p) == bytes);
+  // A hint, never an error: a missing file, a folder, an empty path.
+  CHECK_NOTHROW(gf::io::start_writeback(dir.path() / "missing.bin"));
+  CHECK_NOTHROW(gf::io::start_writeback(dir.path()));
+  CHECK_NOTHROW(gf::io::start_writeback(fs::path()));
+  CHECK(hidden_files(dir.path()).empty());
+}
+
 TEST_CASE("write_json_atomic pretty-prints with two spaces", "[output]") {
   TestDir dir("json");
   const fs::path p = dir.path() / "timing.json";
