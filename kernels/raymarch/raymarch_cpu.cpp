@@ -56,12 +56,16 @@ int env_int(const char* name, int fallback, int lo, int hi, const char* what) {
 RayExecOptions raymarch_options_from_env() {
   RayExecOptions o;
   o.skip = env_int("GRIDFORGE_RM_SKIP", 1, 0, 1, "1 (skip empty bricks) or 0") == 1;
-  o.brick = env_int("GRIDFORGE_RM_BRICK", 16, 4, 64,
+  o.brick = env_int("GRIDFORGE_RM_BRICK", 0, 4, 64,
                      "the bricks' edge in cells, a power of two from 4 to 64");
-  if (o.brick & (o.brick - 1))
+  if (o.brick != 0 && (o.brick & (o.brick - 1)))
     throw UsageError("GRIDFORGE_RM_BRICK='" + std::to_string(o.brick) +
                      "': give the bricks' edge in cells, a power of two from 4 to 64");
-  o.texture = env_int("GRIDFORGE_RM_TEXTURE", 0, 0, 1, "1 (hardware-filtered 3D texture) or 0") == 1;
+  switch (env_int("GRIDFORGE_RM_TEXTURE", -1, 0, 1, "1 (hardware-filtered 3D texture) or 0")) {
+    case 0: o.texture = RayTexture::Off; break;
+    case 1: o.texture = RayTexture::On; break;
+    default: o.texture = RayTexture::Auto;
+  }
   if (const char* e = std::getenv("GRIDFORGE_RM_TILE"); e && *e) {
     int w = 0, h = 0;
     char x = 0, extra = 0;

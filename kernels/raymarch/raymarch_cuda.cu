@@ -107,9 +107,16 @@ class RaymarchCuda final : public RaymarchExec<T> {
     const bool skip = opt_.skip && skip_fits(a, l);
     const Bricks<T> br = skip ? build_bricks(volume) : Bricks<T>{};
     if constexpr (sizeof(T) == 4) {
-      if (opt_.texture && l.sz == l.sy * l.n[1]) {
-        const TexSampler s{texture_of(volume)};
-        return launch<std::int32_t>(a, s, l, br, img, skip);
+      const bool want = opt_.texture == RayTexture::On ||
+                        (opt_.texture == RayTexture::Auto &&
+                         raymarch_auto_texture(l.size(), int(sizeof(T)),
+                                               a.mode == RayMode::Isosurface));
+      if (want && l.sz == l.sy * l.n[1]) {
+        // Auto: an array that cannot be had leaves the frame to the software sampler.
+        if (const cudaTextureObject_t t = texture_of(volume, opt_.texture == RayTexture::Auto)) {
+          const TexSampler s{t};
+          return launch<std::int32_t>(a, s, l, br, img, skip);
+        }
       }
     }
     const FieldView<const T> v = volume.view();
@@ -136,7 +143,8 @@ class RaymarchCuda final : public RaymarchExec<T> {
   // The bricks of this frame's volume, reduced on the GPU (kept between
   // frames: the same layout needs the same buffer).
   Bricks<T> build_bricks(const Field<T>& volume) {
-    const Layout bl = brick_layout(volume.layout(), opt_.brick);
+    const int B = opt_.brick ? opt_.brick : raymarch_auto_brick(volume.layout().n);
+    const Layout bl = brick_layout(volume.layout(), B);
     if (!bricks_ || bricks_->layout().n[0] != bl.size()) {
       Grid g;
       g.ndim = 2;
@@ -148,16 +156,18 @@ class RaymarchCuda final : public RaymarchExec<T> {
     T* mn = &r(0, 0);
     T* mx = &r(0, 1);
     const unsigned blocks = unsigned((bl.size() + kBricksPerBlock - 1) / kBricksPerBlock);
-    brick_kernel<T><<<blocks, 32 * kBricksPerBlock, 0, be_.stream()>>>(volume.view(), opt_.brick,
-                                                                         bl, mn, mx);
+    brick_kernel<T><<<blocks, 32 * kBricksPerBlock, 0, be_.stream()>>>(volume.view(), B, bl, mn,
+                                                                         mx);
     GF_CUDA_CHECK_LAUNCH();
-    Bricks<T> br{bl, mn, mx, opt_.brick, 0};
+    Bricks<T> br{bl, mn, mx, B, 0};
     while ((1 << br.shift) < br.B) ++br.shift;
     return br;
   }
 
   // A 3D array holding the volume's values, copied from the field this frame.
-  cudaTextureObject_t texture_of(const Field<T>& volume) {
+  // optional: 0 when the array cannot be allocated (out of memory), instead
+  // of an error.
+  cudaTextureObject_t texture_of(const Field<T>& volume, bool optional) {
     const Layout l = volume.layout();
     const cudaExtent ext = make_cudaExtent(std::size_t(l.n[0]), std::size_t(l.n[1]),
                                            std::size_t(l.n[2]));
@@ -165,7 +175,13 @@ class RaymarchCuda final : public RaymarchExec<T> {
         ext.depth != ext_.depth) {
       release_texture();
       const cudaChannelFormatDesc fmt = cudaCreateChannelDesc<float>();
-      GF_CUDA_CHECK(cudaMalloc3DArray(&array_, &fmt, ext));
+      const cudaError_t got = cudaMalloc3DArray(&array_, &fmt, ext);
+      if (got == cudaErrorMemoryAllocation && optional) {
+        (void)cudaGetLastError();  // cleared: the run goes on without the array
+        array_ = nullptr;
+        return 0;
+      }
+      GF_CUDA_CHECK(got);
       ext_ = ext;
       cudaResourceDesc res{};
       res.resType = cudaResourceTypeArray;

@@ -6,6 +6,7 @@
 // Over MPI ranks rank 0 draws from the whole field on its own backend
 // (Backend::rank_backend), so there is no wrapper over ranks.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -18,17 +19,44 @@ namespace gf {
 // with the software trilinear sampler). Defaults from the environment
 // (raymarch_options_from_env): GRIDFORGE_RM_SKIP=0 turns empty-space
 // skipping off, GRIDFORGE_RM_BRICK=N sets the bricks' edge in cells (a power
-// of two, 4 to 64), GRIDFORGE_RM_TEXTURE=1 samples a float32 volume through a 3D texture
-// with the hardware's trilinear filtering (8-bit weights: images differ from
-// the CPU's by more than round-off; measure with validate),
-// GRIDFORGE_RM_TILE=WxH sets the pixels of a block (W·H from 32 to 256: the
-// kernels take up to 128 registers a thread).
+// of two, 4 to 64; unset: raymarch_auto_brick), GRIDFORGE_RM_TEXTURE=1 samples
+// a float32 volume through a 3D texture with the hardware's trilinear
+// filtering (8-bit weights: images differ from the CPU's by more than
+// round-off, within validate's bound: measured), =0 never (unset:
+// raymarch_auto_texture), GRIDFORGE_RM_TILE=WxH sets the pixels of a block
+// (W·H from 32 to 256: the kernels take up to 128 registers a thread).
+enum class RayTexture { Auto, Off, On };
 struct RayExecOptions {
   bool skip = true;
-  int brick = 16;
-  bool texture = false;
+  int brick = 0;  // 0: raymarch_auto_brick
+  RayTexture texture = RayTexture::Auto;
   int tile_x = 8, tile_y = 8;
 };
+
+// The bricks' edge for a volume of n points an axis: 16 cells, 32 from 448
+// points on the longest axis. Measured on an H100 at 1920×1080, every mode
+// (docs/performance.md, "Ray marching: the defaults by measurement"): 16
+// beat 8 and 32 at 256³ and 384³, 32 beat 16 at 512³, 768³ and 1024³, and
+// 64 lost at 512³.
+inline int raymarch_auto_brick(const std::int64_t* n) {
+  std::int64_t most = 0;
+  for (int a = 0; a < 3; ++a) most = n[a] > most ? n[a] : most;
+  return most >= 448 ? 32 : 16;
+}
+
+// Whether the GPU samples a volume of `points` values of `value_bytes` each
+// through the texture when the options leave it to the executor: float32
+// volumes up to 2^28 points, 2^26 for the isosurface. The copy into the
+// texture's array, made each frame, outweighs the cheaper samples above
+// that (emission-absorption at 1920×1080: 512³ 3.6 against 4.4 ms, 1024³
+// 14.1 against 12.7 ms); the isosurface takes few samples a ray, and at
+// 512³ the software sampler is ahead (1.9 against 2.2 ms). Where the array
+// cannot be allocated the software sampler draws.
+inline bool raymarch_auto_texture(std::int64_t points, int value_bytes, bool isosurface) {
+  const std::int64_t most = std::int64_t(1) << (isosurface ? 26 : 28);
+  return value_bytes == 4 && points <= most;
+}
+
 // The options the environment asks for; a malformed value is a UsageError
 // naming the variable.
 RayExecOptions raymarch_options_from_env();

@@ -158,6 +158,24 @@ TEST_CASE("skipping is declined where rounding could carry a sample a cell off",
   CHECK(skip_fits(d, l));
 }
 
+TEST_CASE("the GPU march's automatic bricks and sampler follow the volume",
+          "[raymarch][raymarch_skip]") {
+  const std::int64_t small[3] = {255, 257, 253}, mid[3] = {384, 384, 384};
+  const std::int64_t wide[3] = {448, 64, 64}, big[3] = {1024, 1024, 1024};
+  CHECK(raymarch_auto_brick(small) == 16);
+  CHECK(raymarch_auto_brick(mid) == 16);
+  CHECK(raymarch_auto_brick(wide) == 32);
+  CHECK(raymarch_auto_brick(big) == 32);
+  const std::int64_t n512 = std::int64_t(512) * 512 * 512, n384 = std::int64_t(384) * 384 * 384;
+  CHECK(raymarch_auto_texture(n512, 4, false));
+  CHECK_FALSE(raymarch_auto_texture(n512, 4, true));  // the isosurface: software from 2^26
+  CHECK(raymarch_auto_texture(n384, 4, true));
+  CHECK(raymarch_auto_texture(std::int64_t(1) << 28, 4, false));
+  CHECK_FALSE(raymarch_auto_texture((std::int64_t(1) << 28) + 1, 4, false));
+  CHECK_FALSE(raymarch_auto_texture(std::int64_t(1024) * 1024 * 1024, 4, false));
+  CHECK_FALSE(raymarch_auto_texture(64, 8, false));  // float64 volumes: the software sampler
+}
+
 TEST_CASE("the GPU march's options from the environment, and malformed ones refused",
           "[raymarch][raymarch_skip]") {
   const char* names[] = {"GRIDFORGE_RM_SKIP", "GRIDFORGE_RM_BRICK", "GRIDFORGE_RM_TEXTURE",
@@ -165,8 +183,8 @@ TEST_CASE("the GPU march's options from the environment, and malformed ones refu
   for (const char* n : names) unsetenv(n);
   RayExecOptions o = raymarch_options_from_env();
   CHECK(o.skip);
-  CHECK(o.brick == 16);
-  CHECK_FALSE(o.texture);
+  CHECK(o.brick == 0);  // raymarch_auto_brick
+  CHECK(o.texture == RayTexture::Auto);
   CHECK(o.tile_x * o.tile_y == 64);
   setenv("GRIDFORGE_RM_SKIP", "0", 1);
   setenv("GRIDFORGE_RM_BRICK", "32", 1);
@@ -175,11 +193,14 @@ TEST_CASE("the GPU march's options from the environment, and malformed ones refu
   o = raymarch_options_from_env();
   CHECK_FALSE(o.skip);
   CHECK(o.brick == 32);
-  CHECK(o.texture);
+  CHECK(o.texture == RayTexture::On);
+  setenv("GRIDFORGE_RM_TEXTURE", "0", 1);
+  CHECK(raymarch_options_from_env().texture == RayTexture::Off);
   CHECK((o.tile_x == 16 && o.tile_y == 8));
   for (const char* n : names) unsetenv(n);
   const std::pair<const char*, const char*> bad[] = {
       {"GRIDFORGE_RM_SKIP", "2"},     {"GRIDFORGE_RM_BRICK", "12"}, {"GRIDFORGE_RM_BRICK", "128"},
+      {"GRIDFORGE_RM_BRICK", "0"},
       {"GRIDFORGE_RM_TEXTURE", "yes"}, {"GRIDFORGE_RM_TILE", "64x64"}, {"GRIDFORGE_RM_TILE", "8"},
       {"GRIDFORGE_RM_TILE", "8x8x1"}};
   for (const auto& [name, value] : bad) {
