@@ -536,10 +536,10 @@ nlohmann::json InSituFrames<T>::summary() const {
 
 template <class T>
 MemoryNeed raymarch_memory_needed(const Case& c) {
-  if (c.decomp && mpi::rank() != 0) return {0, 0};
+  if (c.decomp && mpi::rank() != 0) return {0, 0, {}, 0};
   const std::size_t image = std::size_t(c.raymarch.width) * std::size_t(c.raymarch.height) * 16;
   const Grid& g = c.decomp ? c.decomp->global : c.grid;
-  return {1, std::size_t(g.size()) * sizeof(T) + image + (1 << 20)};
+  return {1, std::size_t(g.size()) * sizeof(T) + image + (1 << 20), {}, 0};
 }
 
 template <class T>

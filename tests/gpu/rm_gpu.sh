@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 26 (ray marching) on one GPU, in one command, from the repo root:
-#   bash rm_gpu.sh BENCH_DIR [OUT] [PARTS]
+#   bash tests/gpu/rm_gpu.sh BENCH_DIR [OUT] [PARTS]
 # BENCH_DIR: the folder holding raymarch_peer.py (the team's shared/bench, e.g.
 # ../shared/bench); OUT: logs and results (default /tmp/rm_gpu); PARTS: a comma
 # list of tests, validate, bench, sweep, peer, insitu (default all; about 6-8
@@ -9,7 +9,7 @@
 # gridforge and gridforge_tests are taken from PATH. The summary is printed last
 # and kept in OUT/summary.txt.
 set -uo pipefail
-BENCH=${1:?usage: bash rm_gpu.sh BENCH_DIR [OUT] [PARTS]}
+BENCH=${1:?usage: bash tests/gpu/rm_gpu.sh BENCH_DIR [OUT] [PARTS]}
 OUT=${2:-/tmp/rm_gpu}
 PART=${3:-all}
 case ",$PART," in *,all,*) PART="tests,validate,bench,sweep,peer,insitu";; esac
@@ -102,7 +102,8 @@ if want bench; then
 step "bench: 512^3 and 1024^3 at 1920x1080, every mode: skipping (default), the texture sampler, no skipping; brick and tile variants at 512^3"
 mkdir -p "$OUT/bench"
 common=(--sizes 512,1024 --images 1920x1080 --repeat 5)
-bench_rows "software trilinear, skipping (the default)" "$OUT/bench/sw" GRIDFORGE_RM_TEXTURE=0 -- "${common[@]}"
+bench_rows "the defaults (bricks and sampler by the volume)" "$OUT/bench/default" GF_NONE=1 -- "${common[@]}"
+bench_rows "software trilinear, skipping" "$OUT/bench/sw" GRIDFORGE_RM_TEXTURE=0 -- "${common[@]}"
 bench_rows "texture sampler, skipping" "$OUT/bench/tex" GRIDFORGE_RM_TEXTURE=1 -- "${common[@]}"
 bench_rows "software trilinear, no skipping (the plain march)" "$OUT/bench/noskip" GRIDFORGE_RM_SKIP=0 -- "${common[@]}"
 bench_rows "texture sampler, no skipping" "$OUT/bench/tex_noskip" GRIDFORGE_RM_SKIP=0 GRIDFORGE_RM_TEXTURE=1 -- "${common[@]}"
@@ -117,9 +118,9 @@ done
 fi
 
 if want sweep; then
-step "bench sweep (issue 26 item 4): 128^3..1024^3 x 1280x720, 1920x1080, 3840x2160 x every mode (default march)"
+step "bench sweep (issue 26 item 4): 128^3..1024^3 x 1280x720, 1920x1080, 3840x2160 x every mode (the defaults)"
 mkdir -p "$OUT/bench"
-bench_rows "sweep, software trilinear with skipping" "$OUT/bench/sweep" GRIDFORGE_RM_TEXTURE=0 -- \
+bench_rows "sweep, the defaults" "$OUT/bench/sweep" GF_NONE=1 -- \
   --sizes 128,256,512,1024 --images 1280x720,1920x1080,3840x2160 --repeat 5
 fi
 
