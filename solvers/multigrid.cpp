@@ -244,11 +244,26 @@ void Multigrid<T>::precondition(const Field<T>& r, Field<T>& z) {
   visit(0, z, MgCycle::V);
 }
 
+// Sweeps in pairs out of place where the executor has them (the GPU's 3D
+// levels of two colours: MultigridExec::sweep_to, one pass over memory a
+// sweep instead of two), u → r → u through the level's residual field, which
+// holds nothing while the level smooths (it is taken after the pre-smoothing
+// and restricted before the post-smoothing); the same bits as in place. The
+// rest, and every other level, in place.
 template <class T>
 void Multigrid<T>::smooth(std::size_t l, Field<T>& u, int sweeps, bool reverse) {
-  const Level& L = levels_[l];
+  Level& L = levels_[l];
   const int n = L.colours.colours;
-  for (int s = 0; s < sweeps; ++s)
+  int s = 0;
+  if (n == 2 && sweeps >= 2 && exec_->sweeps_out_of_place(L.g.ndim, L.colours, u.layout())) {
+    const int first = reverse ? 1 : 0;
+    for (; s + 2 <= sweeps; s += 2) {
+      if (!exec_->sweep_to(L.a, L.colours, u, L.r, first)) break;  // r's layout is not u's
+      if (!exec_->sweep_to(L.a, L.colours, L.r, u, first))
+        throw std::logic_error("multigrid: a sweep back out of place was refused");
+    }
+  }
+  for (; s < sweeps; ++s)
     for (int c = 0; c < n; ++c) exec_->smooth(L.a, L.colours, u, reverse ? n - 1 - c : c);
 }
 

@@ -119,6 +119,18 @@ __device__ __forceinline__ void sor_in_place(const LaplaceArgs<T>& a, const Fiel
     u[idx] = sor_point<D>(a, FieldView<const T>(u), i, j, k);
 }
 
+// What sor_in_place would store at (i, j, k) (index idx), read from u and
+// stored nowhere: the same two formulas, so the same bits.
+template <int D, class T>
+__device__ __forceinline__ T sor_value(const LaplaceArgs<T>& a, const FieldView<const T>& u,
+                                       std::int64_t i, std::int64_t j, std::int64_t k,
+                                       std::int64_t idx) {
+  if (!lap_interior<D>(u.n, i, j, k)) return sor_point<D>(a, u, i, j, k);
+  T m[3], p[3];
+  gather_interior<D>(static_cast<const Layout&>(u), u.p, idx, m, p);
+  return sor_formula(u[idx], jacobi_formula<D>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag), a.omega);
+}
+
 // One colour, in place: a point reads only points of the other colour (an
 // even number of points on periodic axes is a case rule), so no thread reads
 // what another writes.

@@ -19,6 +19,21 @@ class MultigridExec {
   // One colour of a Gauss–Seidel sweep, in place: sor_point at the points of
   // colour `colour` of c (0 ≤ colour < c.colours).
   virtual void smooth(const LaplaceArgs<T>& a, const MgColouring& c, Field<T>& u, int colour) = 0;
+  // One sweep of a two-colour colouring out of place: v = u after smooth's
+  // pass of colour `first` and then of the other, to the last bit, in one
+  // pass over memory. False (v untouched) where this executor has none for
+  // u's level (the GPU's: 3D, two colours, 3 points an axis and 4096 in all,
+  // v laid out as u): the caller smooths in place. sweeps_out_of_place says
+  // on which levels it pays (the GPU's: those of 2^24 points or more).
+  virtual bool sweeps_out_of_place(int ndim, const MgColouring& c, const Layout& l) const {
+    (void)ndim, (void)c, (void)l;
+    return false;
+  }
+  virtual bool sweep_to(const LaplaceArgs<T>& a, const MgColouring& c, const Field<T>& u,
+                        Field<T>& v, int first) {
+    (void)a, (void)c, (void)u, (void)v, (void)first;
+    return false;
+  }
   // r = f − L u at every point (0 at Dirichlet points).
   virtual void residual(const LaplaceArgs<T>& a, const Field<T>& u, Field<T>& r) = 0;
   // coarse = R fine (0 at the coarse level's Dirichlet points); ax: the three axes' maps.
