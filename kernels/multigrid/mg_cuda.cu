@@ -136,7 +136,7 @@ struct ResidualPointFn {
 // ring of three planes in shared memory; then each point of the finished
 // plane takes its value (the first colour's copied, the second's from them).
 // Indices in I (32 bits below 2³¹ values). The faces' points of the second
-// colour follow in MgSweepShellB, which reads v.
+// colour follow (SmoothFn on the shell), reading v.
 constexpr int kMgFx = 32, kMgFy = 8, kMgFz = 32;
 // Multigrid::smooth takes the sweep on levels of 2^24 points (256³) or more:
 // on an H100 it was level at 257³ and 8-10 % faster from 385³ (a whole
@@ -209,8 +209,8 @@ __global__ void __launch_bounds__(256) mg_rb_sweep_kernel(LaplaceArgs<T> a, MgCo
   }
 }
 
-// The faces' points, before MgSweepShellB: the first colour's new values,
-// and the second's old ones (the values MgSweepShellB's sor_point starts from).
+// The faces' points, before the second colour's: the first colour's new
+// values, and the second's old ones (what its sor_point starts from).
 template <class T>
 struct MgSweepShellA {
   LaplaceArgs<T> a;
@@ -221,20 +221,6 @@ struct MgSweepShellA {
   __device__ void operator()(std::int64_t i, std::int64_t j, std::int64_t k,
                              std::int64_t idx) const {
     v[idx] = mg_colour(c, i, j, k) == first ? sor_point<3>(a, u, i, j, k) : u[idx];
-  }
-};
-
-// The faces' points of the second colour, in place in v: their neighbours
-// are of the first colour, all new in v by then.
-template <class T>
-struct MgSweepShellB {
-  LaplaceArgs<T> a;
-  MgColouring c;
-  FieldView<T> v;
-  int first;
-  __device__ void operator()(std::int64_t i, std::int64_t j, std::int64_t k,
-                             std::int64_t idx) const {
-    if (mg_colour(c, i, j, k) != first) v[idx] = sor_point<3>(a, FieldView<const T>(v), i, j, k);
   }
 };
 
@@ -346,8 +332,10 @@ class MultigridCuda final : public MultigridExec<T> {
       mg_rb_sweep_kernel<T, std::int64_t><<<grid, dim3(kMgFx, kMgFy), 0, be_.stream()>>>(
           a, c, u.view(), v.view(), first);
     GF_CUDA_CHECK_LAUNCH();
+    // the faces' points of the second colour, in place in v (SmoothFn's
+    // sor_point there): their neighbours are of the first colour, new in v
     mg_shell_kernel<3><<<shell_blocks, 256, 0, be_.stream()>>>(
-        MgSweepShellB<T>{a, c, v.view(), first}, l, count);
+        SmoothFn<3, T>{a, c, v.view(), 1 - first}, l, count);
     GF_CUDA_CHECK_LAUNCH();
     return true;
   }
