@@ -250,6 +250,38 @@ struct ProlongFn {
                              std::int64_t idx) const {
     fine[idx] += mg_prolong_point<D>(a, t.ax, coarse, i, j, k);
   }
+  // Point i = 1 + q of row (j, k) off the faces (never a Dirichlet point):
+  // mg_prolong_point's taps and sum, the coarse values by I offsets.
+  template <class I>
+  __device__ void interior_row_as(std::int64_t q, std::int64_t j, std::int64_t k) const {
+    const std::int64_t i = 1 + q;
+    if (i >= fine.n[0] - 1) return;
+    const std::int64_t pos[3] = {i, j, k};
+    I at[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+    T w[3][2] = {{T(1), T(0)}, {T(1), T(0)}, {T(1), T(0)}};
+    for (int x = 0; x < D; ++x) {
+      std::int64_t lo, hi;
+      T tw;
+      mg_prolong_taps<T>(t.ax[x], pos[x], lo, hi, tw);
+      const I stride = I(coarse.stride(x));
+      at[x][0] = I(lo) * stride;
+      at[x][1] = I(hi) * stride;
+      w[x][0] = T(1) - tw;
+      w[x][1] = tw;
+    }
+    const T* c = coarse.p;
+    const T s = mg_prolong_sum<D>(w, [&](int x, int b, int z) {
+      return c[at[0][x] + at[1][b] + at[2][z]];
+    });
+    fine.p[fine.template index_as<I>(I(i), I(j), I(k))] += s;
+  }
+  __device__ void interior_row(std::int64_t q, std::int64_t j, std::int64_t k) const {
+    if (small)
+      interior_row_as<std::int32_t>(q, j, k);
+    else
+      interior_row_as<std::int64_t>(q, j, k);
+  }
+  bool small = false;  // both fields under 2³¹ values: 32-bit offsets
 };
 
 template <int D, class T>
@@ -362,8 +394,15 @@ class MultigridCuda final : public MultigridExec<T> {
                    Field<T>& fine) override {
     const MgAxes t{{ax[0], ax[1], ax[2]}};
     mg_by_dim(fa.ndim, [&](auto d) {
-      launch(fa.ndim, fine.layout(),
-             ProlongFn<decltype(d)::value, T>{fa, t, coarse.view(), fine.view()});
+      constexpr int D = decltype(d)::value;
+      ProlongFn<D, T> fn{fa, t, coarse.view(), fine.view()};
+      const Layout& l = fine.layout();
+      const std::int64_t limit = std::int64_t(1) << 31;
+      fn.small = l.span() < limit && coarse.layout().span() < limit;
+      if (mg_split<D>(l))  // the rows off the faces by offsets, then the faces
+        split<D>(l, l.n[0] - 2, fn);
+      else
+        launch(fa.ndim, l, fn);
     });
   }
   double weighted_sum(const LaplaceArgs<T>& a, const Field<T>& v) override {

@@ -220,6 +220,24 @@ GF_HD void mg_prolong_taps(const MgAxis& x, std::int64_t q, std::int64_t& lo, st
   t = T(double(rem) / double(x.den));
 }
 
+// Σ over the taps of the weights w[axis][tap] times the coarse values
+// value(x tap, y tap, z tap), in one order for every executor and path (the
+// GPU's interior rows read the coarse values by 32-bit offsets instead).
+template <int D, class T, class V>
+GF_HD T mg_prolong_sum(const T (&w)[3][2], const V& value) {
+  T s = 0;
+  for (int c = 0; c < (D > 2 ? 2 : 1); ++c) {
+    T sy = 0;
+    for (int b = 0; b < (D > 1 ? 2 : 1); ++b) {
+      T sx = w[0][0] * value(0, b, c);
+      if (w[0][1] != T(0)) sx += w[0][1] * value(1, b, c);
+      if (w[1][b] != T(0)) sy += w[1][b] * sx;
+    }
+    if (w[2][c] != T(0)) s += w[2][c] * sy;
+  }
+  return s;
+}
+
 // The interpolated correction at fine point (i, j, k) (0 at Dirichlet points).
 template <int D, class T>
 GF_HD T mg_prolong_point(const LaplaceArgs<T>& fine_args, const MgAxis* ax,
@@ -236,17 +254,9 @@ GF_HD T mg_prolong_point(const LaplaceArgs<T>& fine_args, const MgAxis* ax,
     w[a][0] = T(1) - t;
     w[a][1] = t;
   }
-  T s = 0;
-  for (int c = 0; c < (D > 2 ? 2 : 1); ++c) {
-    T sy = 0;
-    for (int b = 0; b < (D > 1 ? 2 : 1); ++b) {
-      T sx = w[0][0] * coarse(at[0][0], at[1][b], at[2][c]);
-      if (w[0][1] != T(0)) sx += w[0][1] * coarse(at[0][1], at[1][b], at[2][c]);
-      if (w[1][b] != T(0)) sy += w[1][b] * sx;
-    }
-    if (w[2][c] != T(0)) s += w[2][c] * sy;
-  }
-  return s;
+  return mg_prolong_sum<D>(w, [&](int x, int b, int c) {
+    return coarse(at[0][x], at[1][b], at[2][c]);
+  });
 }
 
 // s·rᵢ/Wᵢ (0 at Dirichlet points): CG's residual r = W·(…) back to the
