@@ -119,16 +119,21 @@ __device__ __forceinline__ void sor_in_place(const LaplaceArgs<T>& a, const Fiel
     u[idx] = sor_point<D>(a, FieldView<const T>(u), i, j, k);
 }
 
-// What sor_in_place would store at (i, j, k) (index idx), read from u and
-// stored nowhere: the same two formulas, so the same bits.
-template <int D, class T>
-__device__ __forceinline__ T sor_value(const LaplaceArgs<T>& a, const FieldView<const T>& u,
-                                       std::int64_t i, std::int64_t j, std::int64_t k,
-                                       std::int64_t idx) {
-  if (!lap_interior<D>(u.n, i, j, k)) return sor_point<D>(a, u, i, j, k);
-  T m[3], p[3];
-  gather_interior<D>(static_cast<const Layout&>(u), u.p, idx, m, p);
-  return sor_formula(u[idx], jacobi_formula<D>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag), a.omega);
+// What sor_in_place would store at (i, j, k) of u (3D), read from u and
+// stored nowhere: the same two formulas on the same values, so the same
+// bits; indices in I off the faces (32 bits where the field has fewer than
+// 2³¹ values), gathered in gather_interior's order.
+template <class T, class I>
+__device__ __forceinline__ T sor_value(const LaplaceArgs<T>& a, const FieldView<const T>& u, I i,
+                                       I j, I k) {
+  if (i < 1 || j < 1 || k < 1 || i > I(u.n[0] - 2) || j > I(u.n[1] - 2) || k > I(u.n[2] - 2))
+    return sor_point<3>(a, u, i, j, k);
+  const I sy = I(u.sy), sz = I(u.sz);
+  const I idx = u.template index_as<I>(i, j, k);
+  T m[3] = {u.p[idx - 1], u.p[idx - sy], u.p[idx - sz]};
+  T p[3] = {u.p[idx + 1], u.p[idx + sy], u.p[idx + sz]};
+  return sor_formula(u.p[idx], jacobi_formula<3>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag),
+                     a.omega);
 }
 
 // One colour, in place: a point reads only points of the other colour (an

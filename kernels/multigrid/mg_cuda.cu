@@ -143,21 +143,6 @@ constexpr int kMgFx = 32, kMgFy = 8, kMgFz = 32;
 // solve), and slower at 129³, where the marching blocks are too few.
 constexpr std::int64_t kMgSweepPoints = std::int64_t(1) << 24;
 
-// The first colour's new value at (i, j, k) of u, as sor_in_place stores it.
-template <class T, class I>
-__device__ __forceinline__ T mg_first_value(const LaplaceArgs<T>& a, const FieldView<const T>& u,
-                                            I i, I j, I k) {
-  if (i < 1 || j < 1 || k < 1 || i > I(u.n[0] - 2) || j > I(u.n[1] - 2) || k > I(u.n[2] - 2))
-    return sor_point<3>(a, u, i, j, k);
-  const I sy = I(u.sy), sz = I(u.sz);
-  const I idx = u.template index_as<I>(i, j, k);
-  // gather_interior's order
-  T m[3] = {u.p[idx - 1], u.p[idx - sy], u.p[idx - sz]};
-  T p[3] = {u.p[idx + 1], u.p[idx + sy], u.p[idx + sz]};
-  return sor_formula(u.p[idx], jacobi_formula<3>(m, p, a.ih2, rhs_at(a, idx), a.inv_diag),
-                     a.omega);
-}
-
 template <class T, class I>
 __global__ void __launch_bounds__(256) mg_rb_sweep_kernel(LaplaceArgs<T> a, MgColouring c,
                                                           FieldView<const T> u, FieldView<T> v,
@@ -180,7 +165,7 @@ __global__ void __launch_bounds__(256) mg_rb_sweep_kernel(LaplaceArgs<T> a, MgCo
     const int x = x0 + 2 * q;
     const I i = i0 - 1 + x;
     if (i >= n0 || j >= n1) return;
-    nw[kk % 3][y][x] = mg_first_value<T, I>(a, u, i, j, kk);
+    nw[kk % 3][y][x] = sor_value<T, I>(a, u, i, j, kk);
   };
   plane(kb - 1);
   plane(kb);
@@ -257,18 +242,12 @@ struct ProlongFn {
     const std::int64_t i = 1 + q;
     if (i >= fine.n[0] - 1) return;
     const std::int64_t pos[3] = {i, j, k};
-    I at[3][2] = {{0, 0}, {0, 0}, {0, 0}};
-    T w[3][2] = {{T(1), T(0)}, {T(1), T(0)}, {T(1), T(0)}};
-    for (int x = 0; x < D; ++x) {
-      std::int64_t lo, hi;
-      T tw;
-      mg_prolong_taps<T>(t.ax[x], pos[x], lo, hi, tw);
-      const I stride = I(coarse.stride(x));
-      at[x][0] = I(lo) * stride;
-      at[x][1] = I(hi) * stride;
-      w[x][0] = T(1) - tw;
-      w[x][1] = tw;
-    }
+    std::int64_t tap[3][2];
+    T w[3][2];
+    mg_prolong_weights<D>(t.ax, pos, tap, w);
+    I at[3][2];
+    for (int x = 0; x < 3; ++x)
+      for (int e = 0; e < 2; ++e) at[x][e] = I(tap[x][e]) * I(coarse.stride(x));
     const T* c = coarse.p;
     const T s = mg_prolong_sum<D>(w, [&](int x, int b, int z) {
       return c[at[0][x] + at[1][b] + at[2][z]];

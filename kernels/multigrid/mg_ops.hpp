@@ -220,6 +220,24 @@ GF_HD void mg_prolong_taps(const MgAxis& x, std::int64_t q, std::int64_t& lo, st
   t = T(double(rem) / double(x.den));
 }
 
+// The coarse points (at) and weights (w) of fine point pos along each axis;
+// on missing axes coarse point 0 with weight 1 and none beside it.
+template <int D, class T>
+GF_HD void mg_prolong_weights(const MgAxis* ax, const std::int64_t* pos, std::int64_t (&at)[3][2],
+                              T (&w)[3][2]) {
+  for (int a = 0; a < 3; ++a) {
+    at[a][0] = at[a][1] = 0;
+    w[a][0] = T(1);
+    w[a][1] = T(0);
+  }
+  for (int a = 0; a < D; ++a) {
+    T t;
+    mg_prolong_taps<T>(ax[a], pos[a], at[a][0], at[a][1], t);
+    w[a][0] = T(1) - t;
+    w[a][1] = t;
+  }
+}
+
 // Σ over the taps of the weights w[axis][tap] times the coarse values
 // value(x tap, y tap, z tap), in one order for every executor and path (the
 // GPU's interior rows read the coarse values by 32-bit offsets instead).
@@ -246,14 +264,9 @@ GF_HD T mg_prolong_point(const LaplaceArgs<T>& fine_args, const MgAxis* ax,
   const std::int64_t pos[3] = {i, j, k};
   const std::int64_t nf[3] = {ax[0].nf, ax[1].nf, ax[2].nf};
   if (held<D>(fine_args, nf, pos)) return T(0);
-  std::int64_t at[3][2] = {{0, 0}, {0, 0}, {0, 0}};
-  T w[3][2] = {{T(1), T(0)}, {T(1), T(0)}, {T(1), T(0)}};
-  for (int a = 0; a < D; ++a) {
-    T t;
-    mg_prolong_taps<T>(ax[a], pos[a], at[a][0], at[a][1], t);
-    w[a][0] = T(1) - t;
-    w[a][1] = t;
-  }
+  std::int64_t at[3][2];
+  T w[3][2];
+  mg_prolong_weights<D>(ax, pos, at, w);
   return mg_prolong_sum<D>(w, [&](int x, int b, int c) {
     return coarse(at[0][x], at[1][b], at[2][c]);
   });
