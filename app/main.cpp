@@ -330,6 +330,8 @@ int main(int argc, char** argv) {
                            "subcommands without mpirun");
     gf::gpu_row_align_bytes();  // a bad GRIDFORGE_ROW_ALIGN is exit 2 on every path, GPU or not
     gf::gpu_dependent_launch();  // and a bad GRIDFORGE_PDL
+    gf::gpu_march_chunk();       // GRIDFORGE_MARCH_CHUNK
+    gf::gpu_march_pieces();      // GRIDFORGE_MARCH_PIECES
     gf::raymarch_options_from_env();  // and a bad GRIDFORGE_RM_* (the GPU's ray marcher)
     apply_threads(r->parsed()   ? run.threads
                   : v->parsed() ? val.threads

@@ -92,6 +92,37 @@ bool gpu_dependent_launch() {
   return on;
 }
 
+namespace {
+int env_int_in(const char* name, int lo, int hi, const char* what) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return 0;
+  char* end = nullptr;
+  const long v = std::strtol(e, &end, 10);
+  if (*end || (v != 0 && (v < lo || v > hi)))
+    throw UsageError(std::string(name) + "='" + e + "': give " + what);
+  return int(v);
+}
+}  // namespace
+
+int gpu_march_chunk() {
+  static const int c = env_int_in("GRIDFORGE_MARCH_CHUNK", 1, 64,
+                                  "0 (by the grid) or 1 to 64 planes (rows in 2D) a thread");
+  return c;
+}
+
+int gpu_march_pieces() {
+  static const int p = [] {
+    const char* e = std::getenv("GRIDFORGE_MARCH_PIECES");
+    if (!e || !*e) return 0;
+    if (std::string(e) == "32") return 32;
+    if (std::string(e) == "row") return -1;
+    throw UsageError(std::string("GRIDFORGE_MARCH_PIECES='") + e +
+                     "': give 32 (blocks of 32 pieces across a row) or row (as wide as the row "
+                     "needs)");
+  }();
+  return p;
+}
+
 Layout gpu_field_layout(const Grid& g, std::size_t elem_bytes) {
   return Layout::aligned_rows(g.n.data(), std::int64_t(elem_bytes), gpu_row_align_bytes());
 }

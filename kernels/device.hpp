@@ -54,4 +54,12 @@ std::int64_t gpu_row_align_bytes();
 // a UsageError.
 bool gpu_dependent_launch();
 
+// The one-step marches' shape, forced (kernels/cuda/march_kernels.cuh, for
+// measurement): GRIDFORGE_MARCH_CHUNK, planes (3D) or rows (2D) a thread,
+// 1 to 64, 0 or unset: by the grid; GRIDFORGE_MARCH_PIECES, `32` (blocks
+// of 32 pieces across a row: returns 32), `row` (as wide as the row needs:
+// −1), unset (0: 32). Anything else is a UsageError.
+int gpu_march_chunk();
+int gpu_march_pieces();
+
 }  // namespace gf

@@ -30,6 +30,8 @@
 #include "grid/view.hpp"
 #include "kernels/cuda/pdl.cuh"
 #include "kernels/cuda/vec16.cuh"
+#include "kernels/cuda/waves.cuh"
+#include "kernels/device.hpp"
 #include "kernels/ops/boundary.hpp"
 
 namespace gf {
@@ -501,8 +503,14 @@ bool march2d_fits(const FieldView<const T>& in, const FieldView<T>& out) {
 // One 2D step: the march over rows 1 to ny − 2, then rows 0 and ny − 1.
 // Rows a thread marches over: on an H100 at 16384², 4 rows ran every 2D
 // march at 0.97–0.99 of copy bandwidth (Jacobi float64 0.92), 8 rows at
-// 0.88–0.94 and 16 at 0.88–0.90.
+// 0.88–0.94 and 16 at 0.88–0.90. Below 2^26 points (8192²) 2 rows were
+// ahead (same H100, float32, fraction of copy, 4 rows against 2: heat
+// 3001×2999 0.90 / 0.92, 4097² 0.94 / 0.96; star5 0.85 / 0.87, 0.91 / 0.93;
+// Jacobi 0.85 / 0.88, 0.91 / 0.92; wave 0.88 / 0.91, 0.92 / 0.94; 8191²
+// level), and fewer still where the grid would leave the device idle
+// (wave_chunk: 1025², 0.70-0.77 with 4 rows, 0.77-0.84 with 2).
 constexpr int kMarch2dRows = 4;
+constexpr std::int64_t kMarch2dRowsFrom = std::int64_t(1) << 26;  // points; 2 rows below
 
 // The 2D march over the rows of range r (inside its reach); RANGED: only r,
 // else the whole reach.
@@ -521,24 +529,30 @@ void run_march2d(const Op& op, const FieldView<const typename Op::value_type>& i
                  const FieldView<typename Op::value_type>& out, const MarchRange& r,
                  cudaStream_t s) {
   using T = typename Op::value_type;
-  const int kc = kMarch2dRows;
   constexpr int W = Vec16<T>::n;
-  dim3 grid(march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32),
-            march_blocks((r.j_hi - r.j_lo + kc - 1) / kc, 8));
-  int my = 1 << 30;
-  if constexpr (!RANGED && faces_in_march<Op>) {  // the end rows' blocks after the march's
-    my = int(grid.y);
-    grid.y += march_blocks(2 * in.n[0], grid.x * 256);
-  }
-  if (grid.y == 0) return;
+  const unsigned gx = march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32);
+  const int groups = int(march_blocks(r.j_hi - r.j_lo, 8));  // rows of the blocks' 8 threads
   const Layout& l = in;
   const bool dep = pdl_pays(in.n[0] * in.n[1] * in.n[2] * std::int64_t(sizeof(T)));
+  const auto go = [&](auto kernel) {
+    // rows a thread: kMarch2dRows, fewer where that leaves most of the device idle
+    int kc = gpu_march_chunk();
+    const int most = in.n[0] * in.n[1] >= kMarch2dRowsFrom ? kMarch2dRows : 2;
+    if (kc == 0) kc = wave_chunk(gx, groups, most, 2, resident_blocks(kernel, 256));
+    kc = std::max(kc, (groups + 65532) / 65533);  // the grid's y limit, the end rows' blocks beside
+    dim3 grid(gx, march_blocks(r.j_hi - r.j_lo, 8 * kc));
+    int my = 1 << 30;
+    if constexpr (!RANGED && faces_in_march<Op>) {  // the end rows' blocks after the march's
+      my = int(grid.y);
+      grid.y += march_blocks(2 * in.n[0], grid.x * 256);
+    }
+    if (grid.y == 0) return;
+    launch_pdl(kernel, grid, dim3(32, 8), s, dep, op, in.p, out.p, l, kc, r, my);
+  };
   if (!RANGED && in.n[0] % W != 0)  // rows end in a partial piece
-    launch_pdl(march2d<BOX, Op, T, RANGED, true>, grid, dim3(32, 8), s, dep, op, in.p, out.p, l,
-               kc, r, my);
+    go(march2d<BOX, Op, T, RANGED, true>);
   else
-    launch_pdl(march2d<BOX, Op, T, RANGED>, grid, dim3(32, 8), s, dep, op, in.p, out.p, l, kc, r,
-               my);
+    go(march2d<BOX, Op, T, RANGED>);
 }
 
 // One 2D step: the march over rows 1 to ny − 2 and rows 0 and ny − 1, in one
@@ -584,8 +598,29 @@ struct March3dShape {
   static constexpr int pfd = BOX ? (f32 ? 1 : 2) : 0;
 };
 
+// Pieces a block across a row of `pieces`: 32 (blocks of 32 × 8 threads,
+// or 32 × 8 × RY rows for the box march), or with GRIDFORGE_MARCH_PIECES=row
+// as wide as the row needs (the fewest blocks of at most 32 pieces: 129
+// pieces, 513 points, take 5 blocks of 26 pieces by 9 rows, not 5 of 32
+// with 31 threads of the last idle; the pde march's float32 rule). Measured
+// on an H100 (float32, fraction of copy, 32 against row): heat 257³ 0.83 /
+// 0.79, 513³ 0.92 / 0.89, 320×200×100 0.97 / 0.94; Jacobi 257×129×65 0.75 /
+// 0.84; float64 513³ 0.94 / 0.90: 32 stays. A block is 256 / P rows of P
+// pieces, its warps across rows.
+template <class T>
+int march_pieces(int pieces) {
+  if (gpu_march_pieces() != -1 || pieces <= 0) return 32;
+  const int bx = (pieces + 31) / 32;
+  return (pieces + bx - 1) / bx;
+}
+
 // The march over the points of range r (inside its reach), with the shape
 // above; RANGED: only r (the core of a split step), else the whole reach.
+// Planes a thread: S::kc, fewer where a grid of a few MiB would leave most
+// of the device idle (wave_chunk), or GRIDFORGE_MARCH_CHUNK. (H100, float32:
+// within ±0.01 of S::kc at every size from 256×64×64 to 513³ but the wave
+// step at 256×64×64, 0.83 against 0.80; 1 or 2 planes everywhere lost up to
+// 0.17, e.g. heat 320×200×100 0.81 / 0.86 against 0.98.)
 template <bool BOX, bool RANGED, class Op>
 void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& in,
                  const FieldView<typename Op::value_type>& out, const MarchRange& r,
@@ -593,30 +628,40 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
   using T = typename Op::value_type;
   using S = March3dShape<BOX, T>;
   constexpr int W = Vec16<T>::n;
-  const int kc = std::min(S::kc, r.k_hi - r.k_lo);
-  dim3 g(march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32), march_blocks(r.j_hi - r.j_lo, 8 * S::ry),
-         march_blocks(r.k_hi - r.k_lo, unsigned(kc)));
-  int mz = 1 << 30;
+  const int pieces = (r.i_hi - r.i_lo + W - 1) / W;
+  const int P = march_pieces<T>(pieces), R = 256 / P, threads = P * R;
+  const int planes = r.k_hi - r.k_lo;
+  const dim3 g(march_blocks(pieces, unsigned(P)), march_blocks(r.j_hi - r.j_lo, unsigned(R * S::ry)));
+  long long face_slices = 0;
   if constexpr (!RANGED && faces_in_march<Op>) {  // the faces' blocks after the march's
     const std::int64_t nx = in.n[0], ny = in.n[1], nz = in.n[2];
-    mz = int(g.z);
-    g.z += march_blocks(2 * nx * (nz + ny - 2), g.x * g.y * 256);
+    face_slices = march_blocks(2 * nx * (nz + ny - 2), g.x * g.y * unsigned(threads));
   }
   const bool dep = pdl_pays(in.n[0] * in.n[1] * in.n[2] * std::int64_t(sizeof(T)));
-  const auto go = [&](auto partial) {
-    constexpr bool P = decltype(partial)::value;
-    const Layout& l = in;
+  const Layout& l = in;
+  const auto go = [&](auto kernel) {
+    int kc = gpu_march_chunk();
+    if (kc == 0)
+      kc = wave_chunk(std::int64_t(g.x) * g.y, planes, S::kc, 2, resident_blocks(kernel, threads));
+    const long long room = 65535 - face_slices;  // the grid's z limit (march3d_fits)
+    kc = int(std::max<long long>(std::min(kc, planes), (planes + room - 1) / room));
+    dim3 gz = g;
+    gz.z = march_blocks(planes, unsigned(kc));
+    const int mz = face_slices ? int(gz.z) : 1 << 30;
+    gz.z += unsigned(face_slices);
+    launch_pdl(kernel, gz, dim3(unsigned(P), unsigned(R)), s, dep, op, in.p, out.p, l, kc, r, mz);
+  };
+  const auto pick = [&](auto partial) {
+    constexpr bool PT = decltype(partial)::value;
     if constexpr (BOX)
-      launch_pdl(march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd, P>, g, dim3(32, 8), s,
-                 dep, op, in.p, out.p, l, kc, r, mz);
+      go(march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd, PT>);
     else
-      launch_pdl(march3d_star<Op, T, Op::min_blocks, RANGED, P>, g, dim3(32, 8), s, dep, op,
-                 in.p, out.p, l, kc, r, mz);
+      go(march3d_star<Op, T, Op::min_blocks, RANGED, PT>);
   };
   if (!RANGED && in.n[0] % W != 0)  // rows end in a partial piece
-    go(std::true_type{});
+    pick(std::true_type{});
   else
-    go(std::false_type{});
+    pick(std::false_type{});
 }
 
 // One step through a march (BOX: march3d_box, else march3d_star) with the

@@ -238,7 +238,7 @@ int tb2_warps_per_sm() {
 template <class Op, class Sh, class T = typename Op::value_type>
 void launch_tb2(const Op& a, const FieldView<const T>& in, const FieldView<T>& out,
                 cudaStream_t s) {
-  const int sms = tb_device_sms();
+  const int sms = device_sms();
   const int nx = int(in.n[0]), ny = int(in.n[1]);
   const int strips = (nx + Sh::IX - 1) / Sh::IX;
   int s0, s1;

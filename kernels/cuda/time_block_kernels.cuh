@@ -30,6 +30,7 @@
 #include "kernels/cuda/cuda_check.cuh"
 #include "grid/view.hpp"
 #include "kernels/cuda/vec16.cuh"
+#include "kernels/cuda/waves.cuh"
 #include "kernels/ops/time_block.hpp"
 
 namespace gf {
@@ -508,14 +509,6 @@ __global__ void __launch_bounds__(Sh::THREADS, Sh::MINB)
   tbv_march<XYW, Op, Sh, PART>(a, in, out, l, edge, zchunk, bx, by);
 }
 
-// The current device's SMs (at least 1), which the passes' chunks fill.
-inline int tb_device_sms() {
-  int dev = 0, sms = 0;
-  GF_CUDA_CHECK(cudaGetDevice(&dev));
-  GF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return sms > 0 ? sms : 1;
-}
-
 // z chunks for a pass of `columns` blocks in x and y over nz planes, with
 // `slots` blocks resident on the whole device at once: the count whose waves
 // cost least, a block's time taken as its planes, chunk + 2K.
@@ -561,7 +554,7 @@ template <class Op, class Sh, class T = typename Op::value_type>
 void launch_tbv(const Op& a, const FieldView<const T>& in, const FieldView<T>& out,
                 cudaStream_t s) {
   static_assert(Sh::SMEM <= 48 * 1024, "no opt-in shared memory needed");
-  const int sms = tb_device_sms();
+  const int sms = device_sms();
   const int nx = int(in.n[0]), ny = int(in.n[1]), nz = int(in.n[2]);
   const int bx = (nx + Sh::IX - 1) / Sh::IX, by = (ny + Sh::IY - 1) / Sh::IY;
   int bx0, bx1, by0, by1;

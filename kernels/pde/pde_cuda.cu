@@ -25,6 +25,8 @@
 #include "core/error.hpp"
 #include "kernels/cuda/cuda_backend.cuh"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/waves.cuh"
+#include "kernels/device.hpp"
 #include "kernels/pde/pde_codegen.hpp"  // kPdeKernelName
 #include "kernels/pde/pde_exec.hpp"
 #include "kernels/pde/pde_rtc.hpp"
@@ -245,7 +247,12 @@ class PdeCuda final : public PdeExec<T> {
     // ahead at 257³); 3D float64 4 from 384 planes up (512³ 0.91 against
     // 0.88, 513³ 0.86 against 0.83) and 8 below (257³ 0.82 against 0.79);
     // 2D 4 (4097²: 0.86, 8: 0.80).
-    const int chunk = d == 2 ? 4 : sizeof(T) == 4 ? 8 : l.n[2] >= 384 ? 4 : 8;
+    // Fewer where a grid of a few MiB would leave most of the device idle
+    // (waves.cuh, wave_chunk), or GRIDFORGE_MARCH_CHUNK: H100, fraction of
+    // copy, float32 256×64×64 0.54 against 0.35, 384×96×64 0.65 against
+    // 0.57, 1025² 0.63 against 0.51; float64 256×64×64 0.69 against 0.59,
+    // 1025² 0.77 against 0.69; level from 256³ and 2049².
+    int chunk = d == 2 ? 4 : sizeof(T) == 4 ? 8 : l.n[2] >= 384 ? 4 : 8;
     const auto blocks = [](std::int64_t n, std::int64_t per) { return (n + per - 1) / per; };
     // A block is P pieces of R rows. float32: the fewest blocks of at most
     // 32 pieces across a row, as wide as the row needs, so that a row of 129
@@ -255,6 +262,13 @@ class PdeCuda final : public PdeExec<T> {
     const std::int64_t bx = blocks(pieces, 32);
     const int P = sizeof(T) == 8 ? 32 : int(blocks(pieces, bx)), R = 256 / P;
     const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
+    const std::int64_t columns = d == 3 ? bx * blocks(ny - 2, R) : bx;
+    const int along = int(d == 3 ? nz - 2 : blocks(ny - 2, R));  // planes, or row groups in 2D
+    if (gpu_march_chunk() > 0)
+      chunk = gpu_march_chunk();
+    else
+      chunk = wave_chunk(columns, along, chunk, 2,
+                         resident_blocks(reinterpret_cast<const void*>(march_), P * R));
     std::int64_t gx = bx, gy, gz = 1, nfaces, mb;
     if (d == 3) {
       gy = blocks(ny - 2, R);

@@ -380,3 +380,6 @@ add_test(NAME "e2e: a bad GRIDFORGE_ROW_ALIGN is exit 2 before anything is writt
 add_test(NAME "e2e: a bad GRIDFORGE_PDL is exit 2 before anything is written"
          COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_pdl'; rm -rf \"$d\"; GRIDFORGE_PDL=yes \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_PDL='yes': give 1\" \"$d.err\""
                  $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)
+add_test(NAME "e2e: a bad GRIDFORGE_MARCH_CHUNK or GRIDFORGE_MARCH_PIECES is exit 2 before anything is written"
+         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_march_env'; rm -rf \"$d\"; GRIDFORGE_MARCH_CHUNK=65 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_MARCH_CHUNK='65': give 0 (by the grid) or 1 to 64\" \"$d.err\" && GRIDFORGE_MARCH_PIECES=16 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_MARCH_PIECES='16': give 32\" \"$d.err\""
+                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)

@@ -1,0 +1,65 @@
+// How a launch fills the device: its SMs, the blocks of a kernel that fit
+// at once, and the chunk of planes (rows) a thread walks that costs the
+// fewest waves. Shared by the one-step marches (march_kernels.cuh), the
+// temporally blocked passes (time_block_kernels.cuh) and the pde march
+// (kernels/pde/pde_cuda.cu).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "kernels/cuda/cuda_check.cuh"
+
+namespace gf {
+
+// The current device's SMs (at least 1).
+inline int device_sms() {
+  int dev = 0, sms = 0;
+  GF_CUDA_CHECK(cudaGetDevice(&dev));
+  GF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms > 0 ? sms : 1;
+}
+
+// Blocks of `threads` threads of kernel k (a __global__ function, or a
+// cudaKernel_t of a loaded library) resident on the whole device at once,
+// asked once per kernel and block size.
+inline int resident_blocks(const void* k, int threads) {
+  static std::mutex m;
+  static std::vector<std::tuple<const void*, int, int>> known;
+  const std::lock_guard<std::mutex> lock(m);
+  for (const auto& [f, t, n] : known)
+    if (f == k && t == threads) return n;
+  int per_sm = 0;  // (a question the runtime cannot answer counts 1 an SM: only speed depends on it)
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, 0) != cudaSuccess)
+    (void)cudaGetLastError();
+  const int n = (per_sm > 0 ? per_sm : 1) * device_sms();
+  known.emplace_back(k, threads, n);
+  return n;
+}
+template <class... A>
+int resident_blocks(void (*k)(A...), int threads) {
+  return resident_blocks(reinterpret_cast<const void*>(k), threads);
+}
+
+// The planes (rows) a thread walks, from 1 to `most`, for a launch of
+// `columns` blocks a chunk over n planes with `slots` blocks resident at
+// once: the one whose waves cost least, a block's time taken as its chunk
+// plus `overhead` planes (the ones it loads before its first point); ties
+// go to the larger chunk. Large grids (many waves) keep `most`; a grid of a
+// few MiB, one wave of `most`-plane blocks, takes shorter chunks over more
+// of the device.
+inline int wave_chunk(long long columns, int n, int most, int overhead, int slots) {
+  int best = most;
+  double best_cost = 1e300;
+  for (int chunk = most; chunk >= 1; --chunk) {
+    const long long blocks = columns * ((n + chunk - 1) / chunk);
+    const long long waves = (blocks + slots - 1) / slots;
+    const double cost = double(waves) * double(chunk + overhead);
+    if (cost < best_cost * 0.999) best_cost = cost, best = chunk;
+  }
+  return best;
+}
+
+}  // namespace gf
