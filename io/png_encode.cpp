@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -97,17 +98,50 @@ struct Strip {
   int err = Z_OK;
 };
 
-// Per thread: the candidate rows of the five filters and the strip's filtered rows.
+// Grows v to n bytes without writing them (a frame's buffers are written
+// whole before they are read; zeroing them cost each frame page faults and
+// a pass over memory on one thread).
+void grow(std::unique_ptr<unsigned char[]>& v, std::size_t& cap, std::size_t n) {
+  if (n <= cap) return;
+  v.reset(new unsigned char[n]);
+  cap = n;
+}
+
+// Per thread, kept from one image to the next (an in-situ run encodes a
+// frame every few ms on the same threads): the candidate rows of the five
+// filters and a row of zeros, the strip's filtered rows, and a deflate
+// stream, reset for each strip (deflateReset: the same bytes as a new one,
+// without its 256 KiB of buffers allocated and freed a strip).
 struct Scratch {
-  std::vector<unsigned char> cand, filtered;
+  std::vector<unsigned char> cand;  // 5 filters' rows, then a row of zeros
+  std::unique_ptr<unsigned char[]> filtered;
+  std::size_t filtered_cap = 0;
+  z_stream z{};
+  int level = -1;  // the stream's, -1: none yet
+  ~Scratch() {
+    if (level >= 0) deflateEnd(&z);
+  }
+  void ready(std::size_t row, int per) {
+    if (cand.size() != 6 * row) cand.assign(6 * row, 0);
+    grow(filtered, filtered_cap, std::size_t(per) * (row + 1));
+  }
+  int stream(int lvl) {
+    if (level == lvl) return deflateReset(&z);
+    if (level >= 0) deflateEnd(&z);
+    z = z_stream{};
+    level = -1;
+    const int e = deflateInit2(&z, lvl, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+    if (e == Z_OK) level = lvl;
+    return e;
+  }
 };
 
-void deflate_strip(Strip& s, const std::vector<unsigned char>& rgb, std::size_t row,
-                   int level, bool last, Scratch& t) {
-  unsigned char* dst = t.filtered.data();
+void deflate_strip(Strip& s, const unsigned char* rgb, std::size_t row, int level, bool last,
+                   Scratch& t) {
+  unsigned char* dst = t.filtered.get();
   const unsigned char* zeros = &t.cand[5 * row];  // above the first row
   for (int y = s.y0; y < s.y1; ++y) {
-    const unsigned char* x = &rgb[std::size_t(y) * row];
+    const unsigned char* x = rgb + std::size_t(y) * row;
     const unsigned char* up = y > 0 ? x - row : zeros;
     std::uint64_t best = ~std::uint64_t(0);
     int pick = 0;
@@ -119,12 +153,12 @@ void deflate_strip(Strip& s, const std::vector<unsigned char>& rgb, std::size_t 
     std::memcpy(dst, &t.cand[std::size_t(pick) * row], row);
     dst += row;
   }
-  s.raw = std::size_t(dst - t.filtered.data());
-  s.adler = adler32(adler32(0, nullptr, 0), t.filtered.data(), uInt(s.raw));
-  z_stream z{};
-  s.err = deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+  s.raw = std::size_t(dst - t.filtered.get());
+  s.adler = adler32(adler32(0, nullptr, 0), t.filtered.get(), uInt(s.raw));
+  s.err = t.stream(level);
   if (s.err != Z_OK) return;
-  z.next_in = t.filtered.data();
+  z_stream& z = t.z;
+  z.next_in = t.filtered.get();
   z.avail_in = uInt(s.raw);
   z.next_out = s.out.data();
   z.avail_out = uInt(s.out.size());
@@ -132,7 +166,6 @@ void deflate_strip(Strip& s, const std::vector<unsigned char>& rgb, std::size_t 
   const bool ok = last ? r == Z_STREAM_END : (r == Z_OK && z.avail_in == 0 && z.avail_out > 0);
   s.err = ok ? Z_OK : (r == Z_OK ? Z_BUF_ERROR : r);
   s.m = s.out.size() - z.avail_out;
-  deflateEnd(&z);
   s.crc = crc32(0, s.out.data(), uInt(s.m));
 }
 
@@ -151,21 +184,33 @@ std::vector<unsigned char> encode_png(const Image& img, int level, int threads, 
   level = std::clamp(level, 0, 9);
   const std::size_t row = std::size_t(kBpp) * std::size_t(w);
   const int per = png_strip_rows(w);
-  std::vector<Strip> strips(std::size_t((h + per - 1) / per));
+  // The buffers, kept by the calling thread from one image to the next (the
+  // OpenMP threads see them through these references: a thread_local named
+  // inside the parallel region would be the worker's own).
+  thread_local std::unique_ptr<unsigned char[]> rgb_buf;
+  thread_local std::size_t rgb_cap = 0;
+  thread_local std::vector<Strip> strips_of_caller;
+  thread_local std::vector<std::unique_ptr<Scratch>> scratch_of_caller;
+  std::vector<Strip>& strips = strips_of_caller;
+  std::vector<std::unique_ptr<Scratch>>& scratch = scratch_of_caller;
+  strips.resize(std::size_t((h + per - 1) / per));
   const int nt = std::max(1, std::min(threads, int(strips.size())));
-  // Every buffer before the threads start: nothing throws inside them.
-  std::vector<unsigned char> rgb(row * std::size_t(h));
-  std::vector<Scratch> scratch(static_cast<std::size_t>(nt));
-  for (Scratch& t : scratch) {
-    t.cand.assign(6 * row, 0);  // five filters' rows and a row of zeros
-    t.filtered.resize(std::size_t(per) * (row + 1));
-  }
+  // Every buffer before the threads start: nothing throws inside them. (A
+  // Scratch is never moved: its deflate state points back at its stream.)
+  while (scratch.size() < std::size_t(nt)) scratch.push_back(std::make_unique<Scratch>());
+  for (int i = 0; i < nt; ++i) scratch[std::size_t(i)]->ready(row, per);
+  grow(rgb_buf, rgb_cap, row * std::size_t(h));
+  unsigned char* rgb = rgb_buf.get();
   for (std::size_t i = 0; i < strips.size(); ++i) {
     Strip& s = strips[i];
     s.y0 = int(i) * per;
     s.y1 = std::min(h, s.y0 + per);
+    s.m = 0;
+    s.err = Z_OK;
     // deflate's bound for the strip, and a sync flush's empty stored block
-    s.out.resize(deflateBound(nullptr, uLong(std::size_t(s.y1 - s.y0) * (row + 1))) + 16);
+    const std::size_t bound =
+        deflateBound(nullptr, uLong(std::size_t(s.y1 - s.y0) * (row + 1))) + 16;
+    if (s.out.size() < bound) s.out.resize(bound);
   }
   double cpu_s = 0;
 #pragma omp parallel num_threads(nt) reduction(+ : cpu_s)
@@ -174,11 +219,11 @@ std::vector<unsigned char> encode_png(const Image& img, int level, int threads, 
 #pragma omp for schedule(static)
     for (int y = 0; y < h; ++y) {
       const float* s = &img.rgba[std::size_t(y) * std::size_t(w) * 4];
-      unsigned char* d = &rgb[std::size_t(y) * row];
+      unsigned char* d = rgb + std::size_t(y) * row;
       for (int x = 0; x < w; ++x)
         for (int c = 0; c < kBpp; ++c) d[kBpp * x + c] = level_of(s[4 * x + c]);
     }
-    Scratch& t = scratch[std::size_t(omp_get_thread_num())];
+    Scratch& t = *scratch[std::size_t(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t i = 0; i < strips.size(); ++i)
       deflate_strip(strips[i], rgb, row, level, i + 1 == strips.size(), t);
