@@ -97,7 +97,7 @@ void StencilSolver<T>::restore(const io::Checkpoint& ck) {
 
 template <class T>
 MemoryNeed StencilSolver<T>::memory_needed(const Case& c) {
-  return {2, 2 * static_cast<std::size_t>(c.grid.size()) * sizeof(T) + (1u << 20)};
+  return {2, 2 * static_cast<std::size_t>(c.grid.size()) * sizeof(T) + (1u << 20), {}, 0};
 }
 
 template std::vector<StencilTap<float>> stencil_taps<float>(const Case&);

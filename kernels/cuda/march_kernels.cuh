@@ -46,10 +46,11 @@ struct MarchRange {
 };
 
 // Whether a march launch makes the faces too (face blocks, below): yes
-// unless the op says faces_apart. The stencil presets' face point is the
-// general stencil formula, out of line; in the march kernel its call took
-// the star march from 44 to 60 registers (float32), so their faces keep a
-// kernel of their own.
+// unless the op says faces_apart. The box preset's face point is the
+// general stencil formula, out of line (in the march kernel its call took
+// the star march from 44 to 60 registers in float32, when the star's faces
+// took it too), so its faces keep a kernel of their own; the star's take
+// star_point_bc, inline (46 registers).
 template <class Op, class = void>
 struct FacesInMarch : std::true_type {};
 template <class Op>
@@ -486,7 +487,9 @@ bool march3d_fits(const FieldView<const T>& in, const FieldView<T>& out) {
   if (!(vector_rows(in, out) && in.n[1] >= 3 && in.n[2] >= 3)) return false;
   constexpr std::int64_t W = Vec16<T>::n;
   const std::int64_t pieces = (in.n[0] + W - 1) / W;
-  const std::int64_t slice = (pieces + 31) / 32 * ((in.n[1] - 2 + 15) / 16) * 256;
+  // threads a slice of the march holds, at least (every piece of every
+  // row, two rows a thread at most, whatever the blocks' shape)
+  const std::int64_t slice = std::max<std::int64_t>(1, pieces * ((in.n[1] - 2 + 1) / 2));
   const std::int64_t nx = in.n[0], ny = in.n[1], nz = in.n[2];
   const std::int64_t faces = 2 * nx * (nz + ny - 2);
   return (nz - 2 + 3) / 4 + (faces + slice - 1) / slice <= 65535;

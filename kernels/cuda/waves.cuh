@@ -27,15 +27,17 @@ inline int device_sms() {
 // asked once per kernel and block size.
 inline int resident_blocks(const void* k, int threads) {
   static std::mutex m;
-  static std::vector<std::tuple<const void*, int, int>> known;
+  static std::vector<std::tuple<const void*, int, int, int>> known;  // kernel, threads, device
+  int dev = 0;
+  GF_CUDA_CHECK(cudaGetDevice(&dev));
   const std::lock_guard<std::mutex> lock(m);
-  for (const auto& [f, t, n] : known)
-    if (f == k && t == threads) return n;
+  for (const auto& [f, t, d, n] : known)
+    if (f == k && t == threads && d == dev) return n;
   int per_sm = 0;  // (a question the runtime cannot answer counts 1 an SM: only speed depends on it)
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, 0) != cudaSuccess)
     (void)cudaGetLastError();
   const int n = (per_sm > 0 ? per_sm : 1) * device_sms();
-  known.emplace_back(k, threads, n);
+  known.emplace_back(k, threads, dev, n);
   return n;
 }
 template <class... A>

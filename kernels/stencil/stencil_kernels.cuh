@@ -402,19 +402,19 @@ __device__ __noinline__ T fixed_face_point(StencilArgs<T> a, const T* __restrict
 }
 
 // Star, radius 1, as an operator of the marches: the tap values gathered
-// from the march's neighbours; faces through stencil_point_bc.
+// from the march's neighbours; faces through star_point_bc (stencil_point_bc's
+// value), inline, so that the march's launch makes them (FacesInMarch).
 template <class T, int D>
 struct StarStencilOp : StencilArgs<T> {
   using value_type = T;
   static constexpr int min_blocks = 4;
-  static constexpr bool faces_apart = true;  // (march_kernels.cuh: FacesInMarch)
   T w[2 * D + 1];
   __device__ __forceinline__ T interior(T u, const T* m, const T* p, int) const {
     return star_point<D>(*this, w, u, m, p);
   }
   __device__ __forceinline__ T face(const FieldView<const T>& in, std::int64_t i, std::int64_t j,
                                     std::int64_t k) const {
-    return fixed_face_point<D, T>(*this, in.p, in, i, j, k);
+    return star_point_bc<D>(*this, w, in, i, j, k);
   }
 };
 

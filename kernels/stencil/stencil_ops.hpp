@@ -71,6 +71,28 @@ GF_HD T star_point(const StencilArgs<T>& a, const T* w, T u, const T* m, const T
   return stencil_combine(a, u, stencil_sum<2 * D + 1>(w, v));
 }
 
+// A radius-1 star's point anywhere on the grid (the marches' y and z faces):
+// held on a Dirichlet face, else its neighbours by the axis rules (neighbour(),
+// which for one point beyond a face is value_at's rule: no other point takes a
+// value from beyond a face, since a point on a Dirichlet face is held) summed
+// by star_point: for the star presets' taps, stencil_point_bc's value
+// operation for operation, cheap enough to inline in the march (its launch
+// then makes the faces too), as heat_point_bc is.
+template <int D, class T>
+GF_HD T star_point_bc(const StencilArgs<T>& a, const T* w, const FieldView<const T>& u,
+                      std::int64_t i, std::int64_t j, std::int64_t k) {
+  const std::int64_t idx = u.index(i, j, k);
+  const std::int64_t pos[3] = {i, j, k};
+  for (int ax = 0; ax < D; ++ax)
+    if (on_dirichlet(pos[ax], u.n[ax], a.bc[ax])) return u[idx];
+  T m[D], p[D];
+  for (int ax = 0; ax < D; ++ax) {
+    m[ax] = neighbour(u.p, idx, pos[ax], u.n[ax], u.stride(ax), -1, a.bc[ax]);
+    p[ax] = neighbour(u.p, idx, pos[ax], u.n[ax], u.stride(ax), +1, a.bc[ax]);
+  }
+  return star_point<D>(a, w, u[idx], m, p);
+}
+
 // Any point of u, with the boundary rules for taps that fall off the grid.
 // `Tap` is StencilTap<T> or an executor's own layout of it (weight w, offset d).
 template <int D, class T, class Tap>
