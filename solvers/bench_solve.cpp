@@ -187,6 +187,12 @@ SolveOutcome time_poisson_solve(const Case& c, Backend<T>& be, const SolveLimits
   // kernels' lazy loading are not the solve's; its iteration sizes the first chunk.
   double per_iter = 0;
   {
+    // quiet: its setup would log the same lines as the timed solver's
+    struct QuietLog {
+      spdlog::level::level_enum was = spdlog::get_level();
+      QuietLog() { spdlog::set_level(std::max(was, spdlog::level::warn)); }
+      ~QuietLog() { spdlog::set_level(was); }
+    } quiet;
     LaplaceSolver<T> warm(c, be);
     be.synchronize();
     const auto t = Clock::now();

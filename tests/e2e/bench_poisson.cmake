@@ -25,6 +25,7 @@ function(solve_run dir rows)
     message(FATAL_ERROR "check_bench.py failed on ${dir}")
   endif()
   set(table "${table}" PARENT_SCOPE)
+  set(err "${err}" PARENT_SCOPE)
 endfunction()
 
 # 9 methods in float64, 8 in float32 (multigrid-mixed is float64 only), 2 dims
@@ -47,6 +48,12 @@ endif()
 # the sanitizer build, would miss: multigrid did, once, under ASan.)
 solve_run(${OUT}/limit 1 --methods jacobi --sizes 65x47x33 --precision float64
           --max-seconds 0.2)
+# A row's setup lines once: the throwaway solver that warms the pages logs nothing.
+string(REGEX MATCHALL "laplace: [0-9]+ Jacobi sweeps? per pass" passes "${err}")
+list(LENGTH passes npasses)
+if(NOT npasses EQUAL 1)
+  message(FATAL_ERROR "the Jacobi row logged its time_block choice ${npasses} times, not once")
+endif()
 if(NOT table MATCHES "\npoisson/jacobi +3 +65x47x33 +cpu +float64 +[0-9]+ [^\n]+ no \\(time_limit\\) ")
   message(FATAL_ERROR "the Jacobi row is not marked as stopped by the time limit")
 endif()
