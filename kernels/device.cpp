@@ -92,21 +92,19 @@ bool gpu_dependent_launch() {
   return on;
 }
 
-namespace {
-int env_int_in(const char* name, int lo, int hi, const char* what) {
+int env_int(const char* name, int fallback, int lo, int hi, const char* what) {
   const char* e = std::getenv(name);
-  if (!e || !*e) return 0;
+  if (!e || !*e) return fallback;
   char* end = nullptr;
   const long v = std::strtol(e, &end, 10);
-  if (*end || (v != 0 && (v < lo || v > hi)))
+  if (*end || v < lo || v > hi)
     throw UsageError(std::string(name) + "='" + e + "': give " + what);
   return int(v);
 }
-}  // namespace
 
 int gpu_march_chunk() {
-  static const int c = env_int_in("GRIDFORGE_MARCH_CHUNK", 1, 64,
-                                  "0 (by the grid) or 1 to 64 planes (rows in 2D) a thread");
+  static const int c = env_int("GRIDFORGE_MARCH_CHUNK", 0, 0, 64,
+                               "0 (by the grid) or 1 to 64 planes (rows in 2D) a thread");
   return c;
 }
 

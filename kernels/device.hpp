@@ -54,6 +54,12 @@ std::int64_t gpu_row_align_bytes();
 // a UsageError.
 bool gpu_dependent_launch();
 
+// An integer setting from the environment variable `name`: `fallback` when
+// unset or empty, else a whole number from lo to hi; anything else is a
+// UsageError "NAME='value': give <what>" (exit 2). The GRIDFORGE_* knobs of
+// the executors (the marches', the ray marcher's) read theirs with it.
+int env_int(const char* name, int fallback, int lo, int hi, const char* what);
+
 // The one-step marches' shape, forced (kernels/cuda/march_kernels.cuh, for
 // measurement): GRIDFORGE_MARCH_CHUNK, planes (3D) or rows (2D) a thread,
 // 1 to 64, 0 or unset: by the grid; GRIDFORGE_MARCH_PIECES, `32` (blocks

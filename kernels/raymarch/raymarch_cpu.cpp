@@ -8,6 +8,7 @@
 
 #include "kernels/exec.hpp"
 #include "core/threads.hpp"
+#include "kernels/device.hpp"
 #include "kernels/raymarch/raymarch_exec.hpp"
 
 namespace gf {
@@ -35,20 +36,6 @@ template <class T>
 std::unique_ptr<RaymarchExec<T>> refuse_ranks(std::unique_ptr<RaymarchExec<T>>,
                                               DistributedBackend<T>&) {
   throw std::logic_error("raymarch over several ranks: rank 0 renders on its own backend");
-}
-
-}  // namespace
-
-namespace {
-
-int env_int(const char* name, int fallback, int lo, int hi, const char* what) {
-  const char* e = std::getenv(name);
-  if (!e || !*e) return fallback;
-  char* end = nullptr;
-  const long v = std::strtol(e, &end, 10);
-  if (*end || v < lo || v > hi)
-    throw UsageError(std::string(name) + "='" + e + "': give " + what);
-  return int(v);
 }
 
 }  // namespace
