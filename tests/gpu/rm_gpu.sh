@@ -27,18 +27,7 @@ say "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nvidia-smi 
 
 # validate's summary line: pass/fail, the lowest PSNR and the most pixels off
 summarize() {  # summarize VALIDATION_JSON LABEL
-  python3 - "$1" "$2" <<'PY' | tee -a "$OUT/summary.txt"
-import json, sys
-try:
-    j = json.load(open(sys.argv[1]))
-except Exception as e:
-    print(f"validate {sys.argv[2]}: no validation.json ({e})"); sys.exit()
-imgs = [r for r in j["rows"] if "psnr_db" in r]
-worst = min((r["psnr_db"] if r["psnr_db"] is not None else float("inf")) for r in imgs) if imgs else None
-off = max((r["off_fraction"] for r in imgs), default=0)
-w = "identical" if worst == float("inf") else (None if worst is None else f"{worst:.2f} dB")
-print(f"validate {sys.argv[2]}: {'pass' if j['pass'] else 'FAIL'}; {len(imgs)} image(s), lowest PSNR {w}, most pixels off {100*off:.3f} %")
-PY
+  python3 tests/gpu/validate_summary.py "$1" "$2" | tee -a "$OUT/summary.txt"
 }
 
 if want tests; then

@@ -37,18 +37,7 @@ for c in raymarch_sdf_scene raymarch_cloud heat3d_movie; do
   for p in float64 float32; do
     v=$OUT/validate_ray/${c}_$p
     check gridforge validate cases/$c.yaml precision=$p output.dir=$v
-    python3 - "$v/validation.json" "$c $p" <<'PY' | tee -a "$OUT/summary.txt"
-import json, sys
-try:
-    j = json.load(open(sys.argv[1]))
-except Exception as e:
-    print(f"validate {sys.argv[2]}: no validation.json ({e})"); sys.exit()
-imgs = [r for r in j["rows"] if "psnr_db" in r]
-worst = min((r["psnr_db"] if r["psnr_db"] is not None else float("inf")) for r in imgs) if imgs else None
-off = max((r["off_fraction"] for r in imgs), default=0)
-print(f"validate {sys.argv[2]}: {'pass' if j['pass'] else 'FAIL'}; {len(imgs)} image(s), lowest PSNR "
-      f"{worst if worst is None or worst == float('inf') else round(worst, 2)} dB, most pixels off {100*off:.3f} %")
-PY
+    python3 tests/gpu/validate_summary.py "$v/validation.json" "$c $p" | tee -a "$OUT/summary.txt"
   done
 done
 
