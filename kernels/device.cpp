@@ -81,15 +81,19 @@ std::int64_t gpu_row_align_bytes() {
   return align;
 }
 
-bool gpu_dependent_launch() {
-  static const bool on = [] {
+PdlPolicy gpu_dependent_launch() {
+  static const PdlPolicy policy = [] {
     const char* e = std::getenv("GRIDFORGE_PDL");
-    if (!e || !*e || std::string(e) == "1") return true;
-    if (std::string(e) == "0") return false;
-    throw UsageError(std::string("GRIDFORGE_PDL='") + e +
-                     "': give 1 (dependent launches, the default) or 0 (ordinary launches)");
+    const std::string v = e ? e : "";
+    if (v.empty() || v == "1") return PdlPolicy::Auto;
+    if (v == "0") return PdlPolicy::Off;
+    if (v == "early") return PdlPolicy::Early;
+    if (v == "late") return PdlPolicy::Late;
+    throw UsageError("GRIDFORGE_PDL='" + v +
+                     "': give 1 (dependent launches by the field's size, the default), 0 "
+                     "(ordinary launches), early or late");
   }();
-  return on;
+  return policy;
 }
 
 int env_int(const char* name, int fallback, int lo, int hi, const char* what) {

@@ -49,10 +49,12 @@ std::unique_ptr<Backend<T>> make_cuda_backend(int device, std::int64_t row_align
 Layout gpu_field_layout(const Grid& g, std::size_t elem_bytes);
 std::int64_t gpu_row_align_bytes();
 
-// Whether the GPU's one-step marches take programmatic dependent launches
-// (kernels/cuda/pdl.cuh): GRIDFORGE_PDL, 1 (default) or 0; anything else is
+// How the GPU's one-step marches take programmatic dependent launches
+// (kernels/cuda/pdl.cuh): GRIDFORGE_PDL, 1 (default: by the field's size), 0
+// (ordinary launches), `early` or `late` (every field so); anything else is
 // a UsageError.
-bool gpu_dependent_launch();
+enum class PdlPolicy { Auto, Off, Early, Late };
+PdlPolicy gpu_dependent_launch();
 
 // An integer setting from the environment variable `name`: `fallback` when
 // unset or empty, else a whole number from lo to hi; anything else is a

@@ -208,10 +208,10 @@ template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
                                                           T* __restrict__ out, Layout l,
                                                           int kchunk, MarchRange rg = {},
-                                                          int mz = 1 << 30) {
+                                                          int mz = 1 << 30, bool late = false) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
-  pdl_begin();
+  pdl_begin(late);
   if constexpr (!RANGED && faces_in_march<Op>)
     if (int(blockIdx.z) >= mz) {  // a face block
       face3d_point<Op, int>(op, in, out, l, face_thread(int(blockIdx.z), mz));
@@ -252,6 +252,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
     zm = c;
     c = zp;
   }
+  pdl_end(late);
 }
 
 // The values of one row's 3 taps for point e of a thread's piece (dx = −1,
@@ -292,10 +293,10 @@ template <class Op, class T, int MINB, bool RANGED = false, int RY = 1, int PFD 
 __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restrict__ in,
                                                          T* __restrict__ out, Layout l,
                                                          int kchunk, MarchRange rg = {},
-                                                         int mz = 1 << 30) {
+                                                         int mz = 1 << 30, bool late = false) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
-  pdl_begin();
+  pdl_begin(late);
   if constexpr (!RANGED && faces_in_march<Op>)
     if (int(blockIdx.z) >= mz) {  // a face block
       face3d_point<Op, int>(op, in, out, l, face_thread(int(blockIdx.z), mz));
@@ -362,6 +363,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
       cprev[y] = p[y + 1].v;
     }
   }
+  pdl_end(late);
 }
 
 // The y and z faces alone, one thread a point (face3d_point): beside the
@@ -388,10 +390,11 @@ __global__ void __launch_bounds__(256) faces3d(Op op, const typename Op::value_t
 template <bool BOX, class Op, class T, bool RANGED = false, bool PARTIAL = false>
 __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
                                                T* __restrict__ out, Layout l, int kc,
-                                               MarchRange rg = {}, int my = 1 << 30) {
+                                               MarchRange rg = {}, int my = 1 << 30,
+                                               bool late = false) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
-  pdl_begin();
+  pdl_begin(late);
   if constexpr (!RANGED && faces_in_march<Op>)
     if (int(blockIdx.y) >= my) {  // an end-row block
       const int t = (int(blockIdx.y) - my) * int(gridDim.x) + int(blockIdx.x);
@@ -461,6 +464,7 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
       cur = yp;
     }
   }
+  pdl_end(late);
 }
 
 inline unsigned march_blocks(std::int64_t n, unsigned b) { return unsigned((n + b - 1) / b); }
@@ -536,7 +540,7 @@ void run_march2d(const Op& op, const FieldView<const typename Op::value_type>& i
   const unsigned gx = march_blocks((r.i_hi - r.i_lo + W - 1) / W, 32);
   const int groups = int(march_blocks(r.j_hi - r.j_lo, 8));  // rows of the blocks' 8 threads
   const Layout& l = in;
-  const bool dep = pdl_pays(in.n[0] * in.n[1] * in.n[2] * std::int64_t(sizeof(T)));
+  const Pdl dep = pdl_for(in.n[0] * in.n[1] * in.n[2] * std::int64_t(sizeof(T)));
   const auto go = [&](auto kernel) {
     // rows a thread: kMarch2dRows, fewer where that leaves most of the device idle
     int kc = gpu_march_chunk();
@@ -550,7 +554,8 @@ void run_march2d(const Op& op, const FieldView<const typename Op::value_type>& i
       grid.y += march_blocks(2 * in.n[0], grid.x * 256);
     }
     if (grid.y == 0) return;
-    launch_pdl(kernel, grid, dim3(32, 8), s, dep, op, in.p, out.p, l, kc, r, my);
+    launch_pdl(kernel, grid, dim3(32, 8), s, dep, op, in.p, out.p, l, kc, r, my,
+               dep == Pdl::Late);
   };
   if (!RANGED && in.n[0] % W != 0)  // rows end in a partial piece
     go(march2d<BOX, Op, T, RANGED, true>);
@@ -567,7 +572,8 @@ void launch_march2d(const Op& op, const FieldView<const typename Op::value_type>
   run_march2d<BOX, false>(op, in, out, MarchRange{0, nx, 1, ny - 1, 0, 1}, s);
   if constexpr (!faces_in_march<Op>)
     launch_pdl(rows2d<Op>, dim3(march_blocks(2 * std::int64_t(nx), 256)), dim3(256), s,
-               ny > 2 && pdl_pays(std::int64_t(nx) * ny * std::int64_t(sizeof(typename Op::value_type))),
+               ny > 2 ? pdl_for(std::int64_t(nx) * ny * std::int64_t(sizeof(typename Op::value_type)))
+                      : Pdl::Off,
                op, in.p, out.p, Layout(in));
 }
 
@@ -575,7 +581,7 @@ void launch_march2d(const Op& op, const FieldView<const typename Op::value_type>
 template <class Op>
 void launch_faces3d(const Op& op, const FieldView<const typename Op::value_type>& in,
                     const FieldView<typename Op::value_type>& out, cudaStream_t s,
-                    bool dependent = false) {
+                    Pdl dependent = Pdl::Off) {
   const std::int64_t nx = in.n[0], ny = in.n[1], nz = in.n[2];
   const std::int64_t faces = 2 * nx * (nz + std::max<std::int64_t>(0, ny - 2));
   if (faces == 0) return;
@@ -640,7 +646,7 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
     const std::int64_t nx = in.n[0], ny = in.n[1], nz = in.n[2];
     face_slices = march_blocks(2 * nx * (nz + ny - 2), g.x * g.y * unsigned(threads));
   }
-  const bool dep = pdl_pays(in.n[0] * in.n[1] * in.n[2] * std::int64_t(sizeof(T)));
+  const Pdl dep = pdl_for(in.n[0] * in.n[1] * in.n[2] * std::int64_t(sizeof(T)));
   const Layout& l = in;
   const auto go = [&](auto kernel) {
     int kc = gpu_march_chunk();
@@ -652,7 +658,8 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
     gz.z = march_blocks(planes, unsigned(kc));
     const int mz = face_slices ? int(gz.z) : 1 << 30;
     gz.z += unsigned(face_slices);
-    launch_pdl(kernel, gz, dim3(unsigned(P), unsigned(R)), s, dep, op, in.p, out.p, l, kc, r, mz);
+    launch_pdl(kernel, gz, dim3(unsigned(P), unsigned(R)), s, dep, op, in.p, out.p, l, kc, r, mz,
+               dep == Pdl::Late);
   };
   const auto pick = [&](auto partial) {
     constexpr bool PT = decltype(partial)::value;
@@ -677,7 +684,7 @@ void launch_march3d(const Op& op, const FieldView<const typename Op::value_type>
   run_march3d<BOX, false>(op, in, out, all, s);
   if constexpr (!faces_in_march<Op>)
     launch_faces3d(op, in, out, s,
-                   pdl_pays(in.n[0] * in.n[1] * in.n[2] *
+                   pdl_for(in.n[0] * in.n[1] * in.n[2] *
                             std::int64_t(sizeof(typename Op::value_type))));
 }
 

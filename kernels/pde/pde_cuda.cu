@@ -25,6 +25,7 @@
 #include "core/error.hpp"
 #include "kernels/cuda/cuda_backend.cuh"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/pdl.cuh"
 #include "kernels/cuda/waves.cuh"
 #include "kernels/device.hpp"
 #include "kernels/pde/pde_codegen.hpp"  // kPdeKernelName
@@ -284,9 +285,12 @@ class PdeCuda final : public PdeExec<T> {
     const dim3 grid{unsigned(gx), unsigned(gy), unsigned(gz)};
     int ch = chunk, m = int(mb);
     long nf = long(nfaces);
-    void* args[] = {&a, &ch, &nf, &m};
-    GF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(march_), grid,
-                                   dim3(unsigned(P), unsigned(R), 1), args, 0, be_.stream()));
+    // dependent launches as the one-step marches take them, by a field's size
+    const Pdl dep = pdl_for(l.n[0] * l.n[1] * l.n[2] * std::int64_t(sizeof(T)));
+    bool late = dep == Pdl::Late;
+    void* args[] = {&a, &ch, &nf, &m, &late};
+    launch_pdl(reinterpret_cast<const void*>(march_), grid, dim3(unsigned(P), unsigned(R), 1),
+               be_.stream(), dep, args);
     return true;
   }
 

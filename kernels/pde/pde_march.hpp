@@ -22,6 +22,7 @@
 // faces are pde_faces': one thread a point through pde_point, in blocks of
 // the same launch (pde_march_and_faces).
 #pragma once
+#include "kernels/cuda/griddep.cuh"
 #include "kernels/cuda/vec16.cuh"
 #include "kernels/pde/pde_ops.hpp"
 
@@ -219,19 +220,24 @@ __device__ __forceinline__ void pde_faces(const PdeArgs<T>& A, const Eq& eq, lon
 
 // One launch a stage: the march's blocks, then the faces' (those whose last
 // grid index, z in 3D and y in 2D, is mb or more), which run in the march's
-// tail (a kernel of their own after it cost a launch and its gap).
+// tail (a kernel of their own after it cost a launch and its gap). Launched
+// as a dependent launch (pdl.cuh's, `late` as Pdl::Late): it waits for the
+// stage before first.
 template <int D, int PFD, class T, class Eq>
 __device__ __forceinline__ void pde_march_and_faces(const PdeArgs<T>& A, const Eq& eq, int chunk,
-                                                    long nfaces, int mb) {
+                                                    long nfaces, int mb, bool late) {
+  pdl_begin(late);
   const int b = int(D == 3 ? blockIdx.z : blockIdx.y);
   if (b < mb) {
     pde_march<D, PFD>(A, eq, chunk);
-    return;
+  } else {
+    const long fb = D == 3 ? (long(b - mb) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x
+                           : long(b - mb) * gridDim.x + blockIdx.x;
+    const long t =
+        fb * long(blockDim.x * blockDim.y) + long(threadIdx.y * blockDim.x + threadIdx.x);
+    if (t < nfaces) pde_faces<D>(A, eq, t);
   }
-  const long fb = D == 3 ? (long(b - mb) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x
-                         : long(b - mb) * gridDim.x + blockIdx.x;
-  const long t = fb * long(blockDim.x * blockDim.y) + long(threadIdx.y * blockDim.x + threadIdx.x);
-  if (t < nfaces) pde_faces<D>(A, eq, t);
+  pdl_end(late);
 }
 
 }  // namespace gf
