@@ -100,7 +100,12 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_points_kernel(F f, Layo
   std::int64_t q = blockIdx.x * std::int64_t(kReduceThreads) + threadIdx.x;
   if (q < n) {
     PointWalk w(l, q, stride);
-    for (; q < n; q += stride, w.next()) acc += f(w.index());
+    for (; q < n; q += stride, w.next()) {
+      if constexpr (TermAt<F>::value)
+        acc += f.at(w.i, w.j, w.k, w.index());
+      else
+        acc += f(w.index());
+    }
   }
   const double s = BlockReduce(tmp).Sum(acc);
   if (threadIdx.x == 0) partials[blockIdx.x] = s;
@@ -320,10 +325,11 @@ class CudaBackend final : public Backend<T> {
     });
   }
   // Σ f(idx) over the points of layout l (not a padded row's padding), in
-  // the order reduce() takes a dense field's values: the same sums.
+  // the order reduce() takes a dense field's values: the same sums. A term
+  // with at(i, j, k, idx) (TermAt) is given the point's coordinates.
   template <class F>
   double reduce_points(const F& f, const Layout& l) {
-    if (l.is_dense()) return reduce(f, l.size());
+    if (l.is_dense() && !TermAt<F>::value) return reduce(f, l.size());
     return reduce_over(l.size(), [&](int blocks, double* partials) {
       reduce_points_kernel<F><<<blocks, kReduceThreads, 0, stream_>>>(f, l, partials);
     });

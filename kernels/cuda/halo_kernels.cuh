@@ -5,6 +5,8 @@
 #include <cub/block/block_reduce.cuh>
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "grid/grid.hpp"
 #include "kernels/ops/stats.hpp"
@@ -32,29 +34,55 @@ struct OwnedMask {
     if (all) return true;
     std::int64_t i, j, k;
     l.locate(idx, i, j, k);
-    return i >= lo[0] && i < hi[0] && j >= lo[1] && j < hi[1] && k >= lo[2] && k < hi[2];
+    return owns_at(i, j, k);
+  }
+  __device__ __forceinline__ bool owns_at(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    return all ||
+           (i >= lo[0] && i < hi[0] && j >= lo[1] && j < hi[1] && k >= lo[2] && k < hi[2]);
   }
 };
 
 // A thread's walk over the points q, q + stride, ... of a layout in
 // x-fastest order (the order of a dense field's values), giving each one's
-// index in the layout without a division per point: rows are sy apart
-// (Layout::aligned_rows pads rows, never planes, so row r starts at r·sy).
+// index in the layout and its coordinates (i, j, k) without a division per
+// point: rows are sy apart (Layout::aligned_rows pads rows, never planes,
+// so row r = j + k·ny starts at r·sy).
 struct PointWalk {
-  std::int64_t i, row, di, drow, n0, sy;
+  std::int64_t i, j, k, row, di, dj, dk, drow, n0, n1, sy;
   __device__ PointWalk(const Layout& l, std::int64_t q, std::int64_t stride)
       : i(q % l.n[0]), row(q / l.n[0]), di(stride % l.n[0]), drow(stride / l.n[0]), n0(l.n[0]),
-        sy(l.sy) {}
+        n1(l.n[1]), sy(l.sy) {
+    j = row % n1;
+    k = row / n1;
+    dj = drow % n1;
+    dk = drow / n1;
+  }
   __device__ std::int64_t index() const { return i + row * sy; }
   __device__ void next() {
     i += di;
     row += drow;
+    j += dj;
+    k += dk;
     if (i >= n0) {
       i -= n0;
       ++row;
+      ++j;
+    }
+    if (j >= n1) {
+      j -= n1;
+      ++k;
     }
   }
 };
+
+// Whether a reduction term takes the point's coordinates too: f.at(i, j,
+// k, idx) (the walk's, no division), else f(idx).
+template <class F, class = void>
+struct TermAt : std::false_type {};
+template <class F>
+struct TermAt<F, std::void_t<decltype(std::declval<const F&>().at(std::int64_t(0), std::int64_t(0),
+                                                                   std::int64_t(0), std::int64_t(0)))>>
+    : std::true_type {};
 
 // A reduction term counted at owned points only; f runs everywhere (its
 // writes, r of residual and cg_update, cover the halo too).
@@ -65,6 +93,11 @@ struct OwnedOnly {
   __device__ double operator()(std::int64_t idx) const {
     const double v = f(idx);
     return m.owns(idx) ? v : 0.0;
+  }
+  template <class G = F, class = std::enable_if_t<TermAt<G>::value>>
+  __device__ double at(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) const {
+    const double v = f.at(i, j, k, idx);
+    return m.owns_at(i, j, k) ? v : 0.0;
   }
 };
 

@@ -163,13 +163,18 @@ struct ResidualFn {
   const T* u;
   T* r;  // may be null
   Layout l;
+  // The term of point (i, j, k) at index idx (the reductions' walk gives
+  // both: no division a point, which cost more than the formula).
+  __device__ double at(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) const {
+    const T v = residual_point<D>(a, FieldView<const T>(u, l), i, j, k);
+    if (r) r[idx] = v;
+    return double(v) * double(v);
+  }
   __device__ double operator()(std::int64_t idx) const {
     std::int64_t i, j, k;
     l.locate(idx, i, j, k);
     if (i >= l.n[0]) return 0.0;
-    const T v = residual_point<D>(a, FieldView<const T>(u, l), i, j, k);
-    if (r) r[idx] = v;
-    return double(v) * double(v);
+    return at(i, j, k, idx);
   }
 };
 

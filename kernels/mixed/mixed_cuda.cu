@@ -14,11 +14,15 @@ struct DefectFn {
   FieldView<const double> u;
   FieldView<float> d;
   double s;
+  // The reductions' walk gives (i, j, k) without a division a point.
+  __device__ double at(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) const {
+    return mixed_defect_point<D>(a, u, i, j, k, s, d(i, j, k));
+  }
   __device__ double operator()(std::int64_t idx) const {
     std::int64_t i, j, k;
     u.locate(idx, i, j, k);
     if (i >= u.n[0]) return 0.0;  // a padded row's padding
-    return mixed_defect_point<D>(a, u, i, j, k, s, d(i, j, k));
+    return at(i, j, k, idx);
   }
 };
 
@@ -32,6 +36,34 @@ __global__ void __launch_bounds__(256) correct_kernel(FieldView<const float> e, 
          j += std::int64_t(gridDim.y) * blockDim.y) {
       const std::int64_t idx = u.index(i, j, k);
       u[idx] = mixed_corrected(u[idx], e(i, j, k), inv_s);
+    }
+}
+
+// The same, two points of a row a thread (a double2 of u, a float2 of e):
+// for rows of an even number of values starting on 16-byte (u) and 8-byte
+// (e) boundaries, as the padded GPU fields' are. I: the index type (32 bits
+// below 2³¹ values). One point a thread with 64-bit indices took 1.3 ms at
+// 513³ on an H100, 0.69 of the copy bandwidth.
+template <class I>
+__global__ void __launch_bounds__(256) correct_pairs_kernel(FieldView<const float> e, double inv_s,
+                                                            FieldView<double> u) {
+  const I nx = I(u.n[0]), ny = I(u.n[1]), nz = I(u.n[2]);
+  const I i = 2 * (I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x));
+  if (i >= nx) return;
+  for (I k = I(blockIdx.z); k < nz; k += I(gridDim.z))
+    for (I j = I(blockIdx.y) * I(blockDim.y) + I(threadIdx.y); j < ny;
+         j += I(gridDim.y) * I(blockDim.y)) {
+      double* up = u.p + u.template index_as<I>(i, j, k);
+      const float* ep = e.p + e.template index_as<I>(i, j, k);
+      if (i + 1 < nx) {
+        double2 uv = *reinterpret_cast<const double2*>(up);
+        const float2 ev = *reinterpret_cast<const float2*>(ep);
+        uv.x = mixed_corrected(uv.x, ev.x, inv_s);
+        uv.y = mixed_corrected(uv.y, ev.y, inv_s);
+        *reinterpret_cast<double2*>(up) = uv;
+      } else {
+        *up = mixed_corrected(*up, *ep, inv_s);
+      }
     }
 }
 
@@ -52,8 +84,25 @@ class MixedCuda final : public MixedExec {
   }
   void correct(const Field<float>& e, double s, Field<double>& u) override {
     dim3 grid, block;
-    point_launch(u.grid().ndim, u.layout().n, grid, block);
-    correct_kernel<<<grid, block, 0, be_.stream()>>>(e.view(), 1.0 / s, u.view());
+    const Layout& lu = u.layout();
+    const Layout& le = e.layout();
+    const auto at = [](const void* p, std::uintptr_t b) {
+      return reinterpret_cast<std::uintptr_t>(p) % b == 0;
+    };
+    if (lu.sy % 2 == 0 && lu.sz % 2 == 0 && le.sy % 2 == 0 && le.sz % 2 == 0 &&
+        at(u.data(), 16) && at(e.data(), 8)) {
+      const std::int64_t pairs[3] = {(lu.n[0] + 1) / 2, lu.n[1], lu.n[2]};
+      point_launch(u.grid().ndim, pairs, grid, block);
+      if (lu.span() < (std::int64_t(1) << 31) && le.span() < (std::int64_t(1) << 31))
+        correct_pairs_kernel<std::int32_t><<<grid, block, 0, be_.stream()>>>(e.view(), 1.0 / s,
+                                                                             u.view());
+      else
+        correct_pairs_kernel<std::int64_t><<<grid, block, 0, be_.stream()>>>(e.view(), 1.0 / s,
+                                                                             u.view());
+    } else {
+      point_launch(u.grid().ndim, lu.n, grid, block);
+      correct_kernel<<<grid, block, 0, be_.stream()>>>(e.view(), 1.0 / s, u.view());
+    }
     GF_CUDA_CHECK_LAUNCH();
   }
 

@@ -279,11 +279,15 @@ template <int D, class T>
 struct WeightedFn {
   LaplaceArgs<T> a;
   FieldView<const T> v;
+  // The reductions' walk gives (i, j, k) without a division a point.
+  __device__ double at(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) const {
+    return double(mg_weighted_point<D>(a, v, i, j, k));
+  }
   __device__ double operator()(std::int64_t idx) const {
     std::int64_t i, j, k;
     v.locate(idx, i, j, k);
     if (i >= v.n[0]) return 0.0;
-    return double(mg_weighted_point<D>(a, v, i, j, k));
+    return at(i, j, k, idx);
   }
 };
 
