@@ -166,6 +166,30 @@ GF_HD void mg_restrict_taps(const MgAxis& x, std::int64_t q, std::int64_t* at, T
   for (int e = 0; e < kMgTaps; ++e) w[e] = T(double(wt[e]) / double(sum));
 }
 
+// Σ over the slots of the weights w[axis][slot] times the fine values, in
+// one order for every executor and path: row(b, c) is the fine row of y
+// slot b and z slot c, x slot a its value at at_x[a] (the GPU's interior
+// rows take the slots from tables, by 32-bit offsets).
+template <int D, class T, class I, class Row>
+GF_HD T mg_restrict_sum(const T (&w)[3][kMgTaps], const I (&at_x)[kMgTaps], const Row& row) {
+  constexpr int sy = D > 1 ? kMgTaps : 1, sz = D > 2 ? kMgTaps : 1;
+  T s = 0;
+  for (int c = 0; c < sz; ++c) {
+    if (w[2][c] == T(0)) continue;
+    T sy_sum = 0;
+    for (int b = 0; b < sy; ++b) {
+      if (w[1][b] == T(0)) continue;
+      const T* r = row(b, c);
+      T sx = 0;
+      for (int a = 0; a < kMgTaps; ++a)
+        if (w[0][a] != T(0)) sx += w[0][a] * r[at_x[a]];
+      sy_sum += w[1][b] * sx;
+    }
+    s += w[2][c] * sy_sum;
+  }
+  return s;
+}
+
 // The coarse value at coarse point (i, j, k): Σ of the weighted fine values
 // around it; 0 at Dirichlet points of the coarse level (the correction is 0 there).
 template <int D, class T>
@@ -176,25 +200,12 @@ GF_HD T mg_restrict_point(const LaplaceArgs<T>& coarse, const MgAxis* ax,
   const std::int64_t nc[3] = {ax[0].nc, ax[1].nc, ax[2].nc};
   if (held<D>(coarse, nc, pos)) return T(0);
   // slots of the axes the level has (one point of weight 1 on the others)
-  constexpr int sy = D > 1 ? kMgTaps : 1, sz = D > 2 ? kMgTaps : 1;
   std::int64_t at[3][kMgTaps] = {};
   T w[3][kMgTaps] = {{T(1)}, {T(1)}, {T(1)}};
   for (int a = 0; a < D; ++a) mg_restrict_taps<T>(ax[a], pos[a], at[a], w[a]);
-  T s = 0;
-  for (int c = 0; c < sz; ++c) {
-    if (w[2][c] == T(0)) continue;
-    T sy_sum = 0;
-    for (int b = 0; b < sy; ++b) {
-      if (w[1][b] == T(0)) continue;
-      const T* row = fine.p + fine.index(0, at[1][b], at[2][c]);
-      T sx = 0;
-      for (int a = 0; a < kMgTaps; ++a)
-        if (w[0][a] != T(0)) sx += w[0][a] * row[at[0][a]];
-      sy_sum += w[1][b] * sx;
-    }
-    s += w[2][c] * sy_sum;
-  }
-  return s;
+  return mg_restrict_sum<D>(w, at[0], [&](int b, int c) {
+    return fine.p + fine.index(0, at[1][b], at[2][c]);
+  });
 }
 
 // Where fine point q of axis x falls on the coarse axis: coarse points lo
