@@ -51,10 +51,12 @@ double MixedRefinement::step(Field<double>& u) {
   // cycle's factor a step (1e-10 in some 8 steps), far above float32's
   // smallest normal numbers (1e-38); re-scaled (a second pass) only if it
   // ever nears them
-  const double rr = exec_->defect(a_, u, scale_, d_);
+  const double rr = exec_->defect(a_, u, scale_, d_, true);
   const double rms = std::sqrt(rr / points_);
   if (rms > 0 && std::isfinite(rms) && (rms * scale_ < 1e-20 || rms * scale_ > 1e20)) {
-    scale_ = 1.0 / rms;
+    // the new scale from the sum in the reductions' order, as start()'s
+    const double rms2 = std::sqrt(exec_->defect(a_, u, scale_, d_) / points_);
+    scale_ = 1.0 / (rms2 > 0 && std::isfinite(rms2) ? rms2 : rms);
     exec_->defect(a_, u, scale_, d_);
   }
   be_.synchronize();

@@ -96,7 +96,12 @@ class LaplaceCuda final : public LaplaceExec<T> {
     by_dim(a.ndim, [&](auto d) {
       const ResidualFn<decltype(d)::value, T> fn{a, u.data(), r ? r->data() : nullptr,
                                                  u.layout()};
-      s = be_.reduce_field(fn, u.grid(), u.layout());
+      // the norm alone only decides (convergence, stalls), so its sum may
+      // take the tiles' order; with r (CG's start) it seeds the iteration
+      if (r)
+        s = be_.reduce_field(fn, u.grid(), u.layout());
+      else
+        s = be_.reduce_field_tiles(fn, u.grid(), u.layout());
     });
     return s;
   }

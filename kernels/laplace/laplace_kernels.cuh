@@ -164,9 +164,18 @@ struct ResidualFn {
   T* r;  // may be null
   Layout l;
   // The term of point (i, j, k) at index idx (the reductions' walk gives
-  // both: no division a point, which cost more than the formula).
+  // both: no division a point, which cost more than the formula). Off the
+  // faces residual_point's formula on the neighbours read directly, W = 1:
+  // the same value.
   __device__ double at(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) const {
-    const T v = residual_point<D>(a, FieldView<const T>(u, l), i, j, k);
+    T v;
+    if (lap_interior<D>(l.n, i, j, k)) {
+      T m[3], p[3];
+      gather_interior<D>(l, u, idx, m, p);
+      v = residual_formula<D>(a, u[idx], m, p, rhs_at(a, idx), T(1));
+    } else {
+      v = residual_point<D>(a, FieldView<const T>(u, l), i, j, k);
+    }
     if (r) r[idx] = v;
     return double(v) * double(v);
   }

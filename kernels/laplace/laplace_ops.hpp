@@ -129,6 +129,14 @@ GF_HD int sor_colour(std::int64_t i, std::int64_t j, std::int64_t k) {
   return int((i + j + k) & 1);
 }
 
+// rᵢ = Wᵢ·(f_coef·fᵢ + lap_coef·(L u)ᵢ) from uᵢ = c, its gathered
+// neighbours, fᵢ and Wᵢ = w.
+template <int D, class T>
+GF_HD T residual_formula(const LaplaceArgs<T>& a, T c, const T* m, const T* p, T f, T w) {
+  const T lu = neighbour_sum<D>(m, p, a.ih2) - a.diag * c;
+  return w * (a.f_coef * f + a.lap_coef * lu);
+}
+
 // rᵢ = Wᵢ·(f_coef·fᵢ + lap_coef·(L u)ᵢ); 0 at Dirichlet points.
 template <int D, class T>
 GF_HD T residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, std::int64_t i,
@@ -138,8 +146,7 @@ GF_HD T residual_point(const LaplaceArgs<T>& a, const FieldView<const T>& u, std
   if (held<D>(a, u.n, pos)) return T(0);
   T m[3], p[3];
   gather<D>(a, u, idx, pos, m, p);
-  const T lu = neighbour_sum<D>(m, p, a.ih2) - a.diag * u[idx];
-  return bc_weight<D>(a, u.n, pos) * (a.f_coef * rhs_at(a, idx) + a.lap_coef * lu);
+  return residual_formula<D>(a, u[idx], m, p, rhs_at(a, idx), bc_weight<D>(a, u.n, pos));
 }
 
 // op_scale·(−L₀ p)ᵢ + op_shift·pᵢ from pᵢ (c) and its gathered neighbours,

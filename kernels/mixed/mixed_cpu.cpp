@@ -14,7 +14,7 @@ using namespace cpu;
 class MixedCpu final : public MixedExec {
  public:
   double defect(const LaplaceArgs<double>& a, const Field<double>& u, double s,
-                Field<float>& d) override {
+                Field<float>& d, bool /*decides: one order here*/) override {
     const FieldView<const double> uv = u.view();
     const FieldView<float> dv = d.view();
     double sum = 0;

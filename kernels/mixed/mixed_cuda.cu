@@ -14,8 +14,15 @@ struct DefectFn {
   FieldView<const double> u;
   FieldView<float> d;
   double s;
-  // The reductions' walk gives (i, j, k) without a division a point.
-  __device__ double at(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) const {
+  // The reductions give (i, j, k) without a division a point. Off the faces
+  // mg_residual_point's formula on the neighbours read directly, W = 1.
+  __device__ double at(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t idx) const {
+    if (lap_interior<D>(u.n, i, j, k)) {
+      double m[3], p[3];
+      gather_interior<D>(static_cast<const Layout&>(u), u.p, idx, m, p);
+      const double r = mg_residual_formula<D>(a, u[idx], m, p, rhs_at(a, idx));
+      return mixed_defect_term(r, 1.0, s, d(i, j, k));
+    }
     return mixed_defect_point<D>(a, u, i, j, k, s, d(i, j, k));
   }
   __device__ double operator()(std::int64_t idx) const {
@@ -71,11 +78,13 @@ class MixedCuda final : public MixedExec {
  public:
   explicit MixedCuda(CudaBackend<double>& be) : be_(be) {}
   double defect(const LaplaceArgs<double>& a, const Field<double>& u, double s,
-                Field<float>& d) override {
+                Field<float>& d, bool decides) override {
     double sum = 0;
     const auto run = [&](auto dim) {
       constexpr int D = decltype(dim)::value;
-      sum = be_.reduce_field(DefectFn<D>{a, u.view(), d.view(), s}, u.grid(), u.layout());
+      const DefectFn<D> fn{a, u.view(), d.view(), s};
+      sum = decides ? be_.reduce_field_tiles(fn, u.grid(), u.layout())
+                    : be_.reduce_field(fn, u.grid(), u.layout());
     };
     if (a.ndim == 1) run(std::integral_constant<int, 1>{});
     else if (a.ndim == 2) run(std::integral_constant<int, 2>{});

@@ -17,9 +17,12 @@ class MixedExec {
   virtual ~MixedExec() = default;
   // d = s·(f − L u) into the float32 field d (any layout; 0 at Dirichlet
   // points); returns Σ (W·(f − L u))² over the points, in double: the
-  // solver's squared residual (a.f_coef 1, a.lap_coef −1).
+  // solver's squared residual (a.f_coef 1, a.lap_coef −1). `decides`: the
+  // sum only decides (convergence, a rescaling), so its terms may be added
+  // in any fixed order (the GPU's tiles, reduce_tiles_kernel); else in the
+  // reductions' order (the first defect's sum sets the scale).
   virtual double defect(const LaplaceArgs<double>& a, const Field<double>& u, double s,
-                        Field<float>& d) = 0;
+                        Field<float>& d, bool decides = false) = 0;
   // u += e/s at every point.
   virtual void correct(const Field<float>& e, double s, Field<double>& u) = 0;
 };

@@ -16,15 +16,21 @@
 
 namespace gf {
 
+// The defect d (mg_residual_point's value) at a point of weight w: stored
+// as float(s·d); the term (w·d)².
+GF_HD double mixed_defect_term(double d, double w, double s, float& d32) {
+  const double wd = w * d;
+  d32 = static_cast<float>(s * d);
+  return wd * wd;
+}
+
 template <int D>
 GF_HD double mixed_defect_point(const LaplaceArgs<double>& a, const FieldView<const double>& u,
                                 std::int64_t i, std::int64_t j, std::int64_t k, double s,
                                 float& d32) {
   const double d = mg_residual_point<D>(a, u, i, j, k);
   const std::int64_t pos[3] = {i, j, k};
-  const double wd = bc_weight<D>(a, u.n, pos) * d;
-  d32 = static_cast<float>(s * d);
-  return wd * wd;
+  return mixed_defect_term(d, bc_weight<D>(a, u.n, pos), s, d32);
 }
 
 GF_HD double mixed_corrected(double u, float e, double inv_s) { return u + double(e) * inv_s; }
