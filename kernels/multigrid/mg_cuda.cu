@@ -509,17 +509,11 @@ class MultigridCuda final : public MultigridExec<T> {
       if constexpr (D >= 2) {
         if (mg_split<D>(l) && l.span() < (std::int64_t(1) << 31) &&
             same_layout(l, r.layout())) {  // the rows off the faces, then the faces
-          const dim3 grid(unsigned((l.n[0] - 2 + 31) / 32), unsigned((l.n[1] - 2 + 7) / 8),
-                          D > 2 ? unsigned((l.n[2] - 2 + kMgRowPlanes - 1) / kMgRowPlanes)
-                                : 1u);
-          mg_residual_rows_kernel<D, T><<<grid, dim3(32, 8), 0, be_.stream()>>>(
+          mg_residual_rows_kernel<D, T><<<rows_grid<D>(l), dim3(32, 8), 0, be_.stream()>>>(
               a, u.data(), r.data(), int(l.sy), int(l.sz), int(l.n[0]), int(l.n[1]), int(l.n[2]),
               kMgRowPlanes);
           GF_CUDA_CHECK_LAUNCH();
-          const std::int64_t count = l.shell_count(D);
-          const unsigned blocks = unsigned(std::min<std::int64_t>((count + 255) / 256, 65535));
-          mg_shell_kernel<D><<<blocks, 256, 0, be_.stream()>>>(fn, l, count);
-          GF_CUDA_CHECK_LAUNCH();
+          shell<D>(l, fn);
           return;
         }
       }
@@ -540,10 +534,7 @@ class MultigridCuda final : public MultigridExec<T> {
       if constexpr (D >= 2) {
         if (l.span() < limit && fine.layout().span() < limit && mg_split<D>(l)) {
           restrict_rows<D>(t, fine, coarse);  // the coarse rows off the faces, then the faces
-          const std::int64_t count = l.shell_count(D);
-          const unsigned blocks = unsigned(std::min<std::int64_t>((count + 255) / 256, 65535));
-          mg_shell_kernel<D><<<blocks, 256, 0, be_.stream()>>>(fn, l, count);
-          GF_CUDA_CHECK_LAUNCH();
+          shell<D>(l, fn);
           return;
         }
       }
@@ -562,10 +553,7 @@ class MultigridCuda final : public MultigridExec<T> {
       if constexpr (D >= 2) {
         if (fn.small && mg_split<D>(l)) {  // the rows off the faces from tap tables, then the faces
           prolong_rows<D>(t, coarse, fine);
-          const std::int64_t count = l.shell_count(D);
-          const unsigned blocks = unsigned(std::min<std::int64_t>((count + 255) / 256, 65535));
-          mg_shell_kernel<D><<<blocks, 256, 0, be_.stream()>>>(fn, l, count);
-          GF_CUDA_CHECK_LAUNCH();
+          shell<D>(l, fn);
           return;
         }
       }
@@ -648,10 +636,7 @@ class MultigridCuda final : public MultigridExec<T> {
     const MgTap<T>* tab = tt.dev.template as<MgTap<T>>();
     const Layout& l = fine.layout();
     const Layout& c = coarse.layout();
-    const dim3 block(32, 8);
-    const dim3 grid(unsigned((l.n[0] - 2 + 31) / 32), unsigned((l.n[1] - 2 + 7) / 8),
-                    D > 2 ? unsigned((l.n[2] - 2 + kMgRowPlanes - 1) / kMgRowPlanes) : 1u);
-    mg_prolong_rows_kernel<D, T><<<grid, block, 0, be_.stream()>>>(
+    mg_prolong_rows_kernel<D, T><<<rows_grid<D>(l), dim3(32, 8), 0, be_.stream()>>>(
         tab + tt.off[0], tab + tt.off[1], tab + tt.off[2], coarse.data(), int(c.sy), int(c.sz),
         fine.data(), int(l.sy), int(l.sz), int(l.n[0]), int(l.n[1]), int(l.n[2]),
         kMgRowPlanes);
@@ -663,10 +648,7 @@ class MultigridCuda final : public MultigridExec<T> {
     const MgRestrictTap<T>* tab = tt.rdev.template as<MgRestrictTap<T>>();
     const Layout& l = coarse.layout();
     const Layout& f = fine.layout();
-    const dim3 block(32, 8);
-    const dim3 grid(unsigned((l.n[0] - 2 + 31) / 32), unsigned((l.n[1] - 2 + 7) / 8),
-                    D > 2 ? unsigned((l.n[2] - 2 + kMgRowPlanes - 1) / kMgRowPlanes) : 1u);
-    mg_restrict_rows_kernel<D, T><<<grid, block, 0, be_.stream()>>>(
+    mg_restrict_rows_kernel<D, T><<<rows_grid<D>(l), dim3(32, 8), 0, be_.stream()>>>(
         tab + tt.roff[0], tab + tt.roff[1], tab + tt.roff[2], fine.data(), int(f.sy), int(f.sz),
         coarse.data(), int(l.sy), int(l.sz), int(l.n[0]), int(l.n[1]), int(l.n[2]),
         kMgRowPlanes);
@@ -683,10 +665,22 @@ class MultigridCuda final : public MultigridExec<T> {
     point_launch(D, rows, grid, block);
     mg_interior_kernel<D><<<grid, block, 0, be_.stream()>>>(fn, l);
     GF_CUDA_CHECK_LAUNCH();
+    shell<D>(l, fn);
+  }
+  // fn's operator() over the shell of face points of l.
+  template <int D, class F>
+  void shell(const Layout& l, const F& fn) {
     const std::int64_t count = l.shell_count(D);
     const unsigned blocks = unsigned(std::min<std::int64_t>((count + 255) / 256, 65535));
     mg_shell_kernel<D><<<blocks, 256, 0, be_.stream()>>>(fn, l, count);
     GF_CUDA_CHECK_LAUNCH();
+  }
+  // The grid of the rows kernels over the points off the faces of l (blocks
+  // of 32 × 8 threads, kMgRowPlanes planes a thread in 3D).
+  template <int D>
+  static dim3 rows_grid(const Layout& l) {
+    return dim3(unsigned((l.n[0] - 2 + 31) / 32), unsigned((l.n[1] - 2 + 7) / 8),
+                D > 2 ? unsigned((l.n[2] - 2 + kMgRowPlanes - 1) / kMgRowPlanes) : 1u);
   }
   template <class F>
   void launch(int ndim, const Layout& l, const F& fn) {
