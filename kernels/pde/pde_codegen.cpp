@@ -1,5 +1,7 @@
 #include "kernels/pde/pde_codegen.hpp"
 
+#include "kernels/device.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -152,7 +154,11 @@ std::string pde_expr_code(const ExprCode& code, const std::string& result, const
 
 std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim) {
   const int nf = int(prog.fields.size()), ni = int(prog.inputs.size());
-  std::string s = pde_rtc_prelude();
+  // dependent launches (kernels/cuda/pdl.cuh) on or off: the march waits
+  // for the stage before it only when launched so (pde_march.hpp)
+  std::string s = fmt::format("#define GF_PDE_PDL {}\n",
+                              gpu_dependent_launch() == PdlPolicy::Off ? 0 : 1);
+  s += pde_rtc_prelude();
   s += "\n// ---- the equations of this case ----\nnamespace {\nstruct Eq {\n";
   // Which arrays (state fields, then coefficients) an input reads the
   // neighbours of (its field; DivK's k too), and which it reads the value of
@@ -228,8 +234,8 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   if (ndim >= 2)
     s += fmt::format(
         "{5} {3}\n"
-        "extern \"C\" __global__ void __launch_bounds__(256, GF_PDE_MARCH_MINB) {0}_march(const gf::PdeArgs<{1}> A, int chunk, long nfaces, int mb, bool late) {{\n"
-        "  gf::pde_march_and_faces<{2}, {4}>(A, Eq{{}}, chunk, nfaces, mb, late);\n"
+        "extern \"C\" __global__ void __launch_bounds__(256, GF_PDE_MARCH_MINB) {0}_march(const gf::PdeArgs<{1}> A, int chunk, long nfaces, int mb) {{\n"
+        "  gf::pde_march_and_faces<{2}, {4}>(A, Eq{{}}, chunk, nfaces, mb);\n"
         "}}\n",
         kPdeKernelName, real, ndim, minb, pfd, kPdeMarchMinb);
   return s;

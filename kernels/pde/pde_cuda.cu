@@ -285,10 +285,10 @@ class PdeCuda final : public PdeExec<T> {
     const dim3 grid{unsigned(gx), unsigned(gy), unsigned(gz)};
     int ch = chunk, m = int(mb);
     long nf = long(nfaces);
-    // dependent launches as the one-step marches take them, by a field's size
-    const Pdl dep = pdl_for(l.n[0] * l.n[1] * l.n[2] * std::int64_t(sizeof(T)));
-    bool late = dep == Pdl::Late;
-    void* args[] = {&a, &ch, &nf, &m, &late};
+    // a dependent launch scheduled early at every size, unless GRIDFORGE_PDL=0
+    // (pde_march.hpp says why not late; the kernel source says which)
+    const Pdl dep = gpu_dependent_launch() == PdlPolicy::Off ? Pdl::Off : Pdl::Early;
+    void* args[] = {&a, &ch, &nf, &m};
     launch_pdl(reinterpret_cast<const void*>(march_), grid, dim3(unsigned(P), unsigned(R), 1),
                be_.stream(), dep, args);
     return true;

@@ -220,24 +220,32 @@ __device__ __forceinline__ void pde_faces(const PdeArgs<T>& A, const Eq& eq, lon
 
 // One launch a stage: the march's blocks, then the faces' (those whose last
 // grid index, z in 3D and y in 2D, is mb or more), which run in the march's
-// tail (a kernel of their own after it cost a launch and its gap). Launched
-// as a dependent launch (pdl.cuh's, `late` as Pdl::Late): it waits for the
-// stage before first.
+// tail (a kernel of their own after it cost a launch and its gap). With
+// GF_PDE_PDL 1 (pde_codegen.cpp: dependent launches on) it is launched as a
+// dependent launch scheduled early (pdl.cuh): it waits for the stage before
+// first. (Scheduled late at the end of each block, as the small fields'
+// heat marches are, it ran as fast on small grids, but the trigger held a
+// register through the march: the float64 Gray–Scott march then spilled at
+// the 80 registers of 3 blocks an SM, fell back to 1 (109 registers) and
+// ran 15 % slower at 512³ and 513³, H100.)
+#ifndef GF_PDE_PDL
+#define GF_PDE_PDL 0
+#endif
 template <int D, int PFD, class T, class Eq>
 __device__ __forceinline__ void pde_march_and_faces(const PdeArgs<T>& A, const Eq& eq, int chunk,
-                                                    long nfaces, int mb, bool late) {
-  pdl_begin(late);
+                                                    long nfaces, int mb) {
+#if GF_PDE_PDL
+  pdl_begin(false);
+#endif
   const int b = int(D == 3 ? blockIdx.z : blockIdx.y);
   if (b < mb) {
     pde_march<D, PFD>(A, eq, chunk);
-  } else {
-    const long fb = D == 3 ? (long(b - mb) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x
-                           : long(b - mb) * gridDim.x + blockIdx.x;
-    const long t =
-        fb * long(blockDim.x * blockDim.y) + long(threadIdx.y * blockDim.x + threadIdx.x);
-    if (t < nfaces) pde_faces<D>(A, eq, t);
+    return;
   }
-  pdl_end(late);
+  const long fb = D == 3 ? (long(b - mb) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x
+                         : long(b - mb) * gridDim.x + blockIdx.x;
+  const long t = fb * long(blockDim.x * blockDim.y) + long(threadIdx.y * blockDim.x + threadIdx.x);
+  if (t < nfaces) pde_faces<D>(A, eq, t);
 }
 
 }  // namespace gf
