@@ -361,7 +361,8 @@ class CudaBackend final : public Backend<T> {
   // with at(i, j, k, idx) (TermAt) is given the point's coordinates.
   template <class F>
   double reduce_points(const F& f, const Layout& l) {
-    if (l.is_dense() && !TermAt<F>::value) return reduce(f, l.size());
+    if constexpr (!TermAt<F>::value)
+      if (l.is_dense()) return reduce(f, l.size());
     return reduce_over(l.size(), [&](int blocks, double* partials) {
       reduce_points_kernel<F><<<blocks, kReduceThreads, 0, stream_>>>(f, l, partials);
     });

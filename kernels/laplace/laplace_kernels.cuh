@@ -155,8 +155,8 @@ __global__ void __launch_bounds__(256) sor_kernel(LaplaceArgs<T> a, T* u, Layout
 
 // ---- the residual, a term of the fused reductions ----------------------------
 
-// r at index idx of a field of layout l (0 at padding values, which belong
-// to no point), stored in *r when r is given; returns r².
+// The residual r of a point of a field of layout l, stored in r when r is
+// given; its term r² (reductions: TermAt, the point's coordinates given).
 template <int D, class T>
 struct ResidualFn {
   LaplaceArgs<T> a;
@@ -178,12 +178,6 @@ struct ResidualFn {
     }
     if (r) r[idx] = v;
     return double(v) * double(v);
-  }
-  __device__ double operator()(std::int64_t idx) const {
-    std::int64_t i, j, k;
-    l.locate(idx, i, j, k);
-    if (i >= l.n[0]) return 0.0;
-    return at(i, j, k, idx);
   }
 };
 

@@ -25,33 +25,15 @@ struct DefectFn {
     }
     return mixed_defect_point<D>(a, u, i, j, k, s, d(i, j, k));
   }
-  __device__ double operator()(std::int64_t idx) const {
-    std::int64_t i, j, k;
-    u.locate(idx, i, j, k);
-    if (i >= u.n[0]) return 0.0;  // a padded row's padding
-    return at(i, j, k, idx);
-  }
 };
 
-__global__ void __launch_bounds__(256) correct_kernel(FieldView<const float> e, double inv_s,
-                                                      FieldView<double> u) {
-  const std::int64_t nx = u.n[0], ny = u.n[1], nz = u.n[2];
-  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (i >= nx) return;
-  for (std::int64_t k = blockIdx.z; k < nz; k += gridDim.z)
-    for (std::int64_t j = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y; j < ny;
-         j += std::int64_t(gridDim.y) * blockDim.y) {
-      const std::int64_t idx = u.index(i, j, k);
-      u[idx] = mixed_corrected(u[idx], e(i, j, k), inv_s);
-    }
-}
-
-// The same, two points of a row a thread (a double2 of u, a float2 of e):
-// for rows of an even number of values starting on 16-byte (u) and 8-byte
-// (e) boundaries, as the padded GPU fields' are. I: the index type (32 bits
-// below 2³¹ values). One point a thread with 64-bit indices took 1.3 ms at
-// 513³ on an H100, 0.69 of the copy bandwidth.
-template <class I>
+// u += e/s, two points of a row a thread. Vec: a double2 of u and a float2
+// of e, for rows of an even number of values starting on 16-byte (u) and
+// 8-byte (e) boundaries, as the padded GPU fields' are; else (dense rows of
+// an odd length) the two points one by one. I: the index type (32 bits below
+// 2³¹ values). One point a thread with 64-bit indices took 1.3 ms at 513³ on
+// an H100, 0.69 of the copy bandwidth.
+template <class I, bool Vec>
 __global__ void __launch_bounds__(256) correct_pairs_kernel(FieldView<const float> e, double inv_s,
                                                             FieldView<double> u) {
   const I nx = I(u.n[0]), ny = I(u.n[1]), nz = I(u.n[2]);
@@ -62,14 +44,15 @@ __global__ void __launch_bounds__(256) correct_pairs_kernel(FieldView<const floa
          j += I(gridDim.y) * I(blockDim.y)) {
       double* up = u.p + u.template index_as<I>(i, j, k);
       const float* ep = e.p + e.template index_as<I>(i, j, k);
-      if (i + 1 < nx) {
+      if (Vec && i + 1 < nx) {
         double2 uv = *reinterpret_cast<const double2*>(up);
         const float2 ev = *reinterpret_cast<const float2*>(ep);
         uv.x = mixed_corrected(uv.x, ev.x, inv_s);
         uv.y = mixed_corrected(uv.y, ev.y, inv_s);
         *reinterpret_cast<double2*>(up) = uv;
       } else {
-        *up = mixed_corrected(*up, *ep, inv_s);
+        up[0] = mixed_corrected(up[0], ep[0], inv_s);
+        if (i + 1 < nx) up[1] = mixed_corrected(up[1], ep[1], inv_s);
       }
     }
 }
@@ -98,20 +81,20 @@ class MixedCuda final : public MixedExec {
     const auto at = [](const void* p, std::uintptr_t b) {
       return reinterpret_cast<std::uintptr_t>(p) % b == 0;
     };
-    if (lu.sy % 2 == 0 && lu.sz % 2 == 0 && le.sy % 2 == 0 && le.sz % 2 == 0 &&
-        at(u.data(), 16) && at(e.data(), 8)) {
-      const std::int64_t pairs[3] = {(lu.n[0] + 1) / 2, lu.n[1], lu.n[2]};
-      point_launch(u.grid().ndim, pairs, grid, block);
-      if (lu.span() < (std::int64_t(1) << 31) && le.span() < (std::int64_t(1) << 31))
-        correct_pairs_kernel<std::int32_t><<<grid, block, 0, be_.stream()>>>(e.view(), 1.0 / s,
-                                                                             u.view());
-      else
-        correct_pairs_kernel<std::int64_t><<<grid, block, 0, be_.stream()>>>(e.view(), 1.0 / s,
-                                                                             u.view());
-    } else {
-      point_launch(u.grid().ndim, lu.n, grid, block);
-      correct_kernel<<<grid, block, 0, be_.stream()>>>(e.view(), 1.0 / s, u.view());
-    }
+    const bool vec = lu.sy % 2 == 0 && lu.sz % 2 == 0 && le.sy % 2 == 0 && le.sz % 2 == 0 &&
+                     at(u.data(), 16) && at(e.data(), 8);
+    const bool i32 = lu.span() < (std::int64_t(1) << 31) && le.span() < (std::int64_t(1) << 31);
+    const std::int64_t pairs[3] = {(lu.n[0] + 1) / 2, lu.n[1], lu.n[2]};
+    point_launch(u.grid().ndim, pairs, grid, block);
+    const auto launch = [&](auto kernel) {
+      kernel<<<grid, block, 0, be_.stream()>>>(e.view(), 1.0 / s, u.view());
+    };
+    if (i32)
+      vec ? launch(correct_pairs_kernel<std::int32_t, true>)
+          : launch(correct_pairs_kernel<std::int32_t, false>);
+    else
+      vec ? launch(correct_pairs_kernel<std::int64_t, true>)
+          : launch(correct_pairs_kernel<std::int64_t, false>);
     GF_CUDA_CHECK_LAUNCH();
   }
 

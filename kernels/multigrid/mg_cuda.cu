@@ -421,7 +421,7 @@ struct UnweightFn {
   }
 };
 
-// W·v at index idx of a field of layout l (0 in a padded row's padding).
+// The term W·v of a point of v (reductions: TermAt, the point's coordinates given).
 template <int D, class T>
 struct WeightedFn {
   LaplaceArgs<T> a;
@@ -429,12 +429,6 @@ struct WeightedFn {
   // The reductions' walk gives (i, j, k) without a division a point.
   __device__ double at(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) const {
     return double(mg_weighted_point<D>(a, v, i, j, k));
-  }
-  __device__ double operator()(std::int64_t idx) const {
-    std::int64_t i, j, k;
-    v.locate(idx, i, j, k);
-    if (i >= v.n[0]) return 0.0;
-    return at(i, j, k, idx);
   }
 };
 
