@@ -279,7 +279,7 @@ template <class T>
 void Multigrid<T>::visit(std::size_t l, Field<T>& u, MgCycle kind) {
   Level& L = levels_[l];
   if (int(l) + 1 == levels_count_) {  // the coarsest: a few points an axis, smoothed to convergence
-    const int n = l == 0 ? opt_.pre : coarse_sweeps_ / 2;
+    const int n = l == 0 ? std::max(opt_.pre, opt_.post) : coarse_sweeps_ / 2;
     smooth(l, u, n);
     smooth(l, u, n, opt_.symmetric);  // forward then backward: symmetric
     return;

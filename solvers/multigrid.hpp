@@ -15,15 +15,21 @@
 namespace gf {
 
 // The smoother is red-black Gauss–Seidel over-relaxed by ω (SOR by colours),
-// 2 sweeps before the coarse correction and 1 after: measured on 17³ to 65³
-// and 65×47×33 with every boundary mix (docs/performance.md), ω = 1.25 in 3D
+// three sweeps a cycle (MgOptions: 1 before the coarse correction, 2 after).
+// ω measured with V(2,1) on 17³ to 65³ and 65×47×33 with every boundary mix
+// (docs/performance.md), ω = 1.25 in 3D
 // (1.15 in 2D) gave 0.02–0.07 per V-cycle where plain Gauss–Seidel V(2,2)
 // gave 0.10–0.16 for more work; ω = 1.3 and above made the factor erratic.
 inline double mg_default_omega(int ndim) { return ndim >= 3 ? 1.25 : ndim == 2 ? 1.15 : 1.0; }
 
 struct MgOptions {
   MgCycle cycle = MgCycle::V;
-  int pre = 2, post = 1;  // smoothing sweeps before and after the coarse correction
+  // Smoothing sweeps before and after the coarse correction: 1 and 2 (a
+  // V(1,2) cycle). On an H100 to 1e-10 (docs/performance.md) it took 8
+  // cycles where V(2,1) took 9 at 385³ and 513³ (10 against 11 at
+  // 509×263×391), the same sweeps a cycle: 9-11 % less time there, level
+  // at 129³, 257³ and 449³; V(2,2), V(1,1) and V(0,2) were slower.
+  int pre = 1, post = 2;
   double omega = 0;       // 0: mg_default_omega of the grid's dimensions
   // A symmetric cycle (CG's preconditioner): the sweeps after the coarse
   // correction take the colours in the reverse order of those before.
