@@ -44,7 +44,9 @@ double MixedRefinement::start(const Field<double>& u) {
 }
 
 double MixedRefinement::step(Field<double>& u) {
-  mg_->cycle_from_zero(e_);  // e ≈ L₀⁻¹ (s·d), float32, on the float32 backend's stream
+  // e ≈ L₀⁻¹ (s·d) by kCycles cycles, float32, on the float32 backend's stream
+  mg_->cycle_from_zero(e_);
+  for (int c = 1; c < kCycles; ++c) mg_->cycle(e_);
   be32_->synchronize();
   exec_->correct(e_, scale_, u);
   // the next defect, with the scale of the first: s·d falls by about the
@@ -69,7 +71,7 @@ std::size_t MixedRefinement::extra_bytes(const Grid& g) {
 
 std::size_t MixedRefinement::bytes_per_iteration(std::size_t fb64, bool f_field) {
   const std::size_t fb = fb64 / 2, fr = fb;  // the float32 cycle, as LaplaceSolver counts multigrid's
-  const std::size_t cycle = (4 * (2 * fb + fr) + 3 * fb + fr + 5 * fb) * 8 / 7;
+  const std::size_t cycle = kCycles * ((4 * (2 * fb + fr) + 3 * fb + fr + 5 * fb) * 8 / 7);
   // + the defect (u, f read in float64, d written), + the correction (e read, u read and written)
   return cycle + (fb64 + (f_field ? fb64 : 0) + fb) + (fb + 2 * fb64);
 }

@@ -1,14 +1,17 @@
 // Mixed-precision iterative refinement for ∇²u = f (laplace.precision:
 // mixed, method multigrid, precision float64): u, f and the residual in
-// float64, each correction by one float32 multigrid cycle on a float32
+// float64, each correction by two float32 multigrid cycles on a float32
 // backend of the same device. An iteration: the float64 defect d = f − L u
 // (kernels/mixed/: scaled to order 1 and rounded to float32 in the same
-// pass that sums the solver's residual), e ≈ L₀⁻¹ d by one cycle from e = 0
+// pass that sums the solver's residual), e ≈ L₀⁻¹ d by two cycles from e = 0
 // in float32, u += e in float64. Each float32 cycle reduces the error of the
-// correction as a float64 cycle would (about 0.04 a V-cycle) down to the
-// float32 rounding of the correction, a relative 1e-7 of the defect, so the
-// float64 residual keeps falling by about the cycle's factor to the float64
-// floor, at about half the memory traffic of a float64 cycle.
+// correction as a float64 cycle would (about 0.05 a V-cycle); two take it
+// to about 0.002, near float32's floor for the correction (its residual
+// stops falling at 1e-3 relative), and a third gains little: so the
+// float64 residual falls by about 1e-3 an iteration to the float64 floor,
+// and the float64 defect and correction passes come once every two cycles
+// (docs/performance.md: 0.69-0.76 of float64 multigrid's time to 1e-10 at
+// 257³-513³ on an H100, where one cycle an iteration gave 0.79-0.84).
 #pragma once
 #include <memory>
 
@@ -21,6 +24,8 @@ namespace gf {
 
 class MixedRefinement {
  public:
+  // Float32 cycles an iteration.
+  static constexpr int kCycles = 2;
   // a: the solver's float64 args (f, boundary values); the correction's
   // float32 hierarchy is made from the case (homogeneous boundaries).
   MixedRefinement(const Case& c, Backend<double>& be, const LaplaceArgs<double>& a);
@@ -33,8 +38,8 @@ class MixedRefinement {
   // correction and hierarchy.
   static std::size_t extra_bytes(const Grid& g);
   // Bytes an iteration reads and writes, of a float64 field of fb64 bytes:
-  // the defect pass (u, f in float64, d out in float32), the float32 cycle,
-  // the correction.
+  // the defect pass (u, f in float64, d out in float32), the float32
+  // cycles, the correction.
   static std::size_t bytes_per_iteration(std::size_t fb64, bool f_field);
 
  private:
