@@ -69,12 +69,14 @@ TEST_CASE("mixed precision reaches 1e-10 on a Poisson problem, as float64 multig
     REQUIRE(mixed.status == LaplaceStatus::Converged);
     REQUIRE(full.status == LaplaceStatus::Converged);
     CHECK(mixed.residuals.back() <= 1e-10);
-    // about the float64 cycle's factor an iteration: at most one more iteration
-    CHECK(mixed.iterations <= full.iterations + 1);
+    // two float32 cycles an iteration (MixedRefinement::kCycles), each
+    // about the float64 cycle's factor: about half the iterations
+    CHECK(mixed.iterations <= (full.iterations + 1) / 2 + 1);
     double worst = 0;
     for (std::size_t i = 2; i + 1 < mixed.residuals.size(); ++i)
       worst = std::max(worst, mixed.residuals[i] / mixed.residuals[i - 1]);
-    CHECK(worst < 0.15);
+    INFO("worst factor an iteration " << worst);
+    CHECK(worst < 0.02);
     // the same discrete solution, and the analytic one to second order
     double diff = 0, err = 0;
     const double h = 1.0 / (n - 1);
