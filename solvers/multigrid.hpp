@@ -28,7 +28,8 @@ struct MgOptions {
   // V(1,2) cycle). On an H100 to 1e-10 (docs/performance.md) it took 8
   // cycles where V(2,1) took 9 at 385³ and 513³ (10 against 11 at
   // 509×263×391), the same sweeps a cycle: 9-11 % less time there, level
-  // at 129³, 257³ and 449³; V(2,2), V(1,1) and V(0,2) were slower.
+  // at 129³, 257³ and 449³; V(2,2) (a fourth sweep), V(1,1) and V(0,2)
+  // were slower overall.
   int pre = 1, post = 2;
   double omega = 0;       // 0: mg_default_omega of the grid's dimensions
   // A symmetric cycle (CG's preconditioner): the sweeps after the coarse
