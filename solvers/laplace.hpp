@@ -124,6 +124,8 @@ class LaplaceSolver {
   std::string stall_message() const;
   LaplaceStatus status() const { return status_; }
   std::int64_t iterations() const { return iters_; }
+  // Mixed precision: the float32 cycles its refinements ran (0 otherwise).
+  std::int64_t mixed_cycles() const { return mixed_ ? mixed_->cycles() : 0; }
   double residual() const { return residual_; }  // relative, at the last check
   double mean_removed() const { return mean_removed_; }
   const Field<T>& field() const { return u_; }
@@ -162,6 +164,9 @@ class LaplaceSolver {
   std::unique_ptr<ConjugateGradient<T>> cg_;
   std::unique_ptr<Multigrid<T>> mg_;
   std::unique_ptr<MixedRefinement> mixed_;  // multigrid, laplace.precision: mixed (float64)
+  // The residual's factor over the last refinement of kCycles cycles (1:
+  // none measured yet, as after a restart): MixedRefinement::cycles_for.
+  double mixed_factor_ = 1;
   // cg's preconditioner: a multigrid V-cycle, or Jacobi through mg_exec_
   std::unique_ptr<Multigrid<T>> pre_mg_;
   std::unique_ptr<MultigridExec<T>> pre_exec_;

@@ -43,10 +43,16 @@ double MixedRefinement::start(const Field<double>& u) {
   return rr;
 }
 
-double MixedRefinement::step(Field<double>& u) {
-  // e ≈ L₀⁻¹ (s·d) by kCycles cycles, float32, on the float32 backend's stream
+int MixedRefinement::cycles_for(double r, double factor, double tolerance) {
+  if (!(factor > 0 && factor < 1)) return kCycles;
+  return r * std::pow(factor, 1.0 / kCycles) <= tolerance ? 1 : kCycles;
+}
+
+double MixedRefinement::step(Field<double>& u, int cycles) {
+  // e ≈ L₀⁻¹ (s·d) by `cycles` cycles, float32, on the float32 backend's stream
   mg_->cycle_from_zero(e_);
-  for (int c = 1; c < kCycles; ++c) mg_->cycle(e_);
+  for (int c = 1; c < cycles; ++c) mg_->cycle(e_);
+  cycles_ += cycles;
   be32_->synchronize();
   exec_->correct(e_, scale_, u);
   // the next defect, with the scale of the first: s·d falls by about the

@@ -25,6 +25,7 @@ struct Run {
   std::vector<double> residuals;  // after each iteration (the first: before any)
   LaplaceStatus status = LaplaceStatus::Running;
   std::int64_t iterations = 0;
+  std::int64_t cycles = 0;  // float32 cycles (mixed)
 };
 
 Run solve(const std::string& text) {
@@ -39,6 +40,7 @@ Run solve(const std::string& text) {
   }
   s.finish();
   out.iterations = s.iterations();
+  out.cycles = s.mixed_cycles();
   out.u.resize(s.field().size());
   be->download(s.field(), out.u.data());
   out.status = s.status();
@@ -139,4 +141,37 @@ TEST_CASE("the mixed executor: the defect is the float64 residual, the correctio
   std::vector<double> after(hu.size());
   be->download(u, after.data());
   for (std::size_t i = 0; i < hu.size(); ++i) CHECK(after[i] == hu[i] + double(hd[i]) / 4.0);
+}
+
+TEST_CASE("a refinement takes one cycle where one is expected to reach the tolerance",
+          "[laplace][mixed]") {
+  using M = MixedRefinement;
+  // the last refinement's factor over two cycles: 0.0025, so 0.05 a cycle
+  CHECK(M::cycles_for(1e-9, 0.0025, 1e-10) == 1);
+  CHECK(M::cycles_for(1.9e-9, 0.0025, 1e-10) == 1);
+  CHECK(M::cycles_for(2.1e-9, 0.0025, 1e-10) == M::kCycles);
+  CHECK(M::cycles_for(1e-5, 0.0025, 1e-10) == M::kCycles);
+  // none measured yet (the first refinement, or the first after a restart),
+  // or a refinement that did not gain: two
+  CHECK(M::cycles_for(1e-11, 1.0, 1e-10) == M::kCycles);
+  CHECK(M::cycles_for(1e-11, 0.0, 1e-10) == M::kCycles);
+  CHECK(M::cycles_for(1e-11, std::nan(""), 1e-10) == M::kCycles);
+  CHECK(M::cycles_for(1e-11, 1.5, 1e-10) == M::kCycles);
+  // A solve: every refinement but the last takes two cycles, and the last
+  // one where the rule says so; it still reaches the tolerance.
+  for (const char* tol : {"1.0e-8", "1.0e-10", "3.0e-9"}) {
+    std::string text = poisson(33, ", precision: mixed");
+    text.replace(text.find("1.0e-10"), 7, tol);
+    const Run r = solve(text);
+    REQUIRE(r.status == LaplaceStatus::Converged);
+    const double t = std::stod(tol);
+    CHECK(r.residuals.back() <= t);
+    const std::size_t k = r.residuals.size();  // the iterations, plus one
+    REQUIRE(k >= 3);
+    const double factor = r.residuals[k - 2] / r.residuals[k - 3];
+    const int last = M::cycles_for(r.residuals[k - 2], factor, t);
+    INFO("tolerance " << tol << ": " << r.iterations << " iterations, " << r.cycles
+                      << " cycles, the last refinement " << last);
+    CHECK(r.cycles == M::kCycles * (r.iterations - 1) + last);
+  }
 }
