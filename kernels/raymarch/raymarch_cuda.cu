@@ -14,40 +14,16 @@
 // This file is compiled without FMA contraction (--fmad=false, CMakeLists.txt)
 // so that its arithmetic rounds as the CPU reference's does: isosurface
 // silhouettes and early ray termination are yes/no decisions that one ulp
-// can flip.
+// can flip. The texture's march is in raymarch_texture_cuda.cu, compiled
+// with contraction (raymarch_kernel.cuh).
 #include <optional>
 
 #include "kernels/cuda/cuda_backend.cuh"
 #include "kernels/raymarch/raymarch_exec.hpp"
-#include "kernels/raymarch/raymarch_skip.hpp"
+#include "kernels/raymarch/raymarch_kernel.cuh"
 
 namespace gf {
 namespace {
-
-template <class T, class I, class S, bool SKIP>
-__global__ void raymarch_kernel(const RayArgs<T> a, const S sample, const Layout l,
-                                const Bricks<T> br, float* __restrict__ img) {
-  const int px = int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int py = int(blockIdx.y * blockDim.y + threadIdx.y);
-  if (px >= a.width || py >= a.height) return;
-  float out[4];
-  if constexpr (SKIP)
-    render_pixel_skip<T, I>(a, sample, l, br, px, py, out);
-  else
-    render_pixel(a, sample, l, px, py, out);
-  float4* dst = reinterpret_cast<float4*>(img) + (std::int64_t(py) * a.width + px);
-  *dst = make_float4(out[0], out[1], out[2], out[3]);
-}
-
-// The hardware's trilinear filtering of a float volume (texel centres at
-// i + 0.5; clamped addressing repeats the faces, as the software sampler's
-// clamp does).
-struct TexSampler {
-  cudaTextureObject_t tex;
-  __device__ float operator()(const float u[3]) const {
-    return tex3D<float>(tex, u[0] + 0.5f, u[1] + 0.5f, u[2] + 0.5f);
-  }
-};
 
 // One warp a brick, 8 bricks (consecutive along x) a block: the brick's points
 // (raymarch_skip.hpp's brick_points) read along rows, 16 lanes a row (32 when
@@ -114,8 +90,10 @@ class RaymarchCuda final : public RaymarchExec<T> {
       if (want && l.sz == l.sy * l.n[1]) {
         // Auto: an array that cannot be had leaves the frame to the software sampler.
         if (const cudaTextureObject_t t = texture_of(volume, opt_.texture == RayTexture::Auto)) {
-          const TexSampler s{t};
-          return launch<std::int32_t>(a, s, l, br, img, skip);
+          // the texture's march: raymarch_texture_cuda.cu, compiled with FMA contraction
+          const dim3 block(unsigned(opt_.tile_x), unsigned(opt_.tile_y));
+          return launch_texture_march(a, t, l, br, img.data(), skip, march_grid(a, block), block,
+                                      be_.stream());
         }
       }
     }
@@ -131,8 +109,7 @@ class RaymarchCuda final : public RaymarchExec<T> {
   void launch(const RayArgs<T>& a, const S& s, const Layout& l, const Bricks<T>& br,
               Field<float>& img, bool skip) {
     const dim3 block(unsigned(opt_.tile_x), unsigned(opt_.tile_y));
-    const dim3 grid(unsigned((a.width + opt_.tile_x - 1) / opt_.tile_x),
-                    unsigned((a.height + opt_.tile_y - 1) / opt_.tile_y));
+    const dim3 grid = march_grid(a, block);
     if (skip)
       raymarch_kernel<T, I, S, true><<<grid, block, 0, be_.stream()>>>(a, s, l, br, img.data());
     else

@@ -146,11 +146,27 @@ struct Trilinear {
   }
 };
 
+// The transfer function of a ray, its constants worked out once so that a
+// sample multiplies where it would divide: the range's ends, 1/(hi − lo),
+// and −density·log2(e) (a sample's opacity by exp2).
+template <class T>
+struct Transfer {
+  T lo, hi, inv, k2;
+  GF_HD explicit Transfer(const RayArgs<T>& a)
+      : lo(a.lo), hi(a.hi), inv(T(1) / (a.hi - a.lo)), k2(-a.density * T(1.4426950408889634)) {}
+  // The value's place in the range, in [0, 1]: exactly 1 from the top up
+  // (s·inv may round below 1 there), 0 below the low end and for NaN.
+  GF_HD float t(T s) const {
+    if (!(s < hi)) return s >= hi ? 1.0f : 0.0f;
+    const T x = (s - lo) * inv;
+    return float(x > T(0) ? (x < T(1) ? x : T(1)) : T(0));
+  }
+};
+
 // The value's place in the transfer function's range, in [0, 1].
 template <class T>
 GF_HD float transfer_t(const RayArgs<T>& a, T s) {
-  const T t = (s - a.lo) / (a.hi - a.lo);
-  return float(t > T(0) ? (t < T(1) ? t : T(1)) : T(0));
+  return Transfer<T>(a).t(s);
 }
 
 // The gradient by central differences of the interpolated volume, one cell
@@ -213,13 +229,15 @@ GF_HD bool ea_step(const RayArgs<T>& a, std::int64_t k, T t0, T t1, T& ta, T& tb
 }
 
 // Front-to-back compositing of sample value s over [ta, tb]: opacity
-// 1 − exp(−density·t·(tb − ta)). A value at or below the range's low end
-// (t = 0) is transparent: it changes nothing, and is not computed.
+// 1 − exp(−density·t·(tb − ta)), as 1 − exp2(k2·t·(tb − ta)) (tr: the ray's
+// Transfer of a). A value at or below the range's low end (t = 0) is
+// transparent: it changes nothing, and is not computed.
 template <class T>
-GF_HD void ea_add(const RayArgs<T>& a, T s, T ta, T tb, float rgb[3], float& A) {
-  if (!(s > a.lo)) return;
-  const float t = transfer_t(a, s);
-  const float alpha = 1.0f - float(std::exp(-a.density * T(t) * (tb - ta)));
+GF_HD void ea_add(const RayArgs<T>& a, const Transfer<T>& tr, T s, T ta, T tb, float rgb[3],
+                  float& A) {
+  if (!(s > tr.lo)) return;
+  const float t = tr.t(s);
+  const float alpha = 1.0f - float(std::exp2(tr.k2 * T(t) * (tb - ta)));
   float c[3];
   colormap_rgb(a.colormap, t, c);
   const float w = (1.0f - A) * alpha;
@@ -238,12 +256,13 @@ template <class T, class S>
 GF_HD float march_emission(const RayArgs<T>& a, const S& sample, const RayCells<T>& r, T t0, T t1,
                            float rgb[3]) {
   float A = 0;
+  const Transfer<T> tr(a);
   const std::int64_t steps = march_steps(a, t0, t1);
   for (std::int64_t k = 0; k < steps && A < kOpaque; ++k) {
     T ta, tb, u[3];
     if (!ea_step(a, k, t0, t1, ta, tb)) break;  // the last step, rounded away
     r.at(T(0.5) * (ta + tb), u);
-    ea_add(a, sample(u), ta, tb, rgb, A);
+    ea_add(a, tr, sample(u), ta, tb, rgb, A);
   }
   return A;
 }

@@ -199,6 +199,7 @@ GF_HD void render_pixel_skip(const RayArgs<T>& a, const S& sample, const Layout&
   T u[3];
   if (a.mode != RayMode::Isosurface) {
     const bool ea = a.mode == RayMode::EmissionAbsorption;
+    const Transfer<T> tr(a);
     std::int64_t k = 0;
     while (k < steps) {
       if (ea && !(A < kOpaque)) break;
@@ -223,7 +224,7 @@ GF_HD void render_pixel_skip(const RayArgs<T>& a, const S& sample, const Layout&
         r.at(T(0.5) * (ta + tb), u);
         const T s = sample(u);
         if (ea) {
-          ea_add(a, s, ta, tb, rgb, A);
+          ea_add(a, tr, s, ta, tb, rgb, A);
           if (!(A < kOpaque)) break;
         } else {
           m = s > m ? s : m;

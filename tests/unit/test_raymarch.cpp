@@ -512,3 +512,34 @@ TEST_CASE("image comparison: PSNR and the fraction of pixels off by more than 2/
 
 }  // namespace
 }  // namespace gf
+
+// A ray's transfer constants (Transfer<T>): t multiplies by 1/(hi − lo), and
+// is exactly 1 from the top up (mip stops marching there), 0 at and below the
+// low end and for NaN; the opacity by exp2 is the opacity by exp to round-off.
+TEST_CASE("the transfer function's place in the range and opacity, worked out once a ray",
+          "[raymarch]") {
+  for (const auto& [lo, hi] : {std::pair{0.0, 1.0}, {0.1, 0.7}, {-3.0, 0.3}, {0.2, 0.2000001}}) {
+    gf::RayArgs<float> a;
+    a.lo = float(lo);
+    a.hi = float(hi);
+    a.density = 37;
+    const gf::Transfer<float> tr(a);
+    CHECK(tr.t(a.hi) == 1.0f);
+    CHECK(tr.t(std::nextafter(a.hi, 1e30f)) == 1.0f);
+    CHECK(tr.t(a.hi + 5) == 1.0f);
+    CHECK(tr.t(a.lo) == 0.0f);
+    CHECK(tr.t(a.lo - 1) == 0.0f);
+    CHECK(tr.t(std::nanf("")) == 0.0f);
+    for (int k = 0; k <= 100; ++k) {
+      const float s = a.lo + (a.hi - a.lo) * float(k) / 100.0f;
+      const float t = tr.t(s);
+      const double exact = (double(s) - double(a.lo)) / (double(a.hi) - double(a.lo));
+      CHECK(t >= 0.0f);
+      CHECK(t <= 1.0f);
+      CHECK(std::fabs(t - std::clamp(exact, 0.0, 1.0)) <= 4e-7 * (1 + 1e-6 / (hi - lo)));
+      const float ds = 0.013f;
+      const double by_exp = std::exp(-double(a.density) * t * ds);
+      CHECK(std::fabs(double(std::exp2(tr.k2 * t * ds)) - by_exp) <= 4e-7);
+    }
+  }
+}

@@ -88,7 +88,7 @@ TEST_CASE("a brick's range bounds every sample the skipping march may place in i
           REQUIRE(s <= upper);
           if (transparent) {  // an empty brick's sample adds nothing
             float rgb[3] = {0.25f, 0.5f, 0.75f}, A = 0.5f;
-            ea_add(a, s, 0.0f, 0.01f, rgb, A);
+            ea_add(a, Transfer<float>(a), s, 0.0f, 0.01f, rgb, A);
             REQUIRE(rgb[0] == 0.25f);
             REQUIRE(rgb[1] == 0.5f);
             REQUIRE(rgb[2] == 0.75f);
