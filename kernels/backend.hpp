@@ -11,7 +11,9 @@
 // (kernels/dist/: one rank's block of a grid split over MPI ranks, wrapping a
 // rank's CPU or CUDA backend).
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -138,6 +140,40 @@ class Backend {
   virtual int steps_per_call(const Grid& g) const {
     (void)g;
     return 1;
+  }
+
+  // ---- Recorded launches (a multigrid cycle: solvers/multigrid.cpp) ----
+  // Runs `launches`: work queued on this backend's stream alone, with no
+  // wait on the host and no allocation. Where the backend can (the GPU,
+  // unless GRIDFORGE_CUDA_GRAPHS=0), a call after the first few with the
+  // same key records them as one CUDA graph and later calls replay it, so
+  // that a sequence of many short kernels costs one launch; elsewhere, the
+  // first few times, and where a recording fails, they run as they are. The same key
+  // must mean the same launches with the same arguments (the owner's id,
+  // what it runs, the fields it runs on): a replay gives their results bit
+  // for bit. forget_recorded(owner) drops an owner's recordings (before the
+  // fields they name go).
+  struct RecordKey {
+    std::uint64_t owner = 0;
+    int what = 0;
+    const void* a = nullptr;
+    const void* b = nullptr;
+    bool operator<(const RecordKey& o) const {
+      if (owner != o.owner) return owner < o.owner;
+      if (what != o.what) return what < o.what;
+      if (a != o.a) return a < o.a;
+      return b < o.b;
+    }
+  };
+  virtual void recorded(const RecordKey& key, const std::function<void()>& launches) {
+    (void)key;
+    launches();
+  }
+  virtual void forget_recorded(std::uint64_t owner) { (void)owner; }
+  // A new owner of recordings (unique in the process).
+  static std::uint64_t new_record_owner() {
+    static std::atomic<std::uint64_t> next{0};
+    return ++next;
   }
 
   // ---- Streams of the overlapped halo exchange (kernels/dist/) ----

@@ -227,21 +227,40 @@ void Multigrid<T>::build(const std::vector<Grid>& grids, const LaplaceArgs<T>& a
 }
 
 template <class T>
+Multigrid<T>::~Multigrid() {
+  be_.forget_recorded(id_);
+}
+
+// A cycle is some ten launches a level, most of them on coarse levels where
+// a kernel runs for a few microseconds: replayed as one graph, the GPU no
+// longer waits for the host to launch them (docs/performance.md).
+template <class T>
+void Multigrid<T>::run_recorded(int what, const void* a, const void* b,
+                                const std::function<void()>& f) {
+  if (dist_ || singular_) return f();
+  be_.recorded({id_, what, a, b}, f);
+}
+
+template <class T>
 void Multigrid<T>::cycle(Field<T>& u) {
-  visit(0, u, opt_.cycle);
+  run_recorded(0, u.data(), nullptr, [&] { visit(0, u, opt_.cycle); });
 }
 
 template <class T>
 void Multigrid<T>::cycle_from_zero(Field<T>& u) {
-  exec_->zero(u);
-  visit(0, u, opt_.cycle);
+  run_recorded(1, u.data(), nullptr, [&] {
+    exec_->zero(u);
+    visit(0, u, opt_.cycle);
+  });
 }
 
 template <class T>
 void Multigrid<T>::precondition(const Field<T>& r, Field<T>& z) {
-  exec_->unweight(levels_[0].a, rhs_scale_, r, rhs0_);
-  exec_->zero(z);
-  visit(0, z, MgCycle::V);
+  run_recorded(2, r.data(), z.data(), [&] {
+    exec_->unweight(levels_[0].a, rhs_scale_, r, rhs0_);
+    exec_->zero(z);
+    visit(0, z, MgCycle::V);
+  });
 }
 
 // Sweeps in pairs out of place where the executor has them (the GPU's 3D

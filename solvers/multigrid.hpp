@@ -4,6 +4,8 @@
 // coarsening, the transfers and the smoother are what they are.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -50,6 +52,9 @@ class Multigrid {
   // then loses its weighted mean, which the constants cannot carry).
   Multigrid(Backend<T>& be, const Grid& g, const LaplaceArgs<T>& a, bool singular,
             MgOptions opt = {}, bool as_preconditioner = false);
+  ~Multigrid();
+  Multigrid(const Multigrid&) = delete;
+  Multigrid& operator=(const Multigrid&) = delete;
   // One cycle on u (the fine level's iterate, in place).
   void cycle(Field<T>& u);
   // One cycle from u = 0 (mixed precision's correction: L₀ e = f).
@@ -92,6 +97,10 @@ class Multigrid {
   void correct_over_ranks(Field<T>& u, MgCycle kind);
   void smooth(std::size_t l, Field<T>& u, int sweeps, bool reverse = false);
   void make_solvable(Level& c);
+  // Runs a cycle's launches recorded (Backend::recorded) under key (what,
+  // a, b) where its launches are fixed: one rank, not singular (the coarse
+  // levels' means are reduced on the host).
+  void run_recorded(int what, const void* a, const void* b, const std::function<void()>& f);
   Field<T> field_like(const Grid& lg, const char* what);
   void build(const std::vector<Grid>& grids, const LaplaceArgs<T>& a, bool as_preconditioner,
              bool gathered);
@@ -115,6 +124,8 @@ class Multigrid {
   std::unique_ptr<Multigrid<T>> whole_;
   Field<T> e_;   // this rank's block of the fine correction (over ranks)
   Field<T> e0_;  // in whole_: the fine correction over the whole grid
+  // this hierarchy's recordings' owner (Backend::recorded)
+  std::uint64_t id_ = Backend<T>::new_record_owner();
 };
 
 }  // namespace gf

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -339,6 +340,24 @@ struct CudaBackend<T>::Impl {
   ncclComm_t peer = nullptr;  // NCCL over the ranks' GPUs (GRIDFORGE_HALO=nccl)
   cudaStream_t side = nullptr;
   cudaEvent_t forked = nullptr, joined = nullptr;
+  // recorded(): each key's calls so far, and its graph (null until the
+  // second call; failed: launched plainly from then on)
+  struct Recording {
+    int calls = 0;
+    bool failed = false;
+    cudaGraphExec_t exec = nullptr;
+  };
+  std::map<typename Backend<T>::RecordKey, Recording> recordings;
+  void drop_recordings(std::uint64_t owner, bool all) {
+    for (auto it = recordings.begin(); it != recordings.end();) {
+      if (all || it->first.owner == owner) {
+        if (it->second.exec) cudaGraphExecDestroy(it->second.exec);
+        it = recordings.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
 };
 
 template <class T>
@@ -356,6 +375,7 @@ CudaBackend<T>::CudaBackend(int device, std::int64_t row_align)
 template <class T>
 CudaBackend<T>::~CudaBackend() {
   graphs_.drop();
+  impl_->drop_recordings(0, true);
   if (impl_->peer) NcclApi::get().comm_destroy(impl_->peer);
   cudaFreeHost(sum_host_);
   if (scratch_) impl_->mem.deallocate(scratch_, scratch_bytes_);
@@ -435,6 +455,60 @@ std::unique_ptr<Snapshots<T>> CudaBackend<T>::make_snapshots(const Grid& g, int 
 
 // The exchange's work goes on a stream of its own, of the highest priority
 // (its few small kernels get SMs as soon as the core's blocks free them).
+// The first kRecordAfter calls launch plainly (kernels load and tables are
+// uploaded at the first; and a recording costs about as much as ten replays
+// save: rent or buy, so that a multigrid solve of a few cycles is never
+// recorded, while CG's preconditioner over an implicit heat run's steps is;
+// docs/performance.md), the next records by stream capture (this
+// thread's captures only: the writer thread may wait on events meanwhile)
+// and replays, later calls replay. A capture that fails (a host wait or an
+// allocation among the launches) leaves the key to plain launches.
+template <class T>
+void CudaBackend<T>::recorded(const typename Backend<T>::RecordKey& key,
+                              const std::function<void()>& launches) {
+  constexpr int kRecordAfter = 10;
+  if (!graphs_.on()) return launches();
+  typename Impl::Recording& r = impl_->recordings[key];
+  if (r.failed || r.calls++ < kRecordAfter) return launches();
+  if (!r.exec) {
+    if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      cudaGetLastError();
+      r.failed = true;
+      return launches();
+    }
+    bool launched = true;
+    try {
+      launches();
+    } catch (const DeviceError&) {
+      launched = false;
+    } catch (...) {  // not a CUDA error: the capture ends, and the error goes on
+      cudaGraph_t graph = nullptr;
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      r.failed = true;
+      throw;
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+    if (launched && end == cudaSuccess && graph &&
+        cudaGraphInstantiate(&r.exec, graph, 0) != cudaSuccess)
+      r.exec = nullptr;
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();  // a failed capture is not the next call's error
+    if (!r.exec) {  // nothing ran: run it plainly, now and from now on
+      r.failed = true;
+      return launches();
+    }
+  }
+  GF_CUDA_CHECK(cudaGraphLaunch(r.exec, stream_));
+}
+
+template <class T>
+void CudaBackend<T>::forget_recorded(std::uint64_t owner) {
+  impl_->drop_recordings(owner, false);
+}
+
 template <class T>
 void CudaBackend<T>::halo_fork() {
   Impl& m = *impl_;

@@ -197,6 +197,7 @@ class GraphCache {
   static constexpr std::size_t kMaxGraphs = 8;
 
   explicit GraphCache(bool on) : on_(on) {}
+  bool on() const { return on_; }
   GraphCache(const GraphCache&) = delete;
   GraphCache& operator=(const GraphCache&) = delete;
   ~GraphCache() { drop(); }
@@ -315,6 +316,9 @@ class CudaBackend final : public Backend<T> {
   std::unique_ptr<Snapshots<T>> make_snapshots(const Grid& g, int slots,
                                                std::string* why) override;
   int steps_per_call(const Grid& g) const override { return graphs_.steps_per_call(g); }
+  void recorded(const typename Backend<T>::RecordKey& key,
+                const std::function<void()>& launches) override;
+  void forget_recorded(std::uint64_t owner) override;
 
   void halo_fork() override;
   void halo_join() override;
