@@ -340,8 +340,8 @@ struct CudaBackend<T>::Impl {
   ncclComm_t peer = nullptr;  // NCCL over the ranks' GPUs (GRIDFORGE_HALO=nccl)
   cudaStream_t side = nullptr;
   cudaEvent_t forked = nullptr, joined = nullptr;
-  // recorded(): each key's calls so far, and its graph (null until the
-  // second call; failed: launched plainly from then on)
+  // recorded(): each key's calls so far, and its graph (null until it is
+  // recorded; failed: launched plainly from then on)
   struct Recording {
     int calls = 0;
     bool failed = false;
@@ -453,8 +453,6 @@ std::unique_ptr<Snapshots<T>> CudaBackend<T>::make_snapshots(const Grid& g, int 
   }
 }
 
-// The exchange's work goes on a stream of its own, of the highest priority
-// (its few small kernels get SMs as soon as the core's blocks free them).
 // The first kRecordAfter calls launch plainly (kernels load and tables are
 // uploaded at the first; and a recording costs about as much as ten replays
 // save: rent or buy, so that a multigrid solve of a few cycles is never
@@ -469,7 +467,11 @@ void CudaBackend<T>::recorded(const typename Backend<T>::RecordKey& key,
   constexpr int kRecordAfter = 10;
   if (!graphs_.on()) return launches();
   typename Impl::Recording& r = impl_->recordings[key];
-  if (r.failed || r.calls++ < kRecordAfter) return launches();
+  if (r.failed) return launches();
+  if (r.calls < kRecordAfter) {
+    ++r.calls;
+    return launches();
+  }
   if (!r.exec) {
     if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
       cudaGetLastError();
@@ -509,6 +511,8 @@ void CudaBackend<T>::forget_recorded(std::uint64_t owner) {
   impl_->drop_recordings(owner, false);
 }
 
+// The exchange's work goes on a stream of its own, of the highest priority
+// (its few small kernels get SMs as soon as the core's blocks free them).
 template <class T>
 void CudaBackend<T>::halo_fork() {
   Impl& m = *impl_;
