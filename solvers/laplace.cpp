@@ -270,13 +270,9 @@ void LaplaceSolver<T>::iterate(std::int64_t n) {
     for (std::int64_t s = 0; s < n && !finished(); ++s) {
       if constexpr (std::is_same_v<T, double>) {
         if (mixed_) {  // the refinement's defect pass sums the residual too
-          const int cycles =
-              MixedRefinement::cycles_for(residual_, mixed_factor_, spec_.tolerance);
-          const double before = residual_;
-          const double rr = mixed_->step(u_, cycles);
+          const double rr = mixed_->step(u_, residual_, spec_.tolerance);
           ++iters_;
           take_residual(rr);
-          if (cycles == MixedRefinement::kCycles && before > 0) mixed_factor_ = residual_ / before;
           continue;
         }
       }

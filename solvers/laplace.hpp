@@ -164,9 +164,6 @@ class LaplaceSolver {
   std::unique_ptr<ConjugateGradient<T>> cg_;
   std::unique_ptr<Multigrid<T>> mg_;
   std::unique_ptr<MixedRefinement> mixed_;  // multigrid, laplace.precision: mixed (float64)
-  // The residual's factor over the last refinement of kCycles cycles (1:
-  // none measured yet, as after a restart): MixedRefinement::cycles_for.
-  double mixed_factor_ = 1;
   // cg's preconditioner: a multigrid V-cycle, or Jacobi through mg_exec_
   std::unique_ptr<Multigrid<T>> pre_mg_;
   std::unique_ptr<MultigridExec<T>> pre_exec_;

@@ -40,6 +40,8 @@ double MixedRefinement::start(const Field<double>& u) {
   scale_ = rms > 0 && std::isfinite(rms) ? 1.0 / rms : 1.0;
   if (scale_ != 1.0) exec_->defect(a_, u, scale_, d_);
   be_.synchronize();
+  rr_ = rr;
+  factor_ = 1;  // none measured from here
   return rr;
 }
 
@@ -48,7 +50,8 @@ int MixedRefinement::cycles_for(double r, double factor, double tolerance) {
   return r * std::pow(factor, 1.0 / kCycles) <= tolerance ? 1 : kCycles;
 }
 
-double MixedRefinement::step(Field<double>& u, int cycles) {
+double MixedRefinement::step(Field<double>& u, double r, double tolerance) {
+  const int cycles = cycles_for(r, factor_, tolerance);
   // e ≈ L₀⁻¹ (s·d) by `cycles` cycles, float32, on the float32 backend's stream
   mg_->cycle_from_zero(e_);
   for (int c = 1; c < cycles; ++c) mg_->cycle(e_);
@@ -68,6 +71,8 @@ double MixedRefinement::step(Field<double>& u, int cycles) {
     exec_->defect(a_, u, scale_, d_);
   }
   be_.synchronize();
+  if (cycles == kCycles && rr_ > 0) factor_ = std::sqrt(rr / rr_);
+  rr_ = rr;
   return rr;
 }
 

@@ -13,6 +13,7 @@
 // (docs/performance.md: 0.69-0.76 of float64 multigrid's time to 1e-10 at
 // 257³-513³ on an H100, where one cycle an iteration gave 0.79-0.84).
 #pragma once
+#include <cstdint>
 #include <memory>
 
 #include "io/case.hpp"
@@ -32,17 +33,21 @@ class MixedRefinement {
   ~MixedRefinement();
   // Σ (W·(f − L u))² of u, and u's defect kept for the next step.
   double start(const Field<double>& u);
-  // One refinement of u by `cycles` float32 cycles; returns Σ (W·(f − L u))²
-  // of the new u.
-  double step(Field<double>& u, int cycles = kCycles);
-  // The cycles of the next refinement: one when a cycle is expected to reach
-  // the tolerance from the relative residual r (the geometric mean of the
-  // last refinement's cycles, factor = its residual's factor over kCycles
-  // cycles, counts for one: r·factor^(1/kCycles) ≤ tolerance), else kCycles.
-  // The last refinement of a solve then costs a cycle instead of two where
-  // its first one suffices (docs/performance.md: 0.081 s against 0.089 s at
-  // 513³ with a Neumann face to 1e-10).
+  // One refinement of u, whose relative residual is r, towards `tolerance`:
+  // cycles_for(r, the last two-cycle refinement's factor, tolerance) float32
+  // cycles (none measured after start(): two). Returns Σ (W·(f − L u))² of
+  // the new u.
+  double step(Field<double>& u, double r, double tolerance);
+  // The cycles of a refinement: one when a cycle is expected to reach the
+  // tolerance from the relative residual r (the geometric mean of the last
+  // two-cycle refinement's cycles, factor = its residual's factor, counts for
+  // one: r·factor^(1/kCycles) ≤ tolerance), else kCycles. The last
+  // refinement of a solve then costs a cycle instead of two where its first
+  // one suffices (docs/performance.md: 0.081 s against 0.089 s at 513³ with
+  // a Neumann face to 1e-10).
   static int cycles_for(double r, double factor, double tolerance);
+  // Float32 cycles run so far.
+  std::int64_t cycles() const { return cycles_; }
   // Device bytes beyond the float64 solver's u and f: the float32 defect,
   // correction and hierarchy.
   static std::size_t extra_bytes(const Grid& g);
@@ -61,10 +66,8 @@ class MixedRefinement {
   double scale_ = 1;  // s of the defect held in d_
   double points_ = 1;
   std::int64_t cycles_ = 0;
-
- public:
-  // Float32 cycles run so far.
-  std::int64_t cycles() const { return cycles_; }
+  double rr_ = 0;      // the sum start() or step() returned last
+  double factor_ = 1;  // the residual's factor over the last two-cycle refinement (1: none)
 };
 
 // A float32 backend on the device of be (the CPU, or be's GPU).

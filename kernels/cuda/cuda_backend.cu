@@ -457,10 +457,9 @@ std::unique_ptr<Snapshots<T>> CudaBackend<T>::make_snapshots(const Grid& g, int 
 // uploaded at the first; and a recording costs about as much as ten replays
 // save: rent or buy, so that a multigrid solve of a few cycles is never
 // recorded, while CG's preconditioner over an implicit heat run's steps is;
-// docs/performance.md), the next records by stream capture (this
-// thread's captures only: the writer thread may wait on events meanwhile)
-// and replays, later calls replay. A capture that fails (a host wait or an
-// allocation among the launches) leaves the key to plain launches.
+// docs/performance.md), the next records (capture_graph) and replays,
+// later calls replay. A capture that fails (a host wait or an allocation
+// among the launches) leaves the key to plain launches.
 template <class T>
 void CudaBackend<T>::recorded(const typename Backend<T>::RecordKey& key,
                               const std::function<void()>& launches) {
@@ -473,31 +472,12 @@ void CudaBackend<T>::recorded(const typename Backend<T>::RecordKey& key,
     return launches();
   }
   if (!r.exec) {
-    if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-      cudaGetLastError();
-      r.failed = true;
-      return launches();
-    }
-    bool launched = true;
     try {
-      launches();
-    } catch (const DeviceError&) {
-      launched = false;
-    } catch (...) {  // not a CUDA error: the capture ends, and the error goes on
-      cudaGraph_t graph = nullptr;
-      cudaStreamEndCapture(stream_, &graph);
-      if (graph) cudaGraphDestroy(graph);
-      cudaGetLastError();
+      r.exec = capture_graph(stream_, launches);
+    } catch (...) {  // not a CUDA error: the key launches plainly from now on
       r.failed = true;
       throw;
     }
-    cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
-    if (launched && end == cudaSuccess && graph &&
-        cudaGraphInstantiate(&r.exec, graph, 0) != cudaSuccess)
-      r.exec = nullptr;
-    if (graph) cudaGraphDestroy(graph);
-    cudaGetLastError();  // a failed capture is not the next call's error
     if (!r.exec) {  // nothing ran: run it plainly, now and from now on
       r.failed = true;
       return launches();

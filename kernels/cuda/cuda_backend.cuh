@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -176,6 +177,39 @@ class GraphKey {
   std::vector<unsigned char> bytes_;
 };
 
+// The launches `launches` queues on `stream`, captured (this thread's
+// captures only: the writer thread may wait on its events meanwhile) and
+// instantiated as a graph; nothing of them runs. Null when the capture fails
+// (a CUDA error among the launches: a host wait, an allocation). An error
+// that is not CUDA's ends the capture and goes on.
+inline cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void()>& launches) {
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  bool launched = true;
+  try {
+    launches();
+  } catch (const DeviceError&) {
+    launched = false;
+  } catch (...) {
+    cudaGraph_t graph = nullptr;
+    cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    throw;
+  }
+  cudaGraph_t graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  cudaGraphExec_t exec = nullptr;
+  if (launched && end == cudaSuccess && graph &&
+      cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
+    exec = nullptr;
+  if (graph) cudaGraphDestroy(graph);
+  cudaGetLastError();  // a failed capture is not the next call's error
+  return exec;
+}
+
 // CUDA graphs of chunks of time steps or sweeps (an executor's run(n, ...))
 // on grids of at most kGraphMaxPoints points, where a step's kernels run for
 // a few microseconds and launching them one by one from the host costs as
@@ -258,32 +292,15 @@ class GraphCache {
     std::uint64_t used = 0;
   };
 
-  // The n steps captured from the stream (this thread's captures only: the
-  // writer thread may wait on its events meanwhile). Null when the capture fails.
+  // The n steps captured from the stream (capture_graph). Null when the capture fails.
   template <class T, class Step>
   cudaGraphExec_t record(cudaStream_t stream, int n, T* u, T* tmp, const Layout& l, Step& step) {
-    if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-      cudaGetLastError();
-      return nullptr;
-    }
-    bool launched = true;
-    try {
+    return capture_graph(stream, [&] {
       for (int s = 0; s < n; ++s) {
         step(FieldView<const T>(u, l), FieldView<T>(tmp, l));
         std::swap(u, tmp);  // nothing when in place (u == tmp)
       }
-    } catch (const DeviceError&) {
-      launched = false;
-    }
-    cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(stream, &graph);
-    cudaGraphExec_t exec = nullptr;
-    if (launched && end == cudaSuccess && graph &&
-        cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
-      exec = nullptr;
-    if (graph) cudaGraphDestroy(graph);
-    cudaGetLastError();  // a failed capture is not the next call's error
-    return exec;
+    });
   }
 
   bool on_;
