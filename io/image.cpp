@@ -42,8 +42,10 @@ float clamp01(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
 
 }  // namespace
 
-void write_png(const fs::path& path, const Image& img, int level, int threads, PngStats* stats) {
-  const std::vector<unsigned char> png = encode_png(img, level, threads, stats);
+namespace {
+
+// The PNG's bytes into path, whole or not at all.
+void write_file(const fs::path& path, const std::vector<unsigned char>& png) {
   const fs::path tmp = temp_of(path);
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   bool ok = f && std::fwrite(png.data(), 1, png.size(), f) == png.size();
@@ -55,6 +57,17 @@ void write_png(const fs::path& path, const Image& img, int level, int threads, P
     throw IoError(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
   }
   commit(tmp, path);
+}
+
+}  // namespace
+
+void write_png(const fs::path& path, const Image& img, int level, int threads, PngStats* stats) {
+  write_file(path, encode_png(img, level, threads, stats));
+}
+
+void write_png(const fs::path& path, const Rgb8Image& img, int level, int threads,
+               PngStats* stats) {
+  write_file(path, encode_png(img, level, threads, stats));
 }
 
 Image read_png(const fs::path& path) {

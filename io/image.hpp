@@ -15,6 +15,14 @@ struct Image {
   std::vector<float> rgba;  // width·height·4
 };
 
+// An image as its PNG stores it: 8-bit RGB, rgb8_level (core/rgb8.hpp) of
+// each channel of an Image. In-situ frames come back from the GPU this way
+// (Backend::download_image_rgb8): a fifth of the RGBA floats' bytes.
+struct Rgb8Image {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgb;  // width·height·3
+};
+
 struct PngStats;  // io/png_encode.hpp
 
 // 8-bit RGB PNG (each channel clamped to [0, 1], rounded to the nearest of
@@ -26,6 +34,10 @@ struct PngStats;  // io/png_encode.hpp
 // stats, when given: what the encoding took.
 inline constexpr int kFramePngLevel = 1;
 void write_png(const std::filesystem::path& path, const Image& img, int level = 5,
+               int threads = 1, PngStats* stats = nullptr);
+// The same PNG from the image's 8-bit RGB (the same file as write_png of the
+// float image it was quantised from).
+void write_png(const std::filesystem::path& path, const Rgb8Image& img, int level = 5,
                int threads = 1, PngStats* stats = nullptr);
 // Reads a PNG back as RGBA floats (A = 1 when the file has no alpha; VTK's
 // reader, libpng underneath). Throws IoError.

@@ -13,19 +13,13 @@
 
 #include "core/error.hpp"
 #include "core/process.hpp"
+#include "core/rgb8.hpp"
 
 namespace gf::io {
 
 namespace {
 
 constexpr int kBpp = 3;  // bytes a pixel: 8-bit RGB
-
-// A channel as write_png has always stored it: clamped to [0, 1] and rounded
-// (lround of a value in [0, 255]: the float plus a half is exact in double).
-unsigned char level_of(float x) {
-  const float c = x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;  // NaN: 0
-  return static_cast<unsigned char>(double(c * 255.0f) + 0.5);
-}
 
 int paeth(int a, int b, int c) {
   const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
@@ -176,11 +170,13 @@ int png_strip_rows(int width) {
   return int(std::max<std::size_t>(1, (kPngStripBytes + row - 1) / row));
 }
 
-std::vector<unsigned char> encode_png(const Image& img, int level, int threads, PngStats* stats) {
+namespace {
+
+// The PNG of a w × h image: from RGBA floats (rgba, quantised here by
+// rgb8_level) or from 8-bit RGB (rgb8, as it is), whichever is not null.
+std::vector<unsigned char> encode(int w, int h, const float* rgba, const unsigned char* rgb8,
+                                  int level, int threads, PngStats* stats) {
   const auto t0 = std::chrono::steady_clock::now();
-  const int w = img.width, h = img.height;
-  if (w <= 0 || h <= 0 || img.rgba.size() < std::size_t(w) * std::size_t(h) * 4)
-    throw IoError(fmt::format("cannot encode a PNG of {}x{} pixels", w, h));
   level = std::clamp(level, 0, 9);
   const std::size_t row = std::size_t(kBpp) * std::size_t(w);
   const int per = png_strip_rows(w);
@@ -199,8 +195,9 @@ std::vector<unsigned char> encode_png(const Image& img, int level, int threads, 
   // Scratch is never moved: its deflate state points back at its stream.)
   while (scratch.size() < std::size_t(nt)) scratch.push_back(std::make_unique<Scratch>());
   for (int i = 0; i < nt; ++i) scratch[std::size_t(i)]->ready(row, per);
-  grow(rgb_buf, rgb_cap, row * std::size_t(h));
-  unsigned char* rgb = rgb_buf.get();
+  if (rgba) grow(rgb_buf, rgb_cap, row * std::size_t(h));
+  unsigned char* const quantised = rgba ? rgb_buf.get() : nullptr;  // the caller's buffer
+  const unsigned char* rgb = rgba ? quantised : rgb8;
   for (std::size_t i = 0; i < strips.size(); ++i) {
     Strip& s = strips[i];
     s.y0 = int(i) * per;
@@ -216,12 +213,14 @@ std::vector<unsigned char> encode_png(const Image& img, int level, int threads, 
 #pragma omp parallel num_threads(nt) reduction(+ : cpu_s)
   {
     const double c0 = thread_cpu_seconds();
+    if (rgba) {
 #pragma omp for schedule(static)
-    for (int y = 0; y < h; ++y) {
-      const float* s = &img.rgba[std::size_t(y) * std::size_t(w) * 4];
-      unsigned char* d = rgb + std::size_t(y) * row;
-      for (int x = 0; x < w; ++x)
-        for (int c = 0; c < kBpp; ++c) d[kBpp * x + c] = level_of(s[4 * x + c]);
+      for (int y = 0; y < h; ++y) {
+        const float* s = rgba + std::size_t(y) * std::size_t(w) * 4;
+        unsigned char* d = quantised + std::size_t(y) * row;
+        for (int x = 0; x < w; ++x)
+          for (int c = 0; c < kBpp; ++c) d[kBpp * x + c] = rgb8_level(s[4 * x + c]);
+      }
     }
     Scratch& t = *scratch[std::size_t(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
@@ -272,6 +271,23 @@ std::vector<unsigned char> encode_png(const Image& img, int level, int threads, 
     stats->bytes = std::int64_t(o.size());
   }
   return o;
+}
+
+}  // namespace
+
+std::vector<unsigned char> encode_png(const Image& img, int level, int threads, PngStats* stats) {
+  const int w = img.width, h = img.height;
+  if (w <= 0 || h <= 0 || img.rgba.size() < std::size_t(w) * std::size_t(h) * 4)
+    throw IoError(fmt::format("cannot encode a PNG of {}x{} pixels", w, h));
+  return encode(w, h, img.rgba.data(), nullptr, level, threads, stats);
+}
+
+std::vector<unsigned char> encode_png(const Rgb8Image& img, int level, int threads,
+                                      PngStats* stats) {
+  const int w = img.width, h = img.height;
+  if (w <= 0 || h <= 0 || img.rgb.size() < std::size_t(w) * std::size_t(h) * 3)
+    throw IoError(fmt::format("cannot encode a PNG of {}x{} pixels", w, h));
+  return encode(w, h, nullptr, img.rgb.data(), level, threads, stats);
 }
 
 }  // namespace gf::io

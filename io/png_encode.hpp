@@ -46,5 +46,9 @@ int png_strip_rows(int width);
 // IoError when zlib fails (out of memory).
 std::vector<unsigned char> encode_png(const Image& img, int level, int threads,
                                       PngStats* stats = nullptr);
+// The same from 8-bit RGB (the same bytes as encode_png of the float image
+// that rgb8_level quantised into it).
+std::vector<unsigned char> encode_png(const Rgb8Image& img, int level, int threads,
+                                      PngStats* stats = nullptr);
 
 }  // namespace gf::io

@@ -225,6 +225,10 @@ class Backend {
     return Field<float>(g, memory(), "the image");
   }
   virtual void download_image(const Field<float>& img, float* host) = 0;
+  // The image as its PNG stores it: width·height·3 bytes of 8-bit RGB
+  // (rgb8_level of each channel, core/rgb8.hpp), quantised where the image
+  // lives: a GPU sends a fifth of the float image's bytes.
+  virtual void download_image_rgb8(const Field<float>& img, unsigned char* host) = 0;
 };
 
 template <class T>

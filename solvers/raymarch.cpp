@@ -245,14 +245,29 @@ const io::Image& FrameRenderer<T>::render(const Field<T>& f, double vmin, double
 }
 
 template <class T>
-void FrameRenderer<T>::render_to(const Field<T>& f, double vmin, double vmax, float* host,
-                                 const std::function<bool()>& stop) {
+void FrameRenderer<T>::draw(const Field<T>& f, double vmin, double vmax,
+                            const std::function<bool()>& stop) {
   args_ = ray_args<T>(spec_, grid_, vmin, vmax, sphere_trace_);
   timer_->start();
   exec_->render(args_, f, img_, stop);
   render_ms_ = timer_->stop_ms();
+}
+
+template <class T>
+void FrameRenderer<T>::render_to(const Field<T>& f, double vmin, double vmax, float* host,
+                                 const std::function<bool()>& stop) {
+  draw(f, vmin, vmax, stop);
   timer_->start();
   be_.download_image(img_, host);
+  download_ms_ = timer_->stop_ms();
+}
+
+template <class T>
+void FrameRenderer<T>::render_rgb8_to(const Field<T>& f, double vmin, double vmax,
+                                      unsigned char* host) {
+  draw(f, vmin, vmax, {});
+  timer_->start();
+  be_.download_image_rgb8(img_, host);
   download_ms_ = timer_->stop_ms();
 }
 
@@ -316,7 +331,7 @@ template <class T>
 struct InSituFrames<T>::Images {
   int width = 0, height = 0;
   Backend<T>* pin = nullptr;  // where they are page-locked (a GPU's), or null
-  std::vector<std::unique_ptr<io::Image>> img;  // never moved: tasks hold references
+  std::vector<std::unique_ptr<io::Rgb8Image>> img;  // never moved: tasks hold references
   std::vector<bool> taken;
   std::mutex m;
   std::condition_variable cv;
@@ -334,15 +349,15 @@ struct InSituFrames<T>::Images {
   };
   ~Images() {
     if (pin)
-      for (auto& im : img) pin->unpin_host(im->rgba.data());
+      for (auto& im : img) pin->unpin_host(im->rgb.data());
   }
   // One more image (the caller's thread is the only one that adds them).
   void add() {
-    auto im = std::make_unique<io::Image>();
+    auto im = std::make_unique<io::Rgb8Image>();
     im->width = width;
     im->height = height;
-    im->rgba.resize(std::size_t(width) * std::size_t(height) * 4);
-    if (pin) pin->pin_host(im->rgba.data(), im->rgba.size() * sizeof(float));
+    im->rgb.resize(std::size_t(width) * std::size_t(height) * 3);
+    if (pin) pin->pin_host(im->rgb.data(), im->rgb.size());
     std::lock_guard<std::mutex> lk(m);
     img.push_back(std::move(im));
     taken.push_back(false);
@@ -438,8 +453,8 @@ double InSituFrames<T>::write(std::int64_t step, const Field<T>& f,
   const auto w0 = Clock::now();
   std::shared_ptr<typename Images::Lease> lease = images_->take();
   image_wait_s_ += seconds_since(w0);
-  io::Image& img = *images_->img[std::size_t(lease->i)];
-  renderer_->render_to(*drawn, lo, hi, img.rgba.data());
+  io::Rgb8Image& img = *images_->img[std::size_t(lease->i)];
+  renderer_->render_rgb8_to(*drawn, lo, hi, img.rgb.data());
   render_ms_ += renderer_->last_render_ms();
   download_ms_ += renderer_->last_download_ms();
   if (frames_ == 0) first_ms_ = {renderer_->last_render_ms(), renderer_->last_download_ms()};

@@ -61,6 +61,9 @@ class FrameRenderer {
   // instead of the renderer's own.
   void render_to(const Field<T>& f, double vmin, double vmax, float* host,
                  const std::function<bool()>& stop = {});
+  // Same, the image downloaded as its PNG stores it (width·height·3 bytes,
+  // Backend::download_image_rgb8): in-situ frames, which only write PNGs.
+  void render_rgb8_to(const Field<T>& f, double vmin, double vmax, unsigned char* host);
   double last_render_ms() const { return render_ms_; }
   double last_download_ms() const { return download_ms_; }
   const RayArgs<T>& args() const { return args_; }
@@ -76,6 +79,8 @@ class FrameRenderer {
   io::Image host_;
   std::unique_ptr<Timer> timer_;
   double render_ms_ = 0, download_ms_ = 0;
+  // The range's args, the march into img_, and its time.
+  void draw(const Field<T>& f, double vmin, double vmax, const std::function<bool()>& stop);
 };
 
 // The field in-situ frames draw among a run's fields (Stepper::fields(),
@@ -113,8 +118,9 @@ class InSituFrames {
   // Renders the field and writes its frame; returns the seconds spent here
   // (the range, render and download and, without `queue`, the PNG). With
   // `queue` the PNG (encoding over threads and file) is handed to it as a
-  // task, reading the image from one of up to kFrameImages host buffers,
-  // which stays taken until the task is done (a frame waits for a free one).
+  // task, reading the image (8-bit RGB, render_rgb8_to) from one of up to
+  // kFrameImages host buffers, which stays taken until the task is done (a
+  // frame waits for a free one).
   // range: the field's least and greatest value at this step, when the
   // caller has them (Observation::range): an auto range takes them instead of
   // reducing the field again (one rank only).

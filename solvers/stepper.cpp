@@ -198,9 +198,10 @@ MemoryNeed stepper_memory_needed(const Case& c) {
   MemoryNeed need = workload_memory_needed<T>(c);
   // 1D and 2D frames are drawn on the host: nothing on the device
   if (c.render.enabled && c.render.ndim == 3 && (!c.decomp || mpi::rank() == 0)) {
-    // the in-situ frame, RGBA floats; over several ranks rank 0 draws it
-    // from the whole field, gathered into a field of its own
-    need.bytes += std::size_t(c.render.width) * std::size_t(c.render.height) * 16;
+    // the in-situ frame, RGBA floats, and its 8-bit RGB for the download;
+    // over several ranks rank 0 draws it from the whole field, gathered
+    // into a field of its own
+    need.bytes += std::size_t(c.render.width) * std::size_t(c.render.height) * (16 + 3);
     if (c.decomp) {
       need.fields += 1;
       need.bytes += std::size_t(c.decomp->global.size()) * sizeof(T);

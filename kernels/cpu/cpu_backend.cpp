@@ -12,6 +12,7 @@
 #include <new>
 
 #include "core/error.hpp"
+#include "core/rgb8.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/loops.hpp"
 #include "kernels/device.hpp"
@@ -213,6 +214,13 @@ class CpuBackend final : public Backend<T> {
   }
   void download_image(const Field<float>& img, float* host) override {
     std::memcpy(host, img.data(), img.bytes());
+  }
+  void download_image_rgb8(const Field<float>& img, unsigned char* host) override {
+    const float* s = img.data();
+    const std::int64_t pixels = static_cast<std::int64_t>(img.size() / 4);
+#pragma omp parallel for schedule(static) num_threads(threads_for(pixels))
+    for (std::int64_t p = 0; p < pixels; ++p)
+      for (int c = 0; c < 3; ++c) host[3 * p + c] = rgb8_level(s[4 * p + c]);
   }
 
   void pack(const Field<T>& f, const std::int64_t* lo, const std::int64_t* count,

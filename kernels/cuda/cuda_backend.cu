@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rgb8.hpp"
 #include "kernels/cuda/cuda_backend.cuh"
 #include "kernels/cuda/halo_kernels.cuh"
 #include "kernels/cuda/nccl_peer.cuh"
@@ -588,6 +589,29 @@ void CudaBackend<T>::peer_exchange(const Field<T>* send, Field<T>* recv, const i
 template <class T>
 void CudaBackend<T>::download_image(const Field<float>& img, float* host) {
   GF_CUDA_CHECK(cudaMemcpyAsync(host, img.data(), img.bytes(), cudaMemcpyDeviceToHost, stream_));
+  GF_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+// Each pixel's RGB as its PNG stores it (rgb8_level), from RGBA floats.
+__global__ void image_rgb8_kernel(const float4* rgba, unsigned char* rgb, std::int64_t pixels) {
+  for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < pixels;
+       p += std::int64_t(gridDim.x) * blockDim.x) {
+    const float4 v = rgba[p];
+    rgb[3 * p + 0] = rgb8_level(v.x);
+    rgb[3 * p + 1] = rgb8_level(v.y);
+    rgb[3 * p + 2] = rgb8_level(v.z);
+  }
+}
+
+template <class T>
+void CudaBackend<T>::download_image_rgb8(const Field<float>& img, unsigned char* host) {
+  const std::int64_t pixels = std::int64_t(img.size() / 4);
+  if (pixels == 0) return;
+  auto* rgb = static_cast<unsigned char*>(scratch(std::size_t(pixels) * 3));
+  image_rgb8_kernel<<<flat_blocks(pixels), 256, 0, stream_>>>(
+      reinterpret_cast<const float4*>(img.data()), rgb, pixels);
+  GF_CUDA_CHECK_LAUNCH();
+  GF_CUDA_CHECK(cudaMemcpyAsync(host, rgb, std::size_t(pixels) * 3, cudaMemcpyDeviceToHost, stream_));
   GF_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 

@@ -351,6 +351,7 @@ class CudaBackend final : public Backend<T> {
   void peer_exchange(const Field<T>* send, Field<T>* recv, const int* peer,
                      std::int64_t count) override;
   void download_image(const Field<float>& img, float* host) override;
+  void download_image_rgb8(const Field<float>& img, unsigned char* host) override;
 
   // ---- for the workloads' CUDA executors ----
   int device() const { return device_; }

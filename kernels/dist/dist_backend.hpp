@@ -80,6 +80,9 @@ class DistributedBackend final : public Backend<T> {
   void download_image(const Field<float>&, float*) override {
     throw std::logic_error("images over several ranks are drawn on rank 0's own backend");
   }
+  void download_image_rgb8(const Field<float>&, unsigned char*) override {
+    throw std::logic_error("images over several ranks are drawn on rank 0's own backend");
+  }
 
   // ---- for the workload executors' wrappers ----
   Backend<T>& inner() { return *in_; }

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "core/rgb8.hpp"
 #include "io/image.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device.hpp"
@@ -109,6 +110,49 @@ TEST_CASE("GPU raymarch equals the CPU reference: random volumes, cameras and mo
   // Sphere tracing (the isosurface of a distance-like field).
   compare<float>(blobs, 83, 77, RayMode::Isosurface, true, ++seed);
   compare<double>(blobs, 83, 77, RayMode::Isosurface, true, ++seed);
+}
+
+// The GPU's 8-bit download of an image (in-situ frames' PNGs) against the
+// host's quantisation of the float image: the same bytes, edge values too.
+template <class T>
+void rgb8_like_host(int width, int height, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const Scene blobs{grid_of(37, 29, 41, 1.0 / 36), false};
+  const std::vector<T> host = random_volume<T>(blobs.grid, false, rng, -1);
+  const RayArgs<T> a = random_args<T>(blobs.grid, width, height, RayMode::EmissionAbsorption, rng);
+  auto gpu = make_cuda_backend<T>(0);
+  auto poisoner = make_cuda_backend<float>(0);
+  io::Image img = render_on(*gpu, *poisoner, a, blobs.grid, host);
+  // a rendered image, and in its first pixels NaN, out-of-range values and
+  // the floats either side of each halfway point between two levels
+  const float edge[] = {std::numeric_limits<float>::quiet_NaN(), -1.0f, 2.0f, 1e-30f,
+                        std::nextafter(1.0f, 0.0f), 1.0f, 0.0f, -0.0f};
+  std::size_t q = 0;
+  for (float v : edge) img.rgba[q++ % img.rgba.size()] = v;
+  for (int l = 0; l < 255 && q + 3 <= img.rgba.size(); ++l) {
+    const float half = (float(l) + 0.5f) / 255.0f;
+    img.rgba[q++] = std::nextafter(half, 0.0f);
+    img.rgba[q++] = std::nextafter(half, 1.0f);
+    img.rgba[q++] = half;
+  }
+  Field<float> f = poisoner->make_image(width, height);
+  poisoner->upload(img.rgba.data(), f);
+  poisoner->synchronize();
+  std::vector<unsigned char> got(std::size_t(width) * height * 3, 0xab);
+  gpu->download_image_rgb8(f, got.data());
+  std::size_t off = 0;
+  for (std::size_t p = 0; p < std::size_t(width) * height; ++p)
+    for (int c = 0; c < 3; ++c) off += got[3 * p + c] != rgb8_level(img.rgba[4 * p + c]);
+  INFO(width << "x" << height << " float" << 8 * sizeof(T));
+  CHECK(off == 0);
+}
+
+TEST_CASE("GPU raymarch: the 8-bit download is the host's quantisation, byte for byte",
+          "[gpu][raymarch_gpu]") {
+  rgb8_like_host<float>(97, 61, 31);
+  rgb8_like_host<double>(1, 1, 32);
+  rgb8_like_host<float>(1283, 721, 33);
+  rgb8_like_host<double>(130, 9, 34);
 }
 
 TEST_CASE("GPU raymarch: a larger image over several blocks, both precisions",

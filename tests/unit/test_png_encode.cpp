@@ -20,6 +20,8 @@
 
 #include "io/image.hpp"
 #include "io/png_encode.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/device.hpp"
 
 namespace fs = std::filesystem;
 using gf::io::Image;
@@ -168,6 +170,51 @@ TEST_CASE("PNG over threads: the pixels VTK's PNG writer wrote", "[png][image]")
     CHECK(off == 0);
   }
   CHECK(!fs::exists(dir / ".ours.png.tmp"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("PNG from 8-bit RGB: the same bytes as from the floats quantised into it",
+          "[png][image]") {
+  const fs::path dir = fs::temp_directory_path() / "gf_test_png_rgb8";
+  fs::create_directories(dir);
+  auto cpu = gf::make_cpu_backend<float>();
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {7, 3}, {487, 263}, {1283, 721}}) {
+    INFO(w << "x" << h);
+    Image img = test_image(w, h, unsigned(3 * w + h));
+    // the floats next to each halfway point between two levels, each side
+    for (std::size_t p = 0; p + 2 < img.rgba.size() && p < 4 * 512; p += 4) {
+      const float half = (float(p / 4 % 255) + 0.5f) / 255.0f;
+      img.rgba[p + 1] = std::nextafter(half, 0.0f);
+      img.rgba[p + 2] = std::nextafter(half, 1.0f);
+    }
+    // the CPU backend's 8-bit download: rgb8_level of each channel
+    gf::Field<float> f = cpu->make_image(w, h);
+    cpu->upload(img.rgba.data(), f);
+    gf::io::Rgb8Image rgb;
+    rgb.width = w;
+    rgb.height = h;
+    rgb.rgb.resize(std::size_t(w) * h * 3);
+    cpu->download_image_rgb8(f, rgb.rgb.data());
+    std::size_t off = 0;
+    for (std::size_t q = 0; q < std::size_t(w) * h; ++q)
+      for (int c = 0; c < 3; ++c) {
+        const float v = img.rgba[4 * q + c];
+        const float cl = std::isnan(v) ? 0.0f : std::fmin(std::fmax(v, 0.0f), 1.0f);
+        off += rgb.rgb[3 * q + c] != std::lround(double(cl * 255.0f));
+      }
+    CHECK(off == 0);
+    for (int level : {0, 1, 6}) {
+      const std::vector<unsigned char> want = gf::io::encode_png(img, level, 3);
+      for (int threads : {1, 4}) CHECK(gf::io::encode_png(rgb, level, threads) == want);
+    }
+    gf::io::write_png(dir / "rgb8.png", rgb, gf::io::kFramePngLevel, 2);
+    CHECK(file_bytes(dir / "rgb8.png") == gf::io::encode_png(img, gf::io::kFramePngLevel, 1));
+  }
+  gf::io::Rgb8Image tiny;
+  tiny.width = 4;
+  tiny.height = 4;
+  tiny.rgb.resize(47);  // one byte short
+  CHECK_THROWS_WITH(gf::io::encode_png(tiny, 1, 1), Catch::Contains("4x4"));
   fs::remove_all(dir);
 }
 
