@@ -42,7 +42,16 @@ std::unique_ptr<RaymarchExec<T>> refuse_ranks(std::unique_ptr<RaymarchExec<T>>,
 
 RayExecOptions raymarch_options_from_env() {
   RayExecOptions o;
-  o.skip = env_int("GRIDFORGE_RM_SKIP", 1, 0, 1, "1 (skip empty bricks) or 0") == 1;
+  switch (env_int("GRIDFORGE_RM_SKIP", -1, 0, 1, "1 (skip empty bricks in every frame) or 0")) {
+    case 0: o.skip = RaySkip::Off; break;
+    case 1: o.skip = RaySkip::On; break;
+    default: o.skip = RaySkip::Auto;
+  }
+  o.chunk = env_int("GRIDFORGE_RM_CHUNK", 0, 1, 256,
+                     "the samples of a skipping march's chunk, a power of two from 1 to 256");
+  if (o.chunk != 0 && (o.chunk & (o.chunk - 1)))
+    throw UsageError("GRIDFORGE_RM_CHUNK='" + std::to_string(o.chunk) +
+                     "': give the samples of a chunk, a power of two from 1 to 256");
   o.brick = env_int("GRIDFORGE_RM_BRICK", 0, 4, 64,
                      "the bricks' edge in cells, a power of two from 4 to 64");
   if (o.brick != 0 && (o.brick & (o.brick - 1)))

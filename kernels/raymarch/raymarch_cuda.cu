@@ -25,10 +25,14 @@
 namespace gf {
 namespace {
 
-// One warp a brick, 8 bricks (consecutive along x) a block: the brick's points
-// (raymarch_skip.hpp's brick_points) read along rows, 16 lanes a row (32 when
-// a row is longer), min and max reduced over the warp.
-constexpr int kBricksPerBlock = 8;
+// One block of kBrickWarps warps a brick: the brick's points (raymarch_skip.hpp's
+// brick_points) read along rows, 16 lanes a row (32 when a row is longer,
+// up to 3 points a lane), the rows dealt out to the warps' lanes and walked
+// with pointers (no division a row: with one, the kernel was bound by its
+// integer arithmetic, 0.25 ms at 256³), kBrickRows rows a lane loaded before
+// any is reduced; min and max reduced over the warp, then over the block.
+constexpr int kBrickWarps = 4;
+constexpr int kBrickRows = 4;
 
 template <class T>
 __device__ void warp_minmax(T& mn, T& mx) {
@@ -40,30 +44,62 @@ __device__ void warp_minmax(T& mn, T& mx) {
 }
 
 template <class T>
-__global__ void __launch_bounds__(32 * kBricksPerBlock)
+__global__ void __launch_bounds__(32 * kBrickWarps)
     brick_kernel(const FieldView<const T> v, const int B, const Layout bl, T* __restrict__ mn,
-                 T* __restrict__ mx) {
-  const std::int64_t q = std::int64_t(blockIdx.x) * kBricksPerBlock + threadIdx.x / 32;
-  if (q >= bl.size()) return;  // the whole warp
-  const int lane = int(threadIdx.x % 32);
+                 T* __restrict__ mx, const RayArgs<T> a, unsigned* __restrict__ empty) {
+  const std::int64_t q = blockIdx.x;
+  const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32);
   std::int64_t b[3], lo[3], hi[3];
   bl.position(q, b[0], b[1], b[2]);
   for (int c = 0; c < 3; ++c) brick_points(b[c], B, v.n[c], lo[c], hi[c]);
   const int p0 = int(hi[0] - lo[0] + 1), p1 = int(hi[1] - lo[1] + 1), p2 = int(hi[2] - lo[2] + 1);
   const int lx = p0 <= 16 ? 16 : 32, ly = 32 / lx;
-  T lmin = v(lo[0], lo[1], lo[2]), lmax = lmin;
-  for (int r = lane / lx; r < p1 * p2; r += ly) {
-    const T* row = &v(lo[0], lo[1] + r % p1, lo[2] + r / p1);
-    for (int i = lane % lx; i < p0; i += lx) {
-      const T s = row[i];
-      lmin = s < lmin ? s : lmin;
-      lmax = s > lmax ? s : lmax;
+  const int step = ly * kBrickWarps;  // rows from one of a lane's to the next
+  // the lane's first row: j (in its plane), k (the plane)
+  int j = warp * ly + lane / lx, k = 0;
+  while (j >= p1) j -= p1, ++k;
+  const int i0 = lane % lx;
+  const T* base = &v(lo[0], lo[1], lo[2]);
+  T lmin = *base, lmax = lmin;
+  while (k < p2) {
+    T x[kBrickRows][3];
+#pragma unroll
+    for (int u = 0; u < kBrickRows; ++u) {
+      const bool in = k < p2;
+      const T* row = base + std::int64_t(k) * v.sz + std::int64_t(j) * v.sy;
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {  // p0 ≤ B + 3 ≤ 67 points: 3 a lane at most
+        const int i = i0 + c * lx;
+        T val = lmin;
+        if (in && i < p0) val = row[i];
+        x[u][c] = val;
+      }
+      j += step;
+      while (j >= p1) j -= p1, ++k;
     }
+#pragma unroll
+    for (int u = 0; u < kBrickRows; ++u)
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        lmin = x[u][c] < lmin ? x[u][c] : lmin;
+        lmax = x[u][c] > lmax ? x[u][c] : lmax;
+      }
   }
   warp_minmax(lmin, lmax);
+  __shared__ T wmin[kBrickWarps], wmax[kBrickWarps];
   if (lane == 0) {
+    wmin[warp] = lmin;
+    wmax[warp] = lmax;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kBrickWarps; ++w) {
+      lmin = wmin[w] < lmin ? wmin[w] : lmin;
+      lmax = wmax[w] > lmax ? wmax[w] : lmax;
+    }
     mn[q] = lmin;
     mx[q] = lmax;
+    if (brick_skippable(a, lmin, lmax)) atomicAdd(empty, 1u);
   }
 }
 
@@ -71,7 +107,11 @@ template <class T>
 class RaymarchCuda final : public RaymarchExec<T> {
  public:
   explicit RaymarchCuda(CudaBackend<T>& be) : be_(be), opt_(raymarch_options_from_env()) {}
-  ~RaymarchCuda() override { release_texture(); }
+  ~RaymarchCuda() override {
+    release_texture();
+    if (counted_) cudaEventDestroy(counted_);
+    if (count_host_) cudaFreeHost(count_host_);
+  }
   RaymarchCuda(const RaymarchCuda&) = delete;
   RaymarchCuda& operator=(const RaymarchCuda&) = delete;
 
@@ -80,21 +120,29 @@ class RaymarchCuda final : public RaymarchExec<T> {
   void render(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img,
               const std::function<bool()>&) override {
     const Layout l = volume.layout();
-    const bool skip = opt_.skip && skip_fits(a, l);
-    const Bricks<T> br = skip ? build_bricks(volume) : Bricks<T>{};
+    const bool may_skip = opt_.skip != RaySkip::Off && skip_fits(a, l);
+    const bool skip = may_skip && (opt_.skip == RaySkip::On || worth_skipping(a));
+    // The bricks: for a skipping march, and every kRecountFrames-th frame of
+    // a plain one, for a new count of the empty ones.
+    bool build = skip;
+    if (may_skip && !skip) build = ++plain_frames_ % kRecountFrames == 0;
+    const Bricks<T> br = build ? build_bricks(volume, a) : Bricks<T>{};
+    cudaTextureObject_t tex = 0;
     if constexpr (sizeof(T) == 4) {
       const bool want = opt_.texture == RayTexture::On ||
                         (opt_.texture == RayTexture::Auto &&
                          raymarch_auto_texture(l.size(), int(sizeof(T)),
                                                a.mode == RayMode::Isosurface));
-      if (want && l.sz == l.sy * l.n[1]) {
-        // Auto: an array that cannot be had leaves the frame to the software sampler.
-        if (const cudaTextureObject_t t = texture_of(volume, opt_.texture == RayTexture::Auto)) {
-          // the texture's march: raymarch_texture_cuda.cu, compiled with FMA contraction
-          const dim3 block(unsigned(opt_.tile_x), unsigned(opt_.tile_y));
-          return launch_texture_march(a, t, l, br, img.data(), skip, march_grid(a, block), block,
-                                      be_.stream());
-        }
+      // Auto: an array that cannot be had leaves the frame to the software sampler.
+      if (want && l.sz == l.sy * l.n[1])
+        tex = texture_of(volume, opt_.texture == RayTexture::Auto);
+    }
+    if constexpr (sizeof(T) == 4) {
+      if (tex) {
+        // the texture's march: raymarch_texture_cuda.cu, compiled with FMA contraction
+        const dim3 block(unsigned(opt_.tile_x), unsigned(opt_.tile_y));
+        return launch_texture_march(a, tex, l, br, img.data(), skip, march_grid(a, block), block,
+                                    be_.stream());
       }
     }
     const FieldView<const T> v = volume.view();
@@ -117,9 +165,33 @@ class RaymarchCuda final : public RaymarchExec<T> {
     GF_CUDA_CHECK_LAUNCH();
   }
 
+  // Whether this frame skips (RaySkip::Auto): MIP always (it also leaves out
+  // bricks below a ray's maximum so far, which no count foresees); the other
+  // modes when at least kRaySkipMinEmpty of the bricks were empty for their
+  // mode in the last frame whose count has reached the host (copied after
+  // each frame's bricks, and read without waiting: the frame before, when
+  // frames are apart; until a first count arrives, skipping). The count only
+  // chooses between two marches that draw the same image.
+  bool worth_skipping(const RayArgs<T>& a) {
+    if (a.mode == RayMode::Mip) return true;
+    if (counting_) {
+      const cudaError_t e = cudaEventQuery(counted_);
+      if (e == cudaSuccess) {
+        counting_ = false;
+        last_skip_ = double(*count_host_) >= kRaySkipMinEmpty * double(count_of_);
+      } else if (e == cudaErrorNotReady) {
+        (void)cudaGetLastError();  // not an error: the count is still on its way
+      } else {
+        GF_CUDA_CHECK(e);
+      }
+    }
+    return last_skip_;
+  }
+
   // The bricks of this frame's volume, reduced on the GPU (kept between
-  // frames: the same layout needs the same buffer).
-  Bricks<T> build_bricks(const Field<T>& volume) {
+  // frames: the same layout needs the same buffer), and the count of those
+  // empty for the frame's mode (brick_skippable), on its way to the host.
+  Bricks<T> build_bricks(const Field<T>& volume, const RayArgs<T>& a) {
     const int B = opt_.brick ? opt_.brick : raymarch_auto_brick(volume.layout().n);
     const Layout bl = brick_layout(volume.layout(), B);
     if (!bricks_ || bricks_->layout().n[0] != bl.size()) {
@@ -132,11 +204,24 @@ class RaymarchCuda final : public RaymarchExec<T> {
     const FieldView<T> r = bricks_->view();
     T* mn = &r(0, 0);
     T* mx = &r(0, 1);
-    const unsigned blocks = unsigned((bl.size() + kBricksPerBlock - 1) / kBricksPerBlock);
-    brick_kernel<T><<<blocks, 32 * kBricksPerBlock, 0, be_.stream()>>>(volume.view(), B, bl, mn,
-                                                                         mx);
+    auto* empty = static_cast<unsigned*>(
+        empty_.at_least(be_.memory(), sizeof(unsigned), "the ray marcher's empty-brick count"));
+    GF_CUDA_CHECK(cudaMemsetAsync(empty, 0, sizeof(unsigned), be_.stream()));
+    brick_kernel<T><<<unsigned(bl.size()), 32 * kBrickWarps, 0, be_.stream()>>>(
+        volume.view(), B, bl, mn, mx, a, empty);
     GF_CUDA_CHECK_LAUNCH();
-    Bricks<T> br{bl, mn, mx, B, 0};
+    if (!counting_) {  // the last count read (or none yet): this frame's goes to the host
+      if (!count_host_) {
+        GF_CUDA_CHECK(cudaMallocHost(&count_host_, sizeof(unsigned)));
+        GF_CUDA_CHECK(cudaEventCreateWithFlags(&counted_, cudaEventDisableTiming));
+      }
+      GF_CUDA_CHECK(cudaMemcpyAsync(count_host_, empty, sizeof(unsigned), cudaMemcpyDeviceToHost,
+                                    be_.stream()));
+      GF_CUDA_CHECK(cudaEventRecord(counted_, be_.stream()));
+      counting_ = true;
+      count_of_ = bl.size();
+    }
+    Bricks<T> br{bl, mn, mx, B, 0, opt_.chunk ? opt_.chunk : skip_chunk(a, B)};
     while ((1 << br.shift) < br.B) ++br.shift;
     return br;
   }
@@ -190,6 +275,16 @@ class RaymarchCuda final : public RaymarchExec<T> {
   CudaBackend<T>& be_;
   RayExecOptions opt_;
   std::optional<Field<T>> bricks_;
+  // The count of empty bricks: on the device, its copy on the host, the
+  // event of the copy, whether one is on its way, how many bricks it was of,
+  // and the decision the last count gave (skipping until one arrives).
+  DeviceBuffer empty_;
+  unsigned* count_host_ = nullptr;
+  cudaEvent_t counted_ = nullptr;
+  bool counting_ = false;
+  std::int64_t count_of_ = 0;
+  bool last_skip_ = true;
+  std::int64_t plain_frames_ = 0;  // frames drawn by a plain march that might have skipped
   cudaArray_t array_ = nullptr;
   cudaTextureObject_t tex_ = 0;
   cudaExtent ext_{};

@@ -193,10 +193,14 @@ void skip_same_with(const Grid& g, int width, int height, RayMode mode, int B, d
   auto cpu_poisoner = make_cpu_backend<float>();
   RayExecOptions on, off;
   on.brick = B;
-  off.skip = false;
+  on.skip = RaySkip::On;  // skipping in every frame, however few bricks are empty
+  off.skip = RaySkip::Off;
   on.texture = off.texture = tex;
   const io::Image skipped = render_on(*gpu, *poisoner, a, g, host, &on);
   const io::Image plain = render_on(*gpu, *poisoner, a, g, host, &off);
+  RayExecOptions au = on;  // skipping only when enough bricks are empty: either way the same image
+  au.skip = RaySkip::Auto;
+  const io::Image automatic = render_on(*gpu, *poisoner, a, g, host, &au);
   const io::Image c = render_on(*cpu, *cpu_poisoner, a, g, host);
   const io::ImageDiff d = io::compare_images(skipped, c);
   INFO("mode " << int(mode) << " brick " << B << (tex == RayTexture::On ? " texture" : "")
@@ -206,6 +210,7 @@ void skip_same_with(const Grid& g, int width, int height, RayMode mode, int B, d
   CHECK(unwritten(skipped) == 0);
   CHECK(unwritten(plain) == 0);
   CHECK(bits_differ(skipped, plain) == 0);
+  CHECK(bits_differ(automatic, plain) == 0);
   CHECK(d.pass);
 }
 
@@ -276,7 +281,8 @@ TEST_CASE("GPU raymarch: the texture sampler, against the CPU (PSNR printed)",
     auto cpu_poisoner = make_cpu_backend<float>();
     RayExecOptions tex, tex_plain;
     tex.texture = tex_plain.texture = RayTexture::On;
-    tex_plain.skip = false;
+    tex.skip = RaySkip::On;
+    tex_plain.skip = RaySkip::Off;
     const io::Image t = render_on(*gpu, *poisoner, a, g, host, &tex);
     const io::Image tp = render_on(*gpu, *poisoner, a, g, host, &tex_plain);
     // The default for a float32 volume of this size is the texture
