@@ -137,6 +137,12 @@ void deflate_strip(Strip& s, const unsigned char* rgb, std::size_t row, int leve
   for (int y = s.y0; y < s.y1; ++y) {
     const unsigned char* x = rgb + std::size_t(y) * row;
     const unsigned char* up = y > 0 ? x - row : zeros;
+    if (level <= kPngUpFilterLevel) {  // Up on every row: one subtraction a byte
+      *dst++ = 2;
+      for (std::size_t i = 0; i < row; ++i) dst[i] = static_cast<unsigned char>(x[i] - up[i]);
+      dst += row;
+      continue;
+    }
     std::uint64_t best = ~std::uint64_t(0);
     int pick = 0;
     for (int f = 0; f < 5; ++f) {  // the least sum; the lower filter on a tie

@@ -135,6 +135,14 @@ TEST_CASE("PNG over threads: one valid zlib stream, the same bytes at any thread
       CHECK(st1.bytes == std::int64_t(one.size()));
       const std::vector<unsigned char> raw = inflate_png(one);
       CHECK(raw.size() == std::size_t(h) * (1 + 3 * std::size_t(w)));
+      // each row's filter: Up on every row up to kPngUpFilterLevel, else the adaptive choice
+      std::size_t up_rows = 0;
+      for (int y = 0; y < h && raw.size() == std::size_t(h) * (1 + 3 * std::size_t(w)); ++y)
+        up_rows += raw[std::size_t(y) * (1 + 3 * std::size_t(w))] == 2;
+      if (level <= gf::io::kPngUpFilterLevel)
+        CHECK(up_rows == std::size_t(h));
+      else if (h > 100)
+        CHECK(up_rows < std::size_t(h));  // the noisy bands choose other filters
       for (int threads : {2, 3, 8}) {
         gf::io::PngStats st;
         CHECK(gf::io::encode_png(img, level, threads, &st) == one);
