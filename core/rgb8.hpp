@@ -6,7 +6,7 @@
 
 namespace gf {
 
-// x clamped to [0, 1] (NaN: 0) and rounded to the nearest of 255 levels:
+// x clamped to [0, 1] (NaN: 0) and rounded to the nearest of the levels 0-255:
 // lround of c·255 (the float product plus a half is exact in double).
 GF_HD unsigned char rgb8_level(float x) {
   const float c = x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;

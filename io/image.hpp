@@ -26,7 +26,7 @@ struct Rgb8Image {
 struct PngStats;  // io/png_encode.hpp
 
 // 8-bit RGB PNG (each channel clamped to [0, 1], rounded to the nearest of
-// 255 levels); written whole or not at all. Throws IoError.
+// 256 levels 0-255); written whole or not at all. Throws IoError.
 // level: zlib's compression level, 0 to 9 (5 by default; in-situ frames
 // take kFramePngLevel: a frame's encoding is most of what it costs a run).
 // threads: the most threads that encode it (io/png_encode.hpp: horizontal

@@ -50,7 +50,7 @@ inline constexpr int kPngUpFilterLevel = 1;
 int png_strip_rows(int width);
 
 // The PNG file's bytes of img: 8-bit RGB, each channel clamped to [0, 1] and
-// rounded to the nearest of 255 levels (as write_png has always written it),
+// rounded to the nearest of the 256 levels 0-255 (as write_png has always written it),
 // deflated at zlib `level` (0 to 9) over up to `threads` threads. Throws
 // IoError when zlib fails (out of memory).
 std::vector<unsigned char> encode_png(const Image& img, int level, int threads,

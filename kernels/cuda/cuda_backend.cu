@@ -620,7 +620,8 @@ void* CudaBackend<T>::scratch(std::size_t bytes) {
   if (bytes > scratch_bytes_) {
     if (scratch_) impl_->mem.deallocate(scratch_, scratch_bytes_);
     scratch_ = nullptr;
-    scratch_ = impl_->mem.allocate(bytes, "reduction scratch");
+    scratch_bytes_ = 0;  // none, should the allocation throw
+    scratch_ = impl_->mem.allocate(bytes, "scratch (reductions, the 8-bit image)");
     scratch_bytes_ = bytes;
   }
   return scratch_;

@@ -2,11 +2,13 @@
 // pixels (8×8 by default: neighbouring rays walk neighbouring cells, so their
 // samples share cache lines), the per-sample formulas of raymarch_ops.hpp.
 //
-// Each frame first reduces the volume to a coarse grid of bricks (least and
-// greatest value, raymarch_skip.hpp; counted in the frame's time, as the
-// field may have changed since the last), then marches with empty-space
-// skipping: samples whose update provably changes nothing are left out, so
-// the image is the plain march's bit for bit. Indices are 32-bit when the
+// A frame that skips first reduces the volume to a coarse grid of bricks
+// (least and greatest value, raymarch_skip.hpp; counted in the frame's time,
+// as the field may have changed since the last), then marches with
+// empty-space skipping: samples whose update provably changes nothing are
+// left out, so the image is the plain march's bit for bit. Whether a frame
+// skips is worth_skipping's choice (RaySkip::Auto); a frame that does not
+// reduces the volume only every kRecountFrames-th time, to count again. Indices are 32-bit when the
 // volume spans fewer than 2³¹ values. A float32 volume may instead be sampled
 // through a 3D texture with hardware filtering (RayExecOptions::texture),
 // whose 8-bit interpolation weights differ from the software sampler's.
@@ -109,6 +111,7 @@ class RaymarchCuda final : public RaymarchExec<T> {
   explicit RaymarchCuda(CudaBackend<T>& be) : be_(be), opt_(raymarch_options_from_env()) {}
   ~RaymarchCuda() override {
     release_texture();
+    if (counting_) cudaEventSynchronize(counted_);  // the copy into count_host_ is done
     if (counted_) cudaEventDestroy(counted_);
     if (count_host_) cudaFreeHost(count_host_);
   }
@@ -120,7 +123,8 @@ class RaymarchCuda final : public RaymarchExec<T> {
   void render(const RayArgs<T>& a, const Field<T>& volume, Field<float>& img,
               const std::function<bool()>&) override {
     const Layout l = volume.layout();
-    const bool may_skip = opt_.skip != RaySkip::Off && skip_fits(a, l);
+    // (sphere tracing steps over empty space itself: no bricks)
+    const bool may_skip = opt_.skip != RaySkip::Off && !a.sphere_trace && skip_fits(a, l);
     const bool skip = may_skip && (opt_.skip == RaySkip::On || worth_skipping(a));
     // The bricks: for a skipping march, and every kRecountFrames-th frame of
     // a plain one, for a new count of the empty ones.
@@ -166,14 +170,16 @@ class RaymarchCuda final : public RaymarchExec<T> {
   }
 
   // Whether this frame skips (RaySkip::Auto): MIP always (it also leaves out
-  // bricks below a ray's maximum so far, which no count foresees); the other
-  // modes when at least kRaySkipMinEmpty of the bricks were empty for their
-  // mode in the last frame whose count has reached the host (copied after
-  // each frame's bricks, and read without waiting: the frame before, when
-  // frames are apart; until a first count arrives, skipping). The count only
-  // chooses between two marches that draw the same image.
+  // bricks at or below a ray's maximum so far, which no count foresees), the
+  // isosurface always (skipping was ahead on every volume measured);
+  // emission-absorption when at least kRaySkipMinEmpty of the bricks were
+  // empty in the last frame whose count has reached the host (a frame's
+  // bricks send their count when none is on its way; it is read without
+  // waiting: the frame before, when frames are apart; until a first count
+  // arrives, skipping). The count only chooses between two marches that draw
+  // the same image.
   bool worth_skipping(const RayArgs<T>& a) {
-    if (a.mode == RayMode::Mip) return true;
+    if (a.mode != RayMode::EmissionAbsorption) return true;
     if (counting_) {
       const cudaError_t e = cudaEventQuery(counted_);
       if (e == cudaSuccess) {

@@ -182,8 +182,8 @@ GF_HD int skip_chunk(const RayArgs<T>& a, int B) {
 
 // Whether every brick in the box between the bricks of cell coordinates ua
 // and ub holds values `empty(mn, mx)` says a sample of it leaves unchanged.
-// A ray's cell coordinates do not fall as its samples go on (t and the
-// rounding of eye + t·dir are monotone), so every sample between the two
+// A ray's cell coordinates are monotone along each axis as its samples go on
+// (t and the rounding of eye + t·dir are), so every sample between the two
 // lies in that box.
 template <class T, class I, class E>
 GF_HD bool bricks_empty(const Layout& v, const Bricks<T>& br, const T ua[3], const T ub[3],
@@ -247,7 +247,10 @@ GF_HD void render_pixel_skip(const RayArgs<T>& a, const S& sample, const Layout&
       r.at(T(0.5) * (ta + tb), ub);
       ea_step(a, k, t0, t1, ta, tb);  // and its first
       r.at(T(0.5) * (ta + tb), u);
-      const T floor = ea ? a.lo : (m > a.lo ? m : a.lo);
+      // MIP: a sample at or below both the maximum so far and the range's low
+      // end leaves the colour as it is, unless the range is empty in T (then
+      // a value at the low end is at the top: transfer_t is 1)
+      const T floor = ea ? a.lo : (m > a.lo || !(a.lo < a.hi) ? m : a.lo);
       if (bricks_empty<T, I>(l, br, u, ub,
                              [floor](T mn, T mx) { return brick_upper(mn, mx) <= floor; })) {
         k = end;

@@ -92,8 +92,8 @@ step "bench: 512^3 and 1024^3 at 1920x1080, every mode: skipping (default), the 
 mkdir -p "$OUT/bench"
 common=(--sizes 512,1024 --images 1920x1080 --repeat 5)
 bench_rows "the defaults (bricks and sampler by the volume)" "$OUT/bench/default" GF_NONE=1 -- "${common[@]}"
-bench_rows "software trilinear, skipping" "$OUT/bench/sw" GRIDFORGE_RM_TEXTURE=0 -- "${common[@]}"
-bench_rows "texture sampler, skipping" "$OUT/bench/tex" GRIDFORGE_RM_TEXTURE=1 -- "${common[@]}"
+bench_rows "software trilinear, skipping" "$OUT/bench/sw" GRIDFORGE_RM_SKIP=1 GRIDFORGE_RM_TEXTURE=0 -- "${common[@]}"
+bench_rows "texture sampler, skipping" "$OUT/bench/tex" GRIDFORGE_RM_SKIP=1 GRIDFORGE_RM_TEXTURE=1 -- "${common[@]}"
 bench_rows "software trilinear, no skipping (the plain march)" "$OUT/bench/noskip" GRIDFORGE_RM_SKIP=0 -- "${common[@]}"
 bench_rows "texture sampler, no skipping" "$OUT/bench/tex_noskip" GRIDFORGE_RM_SKIP=0 GRIDFORGE_RM_TEXTURE=1 -- "${common[@]}"
 for b in 4 16 32; do

@@ -123,18 +123,18 @@ void rgb8_like_host(int width, int height, std::uint64_t seed) {
   auto gpu = make_cuda_backend<T>(0);
   auto poisoner = make_cuda_backend<float>(0);
   io::Image img = render_on(*gpu, *poisoner, a, blobs.grid, host);
-  // a rendered image, and in its first pixels NaN, out-of-range values and
-  // the floats either side of each halfway point between two levels
-  const float edge[] = {std::numeric_limits<float>::quiet_NaN(), -1.0f, 2.0f, 1e-30f,
-                        std::nextafter(1.0f, 0.0f), 1.0f, 0.0f, -0.0f};
-  std::size_t q = 0;
-  for (float v : edge) img.rgba[q++ % img.rgba.size()] = v;
-  for (int l = 0; l < 255 && q + 3 <= img.rgba.size(); ++l) {
+  // a rendered image, and in its first pixels' colour channels NaN,
+  // out-of-range values and the floats either side of each halfway point
+  // between two levels
+  std::vector<float> probe = {std::numeric_limits<float>::quiet_NaN(), -1.0f, 2.0f, 1e-30f,
+                              std::nextafter(1.0f, 0.0f), 1.0f, 0.0f, -0.0f};
+  for (int l = 0; l < 255; ++l) {
     const float half = (float(l) + 0.5f) / 255.0f;
-    img.rgba[q++] = std::nextafter(half, 0.0f);
-    img.rgba[q++] = std::nextafter(half, 1.0f);
-    img.rgba[q++] = half;
+    probe.insert(probe.end(), {std::nextafter(half, 0.0f), std::nextafter(half, 1.0f), half});
   }
+  const std::size_t pixels = std::size_t(width) * height;
+  for (std::size_t q = 0; q < probe.size() && q < 3 * pixels; ++q)
+    img.rgba[4 * (q / 3) + q % 3] = probe[q];
   Field<float> f = poisoner->make_image(width, height);
   poisoner->upload(img.rgba.data(), f);
   poisoner->synchronize();
@@ -153,6 +153,54 @@ TEST_CASE("GPU raymarch: the 8-bit download is the host's quantisation, byte for
   rgb8_like_host<double>(1, 1, 32);
   rgb8_like_host<float>(1283, 721, 33);
   rgb8_like_host<double>(130, 9, 34);
+}
+
+// One executor drawing frame after frame with skipping left to it
+// (RaySkip::Auto: the first frame skips, the next ones choose by the last
+// count of empty bricks, a plain march counting again every 8th frame): every
+// frame the plain march's image bit for bit, on a volume with no empty brick
+// (white noise) and one with many (blobs cut off low).
+template <class T>
+void auto_frames(bool noise, RayMode mode, RayTexture tex, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const Grid g = grid_of(45, 37, 41, 1.0 / 40);
+  const std::vector<T> host = random_volume<T>(g, noise, rng, noise ? -1 : 0.6);
+  RayArgs<T> a = random_args<T>(g, 97, 61, mode, rng);
+  a.lo = 0;
+  auto gpu = make_cuda_backend<T>(0);
+  Field<T> vol = gpu->make_field(g, "volume");
+  gpu->upload(host.data(), vol);
+  RayExecOptions au, off;
+  au.texture = off.texture = tex;
+  off.skip = RaySkip::Off;
+  auto exec = make_raymarch_exec(*gpu), plain_exec = make_raymarch_exec(*gpu);
+  exec->set_options(au);
+  plain_exec->set_options(off);
+  Field<float> img = gpu->make_image(a.width, a.height), ref = gpu->make_image(a.width, a.height);
+  std::vector<float> got(img.size()), want(ref.size());
+  plain_exec->render(a, vol, ref, {});
+  gpu->download_image(ref, want.data());
+  std::size_t differ = 0;
+  for (int frame = 0; frame < 19; ++frame) {
+    exec->render(a, vol, img, {});
+    if (frame % 3 == 0) gpu->synchronize();  // counts arriving now and then
+    gpu->download_image(img, got.data());
+    differ += std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) != 0;
+  }
+  INFO((noise ? "noise" : "blobs") << " mode " << int(mode) << " float" << 8 * sizeof(T)
+                                   << (tex == RayTexture::On ? " texture" : ""));
+  CHECK(differ == 0);
+}
+
+TEST_CASE("GPU raymarch: skipping left to the executor draws the plain image in every frame",
+          "[gpu][raymarch_gpu]") {
+  std::uint64_t seed = 4400;
+  for (RayMode mode : {RayMode::EmissionAbsorption, RayMode::Mip, RayMode::Isosurface})
+    for (bool noise : {true, false}) {
+      auto_frames<float>(noise, mode, RayTexture::Off, ++seed);
+      auto_frames<float>(noise, mode, RayTexture::On, ++seed);
+      auto_frames<double>(noise, mode, RayTexture::Off, ++seed);
+    }
 }
 
 TEST_CASE("GPU raymarch: a larger image over several blocks, both precisions",

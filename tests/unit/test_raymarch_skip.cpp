@@ -150,6 +150,28 @@ TEST_CASE("the skipping march draws the plain march's image bit for bit, with fe
   }
 }
 
+TEST_CASE("MIP skipping over a range empty in float32 (lo == hi) draws the plain image",
+          "[raymarch][raymarch_skip]") {
+  // A constant volume whose auto range [v, v + 1] rounds to one float: a
+  // sample at the low end is at the top too (transfer_t is 1), so no brick
+  // at or below the low end may be left out.
+  std::mt19937_64 rng(77);
+  const Grid g = test::grid_of(33, 27, 41, 1.0 / 32);
+  const std::vector<float> host(std::size_t(g.size()), 3.0e7f);
+  RayArgs<float> a = test::random_args<float>(g, 29, 17, RayMode::Mip, rng);
+  a.lo = 3.0e7f;
+  a.hi = float(3.0e7 + 1.0);
+  REQUIRE(a.lo == a.hi);
+  const FieldView<const float> v = view_of(g, host);
+  std::vector<float> mn, mx;
+  const Bricks<float> br = host_bricks(v, 8, mn, mx);
+  const Frame p = draw<float>(a, v, nullptr), s = draw<float>(a, v, &br);
+  std::size_t differ = 0;
+  for (std::size_t q = 0; q < p.rgba.size(); ++q)
+    differ += std::memcmp(&p.rgba[q], &s.rgba[q], sizeof(float)) != 0;
+  CHECK(differ == 0);
+}
+
 TEST_CASE("skipping is declined where rounding could carry a sample a cell off",
           "[raymarch][raymarch_skip]") {
   const Grid g = test::grid_of(33, 27, 41, 1.0 / 32);
