@@ -43,8 +43,8 @@ struct RayExecOptions {
 // skip): below it, the plain march is faster. Measured on an H100
 // (docs/performance.md, "Ray marching: skipping where it pays"), clouds at
 // 256³, 1280×720: with 89 % of the bricks empty skipping took 0.60 ms against
-// 1.21 plain, with 46 % the two were within 4 % (and at 512³, 1920×1080,
-// skipping was 3 % ahead), with 5 % skipping took 1.46 ms against 1.18.
+// 1.21 plain, with 46 % the two were within 5 % (plain ahead at 256³, 1280×720;
+// skipping at 512³, 1920×1080), with 5 % skipping took 1.46 ms against 1.18.
 inline constexpr double kRaySkipMinEmpty = 0.45;
 
 // A plain march (RaySkip::Auto) builds the bricks, to count the empty ones
