@@ -137,9 +137,9 @@ void deflate_strip(Strip& s, const unsigned char* rgb, std::size_t row, int leve
   for (int y = s.y0; y < s.y1; ++y) {
     const unsigned char* x = rgb + std::size_t(y) * row;
     const unsigned char* up = y > 0 ? x - row : zeros;
-    if (level <= kPngUpFilterLevel) {  // Up on every row: one subtraction a byte
+    if (level <= kPngUpFilterLevel) {  // Up on every row
       *dst++ = 2;
-      for (std::size_t i = 0; i < row; ++i) dst[i] = static_cast<unsigned char>(x[i] - up[i]);
+      filter_row<2>(x, up, row, dst);
       dst += row;
       continue;
     }

@@ -8,8 +8,8 @@
 // empty-space skipping: samples whose update provably changes nothing are
 // left out, so the image is the plain march's bit for bit. Whether a frame
 // skips is worth_skipping's choice (RaySkip::Auto); a frame that does not
-// reduces the volume only every kRecountFrames-th time, to count again. Indices are 32-bit when the
-// volume spans fewer than 2³¹ values. A float32 volume may instead be sampled
+// reduces the volume only every kRecountFrames-th time, to count again.
+// Indices are 32-bit when the volume spans fewer than 2³¹ values. A float32 volume may instead be sampled
 // through a 3D texture with hardware filtering (RayExecOptions::texture),
 // whose 8-bit interpolation weights differ from the software sampler's.
 //
@@ -48,7 +48,7 @@ __device__ void warp_minmax(T& mn, T& mx) {
 template <class T>
 __global__ void __launch_bounds__(32 * kBrickWarps)
     brick_kernel(const FieldView<const T> v, const int B, const Layout bl, T* __restrict__ mn,
-                 T* __restrict__ mx, const RayArgs<T> a, unsigned* __restrict__ empty) {
+                 T* __restrict__ mx, const RayArgs<T> a, unsigned* __restrict__ empty /* or null */) {
   const std::int64_t q = blockIdx.x;
   const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32);
   std::int64_t b[3], lo[3], hi[3];
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(32 * kBrickWarps)
     }
     mn[q] = lmin;
     mx[q] = lmax;
-    if (brick_skippable(a, lmin, lmax)) atomicAdd(empty, 1u);
+    if (empty && brick_skippable(a, lmin, lmax)) atomicAdd(empty, 1u);
   }
 }
 
@@ -131,22 +131,19 @@ class RaymarchCuda final : public RaymarchExec<T> {
     bool build = skip;
     if (may_skip && !skip) build = ++plain_frames_ % kRecountFrames == 0;
     const Bricks<T> br = build ? build_bricks(volume, a) : Bricks<T>{};
-    cudaTextureObject_t tex = 0;
     if constexpr (sizeof(T) == 4) {
       const bool want = opt_.texture == RayTexture::On ||
                         (opt_.texture == RayTexture::Auto &&
                          raymarch_auto_texture(l.size(), int(sizeof(T)),
                                                a.mode == RayMode::Isosurface));
-      // Auto: an array that cannot be had leaves the frame to the software sampler.
-      if (want && l.sz == l.sy * l.n[1])
-        tex = texture_of(volume, opt_.texture == RayTexture::Auto);
-    }
-    if constexpr (sizeof(T) == 4) {
-      if (tex) {
-        // the texture's march: raymarch_texture_cuda.cu, compiled with FMA contraction
-        const dim3 block(unsigned(opt_.tile_x), unsigned(opt_.tile_y));
-        return launch_texture_march(a, tex, l, br, img.data(), skip, march_grid(a, block), block,
-                                    be_.stream());
+      if (want && l.sz == l.sy * l.n[1]) {
+        // Auto: an array that cannot be had leaves the frame to the software sampler.
+        if (const cudaTextureObject_t t = texture_of(volume, opt_.texture == RayTexture::Auto)) {
+          // the texture's march: raymarch_texture_cuda.cu, compiled with FMA contraction
+          const dim3 block(unsigned(opt_.tile_x), unsigned(opt_.tile_y));
+          return launch_texture_march(a, t, l, br, img.data(), skip, march_grid(a, block), block,
+                                      be_.stream());
+        }
       }
     }
     const FieldView<const T> v = volume.view();
@@ -195,8 +192,9 @@ class RaymarchCuda final : public RaymarchExec<T> {
   }
 
   // The bricks of this frame's volume, reduced on the GPU (kept between
-  // frames: the same layout needs the same buffer), and the count of those
-  // empty for the frame's mode (brick_skippable), on its way to the host.
+  // frames: the same layout needs the same buffer), and, where
+  // worth_skipping reads it (emission-absorption, RaySkip::Auto), the count of
+  // the empty ones (brick_skippable) on its way to the host.
   Bricks<T> build_bricks(const Field<T>& volume, const RayArgs<T>& a) {
     const int B = opt_.brick ? opt_.brick : raymarch_auto_brick(volume.layout().n);
     const Layout bl = brick_layout(volume.layout(), B);
@@ -210,13 +208,19 @@ class RaymarchCuda final : public RaymarchExec<T> {
     const FieldView<T> r = bricks_->view();
     T* mn = &r(0, 0);
     T* mx = &r(0, 1);
-    auto* empty = static_cast<unsigned*>(
-        empty_.at_least(be_.memory(), sizeof(unsigned), "the ray marcher's empty-brick count"));
-    GF_CUDA_CHECK(cudaMemsetAsync(empty, 0, sizeof(unsigned), be_.stream()));
+    // a new count when the last one has been read (or there is none yet)
+    const bool count =
+        opt_.skip == RaySkip::Auto && a.mode == RayMode::EmissionAbsorption && !counting_;
+    unsigned* empty = nullptr;
+    if (count) {
+      empty = static_cast<unsigned*>(
+          empty_.at_least(be_.memory(), sizeof(unsigned), "the ray marcher's empty-brick count"));
+      GF_CUDA_CHECK(cudaMemsetAsync(empty, 0, sizeof(unsigned), be_.stream()));
+    }
     brick_kernel<T><<<unsigned(bl.size()), 32 * kBrickWarps, 0, be_.stream()>>>(
         volume.view(), B, bl, mn, mx, a, empty);
     GF_CUDA_CHECK_LAUNCH();
-    if (!counting_) {  // the last count read (or none yet): this frame's goes to the host
+    if (count) {
       if (!count_host_) {
         GF_CUDA_CHECK(cudaMallocHost(&count_host_, sizeof(unsigned)));
         GF_CUDA_CHECK(cudaEventCreateWithFlags(&counted_, cudaEventDisableTiming));

@@ -124,15 +124,12 @@ GF_HD T brick_lower(T mn, T mx) {
   return mn == mx ? mn : mn - lerp_slack(mn, mx);
 }
 
-// Whether the march leaves out every sample of a brick of range [mn, mx],
-// whatever the ray met before it: at or below the range's low end in
-// emission-absorption and MIP, wholly on one side of the isovalue. (MIP also
-// leaves out bricks below a ray's maximum so far.) The share of such bricks
-// decides whether a frame skips at all (RaySkip::Auto).
+// Whether emission-absorption leaves out every sample of a brick of range
+// [mn, mx]: at or below the range's low end, it is transparent. The share of
+// such bricks decides whether an emission-absorption frame skips at all
+// (RaySkip::Auto; MIP and the isosurface always skip).
 template <class T>
 GF_HD bool brick_skippable(const RayArgs<T>& a, T mn, T mx) {
-  if (a.mode == RayMode::Isosurface)
-    return brick_upper(mn, mx) < a.isovalue || brick_lower(mn, mx) > a.isovalue;
   return brick_upper(mn, mx) <= a.lo;
 }
 
