@@ -332,6 +332,8 @@ int main(int argc, char** argv) {
     gf::gpu_dependent_launch();  // and a bad GRIDFORGE_PDL
     gf::gpu_march_chunk();       // GRIDFORGE_MARCH_CHUNK
     gf::gpu_march_pieces();      // GRIDFORGE_MARCH_PIECES
+    gf::gpu_march_tail();        // GRIDFORGE_MARCH_TAIL
+    gf::gpu_pad_store();         // GRIDFORGE_PAD_STORE
     gf::raymarch_options_from_env();  // and a bad GRIDFORGE_RM_* (the GPU's ray marcher)
     apply_threads(r->parsed()   ? run.threads
                   : v->parsed() ? val.threads

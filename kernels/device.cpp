@@ -125,6 +125,17 @@ int gpu_march_pieces() {
   return p;
 }
 
+int gpu_march_tail() {
+  static const int t = env_int("GRIDFORGE_MARCH_TAIL", kMarchTailPieces, 0, 31,
+                               "0 (no tail blocks) or 1 to 31 pieces at a row's end");
+  return t;
+}
+
+bool gpu_pad_store() {
+  static const bool p = env_int("GRIDFORGE_PAD_STORE", 1, 0, 1, "1 (whole sectors) or 0") == 1;
+  return p;
+}
+
 Layout gpu_field_layout(const Grid& g, std::size_t elem_bytes) {
   return Layout::aligned_rows(g.n.data(), std::int64_t(elem_bytes), gpu_row_align_bytes());
 }

@@ -69,5 +69,13 @@ int env_int(const char* name, int fallback, int lo, int hi, const char* what);
 // −1), unset (0: 32). Anything else is a UsageError.
 int gpu_march_chunk();
 int gpu_march_pieces();
+// GRIDFORGE_MARCH_TAIL: the most pieces at a row's end (past its last whole
+// 32 pieces) that a 3D march makes in blocks apart (MarchTail), 0 to 31
+// (0: none; unset: kMarchTailPieces). GRIDFORGE_PAD_STORE: 1 (unset) a row's
+// last piece writes its 32-byte sector whole, 0 not. For measurement; the
+// values are the same either way.
+constexpr int kMarchTailPieces = 4;
+int gpu_march_tail();
+bool gpu_pad_store();
 
 }  // namespace gf

@@ -45,6 +45,23 @@ struct MarchRange {
   int i_lo = 0, i_hi = 0, j_lo = 0, j_hi = 0, k_lo = 0, k_hi = 0;
 };
 
+// The pieces at a row's end that a 3D march makes apart (run_march3d, the
+// tail): a row of 65 pieces (257 float32 points) in blocks 32 pieces across
+// left the third block of each row one busy thread, whose warps ran the
+// whole march for one lane. With a tail, the march's blocks cover pieces 0
+// to first − 1, and the blocks from `my` along y (past the march's, in
+// each z chunk: the same planes, while they are in L2) make pieces first to
+// first + pieces − 1 of every row, consecutive threads on consecutive
+// pieces and then rows. pad: the row's last piece writes its 32-byte
+// sector whole (XSides::store); in a tail, by one more piece past the row
+// (all padding: its thread reads padding and the row's own points, and
+// writes zeros), so that two neighbouring threads write the sector in one
+// instruction.
+struct MarchTail {
+  int first = 0, pieces = 0, my = 1 << 30;
+  bool pad = true;
+};
+
 // Whether a march launch makes the faces too (face blocks, below): yes
 // unless the op says faces_apart. The box preset's face point is the
 // general stencil formula, out of line (in the march kernel its call took
@@ -58,6 +75,14 @@ struct FacesInMarch<Op, std::void_t<decltype(Op::faces_apart)>>
     : std::bool_constant<!Op::faces_apart> {};
 template <class Op>
 inline constexpr bool faces_in_march = FacesInMarch<Op>::value;
+
+// Whether a 3D march takes tail blocks (MarchTail): yes unless the op says
+// no_tail (the wave step, which reads the previous field point by point:
+// its tail blocks read 5-8 % more from DRAM, and the step ran slower).
+template <class Op, class = void>
+struct TailInMarch : std::true_type {};
+template <class Op>
+struct TailInMarch<Op, std::void_t<decltype(Op::no_tail)>> : std::bool_constant<!Op::no_tail> {};
 
 // What every march shares: a thread owns W = 16/sizeof(T) consecutive
 // points of a row, from i0, moved as one 16-byte vector, and loads the
@@ -103,6 +128,18 @@ struct XSides {
   __device__ __forceinline__ T right(const T* in, int at, const AxisBc<T>& bc) const {
     const T v = in[at + last + off_r];
     return ghost_r ? v + bc.ghost_hi : v;
+  }
+  // Stores the piece's values r at out (its first point). PARTIAL: a row's
+  // last piece that begins a 32-byte sector also writes the padding vector
+  // after it (zeros, within the row's pitch sy), so the sector is written
+  // whole (GRIDFORGE_PAD_STORE=0: not; for measurement).
+  template <class V>
+  __device__ __forceinline__ void store(T* out, const V& r, int sy, bool pad) const {
+    *reinterpret_cast<V*>(out) = r;
+    if constexpr (PARTIAL)
+      if (pad && last < W - 1 && (reinterpret_cast<std::uintptr_t>(out) & 16) == 0 &&
+          i0 + 2 * W <= sy)
+        *reinterpret_cast<V*>(out + W) = V{};
   }
   // Points at a row's end on a Dirichlet face hold their value u; padding
   // lanes (PARTIAL) are zeros.
@@ -197,6 +234,29 @@ __device__ __forceinline__ int face_thread(int mb_dim_index, int mb) {
          int(threadIdx.y * blockDim.x + threadIdx.x);
 }
 
+// Where a thread of a 3D march starts (first point i0 of its piece, row j)
+// and the end of the pieces its kind of block covers (i_end): a march
+// block's thread by its block and thread index (pieces below tl.first when
+// there is a tail), a tail block's (blockIdx.y ≥ tl.my) by its place among
+// the tail's threads, RY rows a thread.
+struct MarchSpot {
+  int i0, j, i_end;
+  bool pad;  // XSides::store's: a march block's thread (a tail's pad has a thread of its own)
+};
+template <bool RANGED, int W, int RY>
+__device__ __forceinline__ MarchSpot march_spot(const MarchRange& rg, const MarchTail& tl, int nx) {
+  if constexpr (!RANGED)
+    if (int(blockIdx.y) >= tl.my) {
+      const int t = ((int(blockIdx.y) - tl.my) * int(gridDim.x) + int(blockIdx.x)) *
+                        int(blockDim.x * blockDim.y) +
+                    int(threadIdx.y * blockDim.x + threadIdx.x);
+      return {W * (tl.first + t % tl.pieces), 1 + RY * (t / tl.pieces), 1 << 30, false};
+    }
+  return {(RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x),
+          (RANGED ? rg.j_lo : 1) + RY * int(blockIdx.y * blockDim.y + threadIdx.y),
+          RANGED ? rg.i_hi : tl.pieces ? W * tl.first : nx, tl.pad};
+}
+
 // Off the y and z faces, vectorised in x: each thread owns W = 16/sizeof(T)
 // consecutive points of a row and moves them with 16-byte loads and stores;
 // it marches along z over kchunk planes with the z − 1, z, z + 1 vectors in
@@ -208,7 +268,8 @@ template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
                                                           T* __restrict__ out, Layout l,
                                                           int kchunk, MarchRange rg = {},
-                                                          int mz = 1 << 30, bool late = false) {
+                                                          int mz = 1 << 30, bool late = false,
+                                                          MarchTail tl = {}) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
   pdl_begin(late);
@@ -219,9 +280,9 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
     }
   const int nx = int(l.n[0]), ny = int(l.n[1]), nz = int(l.n[2]);
   const int sy = int(l.sy), plane = int(l.sz);
-  const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y);
-  if (i0 >= (RANGED ? rg.i_hi : nx) || j >= (RANGED ? rg.j_hi : ny - 1)) return;
+  const MarchSpot at = march_spot<RANGED, W, 1>(rg, tl, nx);
+  const int i0 = at.i0, j = at.j;
+  if (i0 >= at.i_end || j >= (RANGED ? rg.j_hi : ny - 1)) return;
   const XSides<T, PARTIAL> xs(i0, nx, op.bc[0]);
   const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
   const int kend = RANGED ? rg.k_hi : nz - 1;
@@ -248,7 +309,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
       rs[e] = op.interior(cs[e], m, p, idx + e);
     }
     xs.hold(rs, cs, nx, op.bc[0]);
-    *reinterpret_cast<V*>(out + idx) = r;
+    xs.store(out + idx, r, sy, at.pad);
     zm = c;
     c = zp;
   }
@@ -293,7 +354,8 @@ template <class Op, class T, int MINB, bool RANGED = false, int RY = 1, int PFD 
 __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restrict__ in,
                                                          T* __restrict__ out, Layout l,
                                                          int kchunk, MarchRange rg = {},
-                                                         int mz = 1 << 30, bool late = false) {
+                                                         int mz = 1 << 30, bool late = false,
+                                                         MarchTail tl = {}) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
   pdl_begin(late);
@@ -305,10 +367,10 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
   constexpr int NR = RY + 2;  // rows loaded a plane
   const int nx = int(l.n[0]), ny = int(l.n[1]), nz = int(l.n[2]);
   const int sy = int(l.sy), plane = int(l.sz);
-  const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = (RANGED ? rg.j_lo : 1) + RY * int(blockIdx.y * blockDim.y + threadIdx.y);
+  const MarchSpot at = march_spot<RANGED, W, RY>(rg, tl, nx);
+  const int i0 = at.i0, j = at.j;
   const int jend = RANGED ? rg.j_hi : ny - 1;
-  if (i0 >= (RANGED ? rg.i_hi : nx) || j >= jend) return;
+  if (i0 >= at.i_end || j >= jend) return;
   const XSides<T, PARTIAL> xs(i0, nx, op.bc[0]);
   const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
   const int kend = RANGED ? rg.k_hi : nz - 1;
@@ -359,7 +421,7 @@ __global__ void __launch_bounds__(256, MINB) march3d_box(Op op, const T* __restr
 #pragma unroll
       for (int e = 0; e < W; ++e) rs[e] = op.finish(cs[e], sum[y][e]);
       xs.hold(rs, cs, nx, op.bc[0]);
-      if (y < nr) *reinterpret_cast<V*>(out + idx + y * sy) = r;
+      if (y < nr) xs.store(out + idx + y * sy, r, sy, at.pad);
       cprev[y] = p[y + 1].v;
     }
   }
@@ -391,7 +453,7 @@ template <bool BOX, class Op, class T, bool RANGED = false, bool PARTIAL = false
 __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
                                                T* __restrict__ out, Layout l, int kc,
                                                MarchRange rg = {}, int my = 1 << 30,
-                                               bool late = false) {
+                                               bool late = false, bool pad = true) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
   pdl_begin(late);
@@ -437,7 +499,7 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
 #pragma unroll
       for (int e = 0; e < W; ++e) rs[e] = op.finish(cs[e], sum[e]);
       xs.hold(rs, cs, nx, op.bc[0]);
-      *reinterpret_cast<V*>(out + idx) = r;
+      xs.store(out + idx, r, sy, pad);
       cprev = cur.v;
     }
   } else {
@@ -459,7 +521,7 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
         rs[e] = op.interior(cs[e], m, p, idx + e);
       }
       xs.hold(rs, cs, nx, op.bc[0]);
-      *reinterpret_cast<V*>(out + idx) = r;
+      xs.store(out + idx, r, sy, pad);
       ym = cur.v;
       cur = yp;
     }
@@ -555,7 +617,7 @@ void run_march2d(const Op& op, const FieldView<const typename Op::value_type>& i
     }
     if (grid.y == 0) return;
     launch_pdl(kernel, grid, dim3(32, 8), s, dep, op, in.p, out.p, l, kc, r, my,
-               dep == Pdl::Late);
+               dep == Pdl::Late, gpu_pad_store());
   };
   if (!RANGED && in.n[0] % W != 0)  // rows end in a partial piece
     go(march2d<BOX, Op, T, RANGED, true>);
@@ -640,7 +702,27 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
   const int pieces = (r.i_hi - r.i_lo + W - 1) / W;
   const int P = march_pieces<T>(pieces), R = 256 / P, threads = P * R;
   const int planes = r.k_hi - r.k_lo;
-  const dim3 g(march_blocks(pieces, unsigned(P)), march_blocks(r.j_hi - r.j_lo, unsigned(R * S::ry)));
+  const int groups = (r.j_hi - r.j_lo + S::ry - 1) / S::ry;  // rows a thread makes: S::ry
+  MarchTail tl;
+  tl.pad = gpu_pad_store();
+  dim3 g(march_blocks(pieces, unsigned(P)), march_blocks(groups, unsigned(R)));
+  if (!RANGED && TailInMarch<Op>::value && P == 32 && pieces > P &&
+      pieces % P <= gpu_march_tail()) {
+    const int rem = pieces % P;
+    // the padding piece past a partial last piece that begins a 32-byte sector
+    const bool pad_piece = tl.pad && in.n[0] % W != 0 && (pieces - 1) % 2 == 0 &&
+                           (in.sy * std::int64_t(sizeof(T))) % 32 == 0 &&
+                           std::int64_t(pieces + 1) * W <= in.sy &&
+                           reinterpret_cast<std::uintptr_t>(out.p) % 32 == 0;
+    const int tp = rem + (pad_piece ? 1 : 0);
+    const unsigned gx = march_blocks(pieces - rem, unsigned(P));
+    const unsigned ty = march_blocks(std::int64_t(tp) * groups, gx * unsigned(threads));
+    if (rem > 0 && g.y + ty <= 65535) {
+      tl.first = pieces - rem, tl.pieces = tp, tl.my = int(g.y);
+      g.x = gx;
+      g.y += ty;
+    }
+  }
   long long face_slices = 0;
   if constexpr (!RANGED && faces_in_march<Op>) {  // the faces' blocks after the march's
     const std::int64_t nx = in.n[0], ny = in.n[1], nz = in.n[2];
@@ -659,7 +741,7 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
     const int mz = face_slices ? int(gz.z) : 1 << 30;
     gz.z += unsigned(face_slices);
     launch_pdl(kernel, gz, dim3(unsigned(P), unsigned(R)), s, dep, op, in.p, out.p, l, kc, r, mz,
-               dep == Pdl::Late);
+               dep == Pdl::Late, tl);
   };
   const auto pick = [&](auto partial) {
     constexpr bool PT = decltype(partial)::value;
