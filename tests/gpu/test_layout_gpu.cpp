@@ -33,12 +33,14 @@ namespace {
 
 // Sizes whose rows are not whole vectors: odd, 2^k + 1, primes, and one
 // that is a multiple of 4 but not of a cache line (32 floats, 16 doubles).
-// Rows of more than 32 pieces with a few past the last 32 (257, 259, 300,
+// Rows of more than 32 pieces with a few past the last 32 (257, 259, 260,
 // 513 float32; 257, 259, 513 float64) take the 3D marches' tail blocks
-// (MarchTail); 259 × 41 gives them rows of several warps.
+// (MarchTail), 260 float32 with a padding piece of whole vectors; 259 × 41
+// gives them rows of several warps. Rows that end inside a 32-byte sector
+// (300 and 260 float32, 65 and 257 float64) write its padding as zeros.
 const std::vector<std::vector<std::int64_t>> kSizes3 = {
-    {33, 17, 9}, {65, 9, 7}, {257, 5, 4}, {37, 3, 3}, {5, 6, 7}, {300, 4, 5}, {259, 41, 11},
-    {513, 9, 6}};
+    {33, 17, 9}, {65, 9, 7}, {257, 5, 4}, {37, 3, 3},   {5, 6, 7},
+    {300, 4, 5}, {259, 41, 11}, {513, 9, 6}, {260, 11, 6}};
 const std::vector<std::vector<std::int64_t>> kSizes2 = {
     {129, 33}, {257, 7}, {1025, 5}, {37, 3}, {7, 9}, {300, 6}};
 
