@@ -138,8 +138,8 @@ struct XSides {
   template <class V>
   __device__ __forceinline__ void store(T* out, const V& r, int nx, int sy, bool pad) const {
     *reinterpret_cast<V*>(out) = r;
-    if (pad && i0 + last + 1 == nx && (reinterpret_cast<std::uintptr_t>(out) & 16) == 0 &&
-        i0 + 2 * W <= sy)
+    if (pad && i0 < nx && i0 + last + 1 == nx &&
+        (reinterpret_cast<std::uintptr_t>(out) & 16) == 0 && i0 + 2 * W <= sy)
       *reinterpret_cast<V*>(out + W) = V{};
   }
   // Points at a row's end on a Dirichlet face hold their value u; padding

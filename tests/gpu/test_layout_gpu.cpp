@@ -8,6 +8,7 @@
 // equal to round-off). Run with
 // `gridforge_tests "[gpu]"`.
 #include <catch2/catch.hpp>
+#include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstring>
@@ -37,7 +38,8 @@ namespace {
 // 513 float32; 257, 259, 513 float64) take the 3D marches' tail blocks
 // (MarchTail), 260 float32 with a padding piece of whole vectors; 259 × 41
 // gives them rows of several warps. Rows that end inside a 32-byte sector
-// (300 and 260 float32, 65 and 257 float64) write its padding as zeros.
+// (257, 260, 300 and 513 float32; 257 and 513 float64) write its padding as
+// zeros (XSides::store).
 const std::vector<std::vector<std::int64_t>> kSizes3 = {
     {33, 17, 9}, {65, 9, 7}, {257, 5, 4}, {37, 3, 3},   {5, 6, 7},
     {300, 4, 5}, {259, 41, 11}, {513, 9, 6}, {260, 11, 6}};
@@ -62,8 +64,29 @@ const std::vector<std::pair<BcType, BcType>> kBcs = {{BcType::Dirichlet, BcType:
                                                      {BcType::Neumann, BcType::Dirichlet},
                                                      {BcType::Periodic, BcType::Periodic}};
 
+// Whether every padding value of a GPU field (past n[0] in each row, inside
+// its pitch) is +0, bit for bit: the marches write zeros there (padding
+// lanes, and the padding vector after a row's last piece), and nothing may
+// write anything else.
+template <class T>
+bool padding_is_zero(const Field<T>& f) {
+  const Layout& l = f.layout();
+  std::vector<T> raw(std::size_t(l.span()));
+  if (cudaMemcpy(raw.data(), f.data(), raw.size() * sizeof(T), cudaMemcpyDeviceToHost) !=
+      cudaSuccess)
+    return false;
+  const T zero = T(0);
+  for (std::int64_t k = 0; k < l.n[2]; ++k)
+    for (std::int64_t j = 0; j < l.n[1]; ++j)
+      for (std::int64_t i = l.n[0]; i < l.sy; ++i)
+        if (std::memcmp(&raw[std::size_t(k * l.sz + j * l.sy + i)], &zero, sizeof(T)) != 0)
+          return false;
+  return true;
+}
+
 // `work(be, u, v)` on a padded-row GPU backend and on a dense-row one, from
-// the same random field: the downloaded u after it.
+// the same random field: the downloaded u after it. The padded fields'
+// padding is still zero after it.
 template <class T>
 void padded_equals_dense(int ndim, const std::vector<std::int64_t>& n,
                          const std::function<void(Backend<T>&, Field<T>&, Field<T>&)>& work) {
@@ -77,6 +100,11 @@ void padded_equals_dense(int ndim, const std::vector<std::int64_t>& n,
     be->upload(u0.data(), v);
     work(*be, u, v);
     be->synchronize();
+    if (align != 0) {
+      INFO("padding of u and v after the work, GRIDFORGE_PAD_STORE " << gpu_pad_store());
+      CHECK(padding_is_zero(u));
+      CHECK(padding_is_zero(v));
+    }
     std::vector<T> out(std::size_t(g.size()));
     be->download(u, out.data());
     return std::make_pair(out, u.layout().is_dense());
