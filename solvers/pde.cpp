@@ -176,7 +176,7 @@ MemoryNeed PdeSolver<T>::memory_needed(const Case& c) {
   const std::size_t field = static_cast<std::size_t>(c.grid.size()) * sizeof(T);
   const int fields =
       pde_arrays(c.pde.integrator) * int(c.pde.fields.size()) + int(c.pde.coefficients.size());
-  return {fields, fields * field + (1u << 20)};
+  return {fields, fields * field + (1u << 20), {}, 0};
 }
 
 std::string pde_setup_line(const Case& c) {

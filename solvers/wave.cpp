@@ -95,7 +95,7 @@ template <class T>
 MemoryNeed WaveSolver<T>::memory_needed(const Case& c) {
   const std::size_t field = static_cast<std::size_t>(c.grid.size()) * sizeof(T);
   const int fields = Expression(c.wave.source, c.parameters).is_constant() ? 3 : 4;
-  return {fields, fields * field + (1u << 20)};
+  return {fields, fields * field + (1u << 20), {}, 0};
 }
 
 std::string wave_setup_line(const Case& c) {
