@@ -147,9 +147,10 @@ Multigrid<T>::Multigrid(Whole, Backend<T>& be, const Grid& g, const LaplaceArgs<
 
 template <class T>
 Field<T> Multigrid<T>::field_like(const Grid& lg, const char* what) {
-  // A singular level's f loses its mean through add_constant, which walks
-  // the values of a dense field: singular hierarchies stay dense, as the
-  // solver's own fields do then (LaplaceSolver). As CG's preconditioner the
+  // A singular level's f loses its mean (add_constant): singular
+  // hierarchies stay dense, as the solver's own fields do then
+  // (LaplaceSolver), so that their sums keep the order they were measured
+  // and checked in. As CG's preconditioner the
   // fine level's f (rhs0_) is read at z's indices: it takes CG's layout,
   // opt.dense with the CSR operator (a dense f beside a padded z made the
   // GPU's z zero: CG broke down at once).

@@ -188,11 +188,14 @@ __global__ void __launch_bounds__(256) axpby_kernel(T a, const T* __restrict__ x
     y[i] = b == T(0) ? a * x[i] : a * x[i] + b * y[i];  // y is not read when b is 0
 }
 
+// u += c at every point of a span of rows of sy values, nx of them points
+// (padded rows: the padding stays zero, as every kernel leaves it).
 template <class T>
-__global__ void __launch_bounds__(256) add_constant_kernel(T* u, T c, std::int64_t n) {
+__global__ void __launch_bounds__(256) add_constant_kernel(T* u, T c, std::int64_t n,
+                                                           std::int64_t nx, std::int64_t sy) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += stride)
-    u[i] += c;
+    if (sy == nx || i % sy < nx) u[i] += c;
 }
 
 template <class T>
@@ -274,7 +277,8 @@ class CudaVector final : public VectorOps<T> {
 
   void add_constant(Field<T>& u, T c) override {
     const std::int64_t n = std::int64_t(u.size());
-    add_constant_kernel<T><<<flat_blocks(n), 256, 0, be_.stream()>>>(u.data(), c, n);
+    const Layout& l = u.layout();
+    add_constant_kernel<T><<<flat_blocks(n), 256, 0, be_.stream()>>>(u.data(), c, n, l.n[0], l.sy);
     GF_CUDA_CHECK_LAUNCH();
   }
 

@@ -11,6 +11,7 @@
 
 #include "io/case.hpp"
 #include "kernels/backend.hpp"
+#include "tests/gpu/padding_check.hpp"
 #include "tests/unit/heat_test_util.hpp"
 #include "tests/unit/random_field.hpp"
 #include "kernels/device.hpp"
@@ -93,6 +94,7 @@ void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bo
   struct Out {
     std::vector<T> jac, sor, res, spmv, mfree, mfree_any, axpby, upd_u, upd_r, shifted;
     double rr = 0, dot = 0, upd = 0;
+    bool padding_zero = true;  // u's row padding after add_constant (GPU fields)
   };
   auto run = [&](Backend<T>& be) {
     Out o;
@@ -162,6 +164,7 @@ void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bo
     o.upd_r = down(rd);
     vec.add_constant(u, T(-0.125));
     o.shifted = down(u);
+    if (!u.host_accessible()) o.padding_zero = test::padding_is_zero(u);
     return o;
   };
   auto cpu = make_cpu_backend<T>();
@@ -184,6 +187,7 @@ void compare_ops(int ndim, std::vector<std::int64_t> n, BcType lo, BcType hi, bo
     CHECK(k.unwritten == 0);
     CHECK(k.bad == 0);
   }
+  CHECK(d.padding_zero);
   const double rtol = sizeof(T) == 4 ? 1e-4 : 1e-10;
   CHECK(d.rr == Approx(c.rr).epsilon(rtol));
   CHECK(d.dot == Approx(c.dot).epsilon(rtol).margin(rtol));

@@ -24,6 +24,7 @@
 #include "kernels/laplace/laplace_exec.hpp"
 #include "kernels/stencil/stencil_exec.hpp"
 #include "kernels/wave/wave_exec.hpp"
+#include "tests/gpu/padding_check.hpp"
 #include "tests/unit/heat_test_util.hpp"
 #include "tests/unit/stencil_test_util.hpp"
 #include "tests/unit/wave_test_util.hpp"
@@ -64,26 +65,6 @@ const std::vector<std::pair<BcType, BcType>> kBcs = {{BcType::Dirichlet, BcType:
                                                      {BcType::Neumann, BcType::Dirichlet},
                                                      {BcType::Periodic, BcType::Periodic}};
 
-// Whether every padding value of a GPU field (past n[0] in each row, inside
-// its pitch) is +0, bit for bit: the marches write zeros there (padding
-// lanes, and the padding vector after a row's last piece), and nothing may
-// write anything else.
-template <class T>
-bool padding_is_zero(const Field<T>& f) {
-  const Layout& l = f.layout();
-  std::vector<T> raw(std::size_t(l.span()));
-  if (cudaMemcpy(raw.data(), f.data(), raw.size() * sizeof(T), cudaMemcpyDeviceToHost) !=
-      cudaSuccess)
-    return false;
-  const T zero = T(0);
-  for (std::int64_t k = 0; k < l.n[2]; ++k)
-    for (std::int64_t j = 0; j < l.n[1]; ++j)
-      for (std::int64_t i = l.n[0]; i < l.sy; ++i)
-        if (std::memcmp(&raw[std::size_t(k * l.sz + j * l.sy + i)], &zero, sizeof(T)) != 0)
-          return false;
-  return true;
-}
-
 // `work(be, u, v)` on a padded-row GPU backend and on a dense-row one, from
 // the same random field: the downloaded u after it. The padded fields'
 // padding is still zero after it.
@@ -102,8 +83,8 @@ void padded_equals_dense(int ndim, const std::vector<std::int64_t>& n,
     be->synchronize();
     if (align != 0) {
       INFO("padding of u and v after the work, GRIDFORGE_PAD_STORE " << gpu_pad_store());
-      CHECK(padding_is_zero(u));
-      CHECK(padding_is_zero(v));
+      CHECK(test::padding_is_zero(u));
+      CHECK(test::padding_is_zero(v));
     }
     std::vector<T> out(std::size_t(g.size()));
     be->download(u, out.data());
