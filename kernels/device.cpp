@@ -131,6 +131,11 @@ int gpu_march_tail() {
   return t;
 }
 
+int gpu_pde_blocks() {
+  static const int b = env_int("GRIDFORGE_PDE_BLOCKS", 0, 1, 8, "1 to 8 blocks an SM");
+  return b;
+}
+
 bool gpu_pad_store() {
   static const bool p = env_int("GRIDFORGE_PAD_STORE", 1, 0, 1, "1 (whole sectors) or 0") == 1;
   return p;

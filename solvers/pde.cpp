@@ -32,6 +32,21 @@ std::vector<PdeStagePlan> pde_stages(PdeIntegrator i) {
   return {};
 }
 
+template <class T>
+PdeTerms pde_terms(PdeIntegrator i) {
+  PdeTerms terms{0, 127};
+  for (const PdeStagePlan& sp : pde_stages(i)) {
+    const PdeStageCoef& k = sp.st;
+    const unsigned b = pde_stage_terms(PdeStage<T>{T(k.a0), T(k.a1), T(k.a2), T(k.c), T(k.e0),
+                                                   T(k.e1), T(k.e2), T(k.d), k.keep_acc});
+    terms.may |= b;
+    terms.always &= b;
+  }
+  return terms;
+}
+template PdeTerms pde_terms<float>(PdeIntegrator);
+template PdeTerms pde_terms<double>(PdeIntegrator);
+
 int pde_arrays(PdeIntegrator i) {
   switch (i) {
     case PdeIntegrator::Euler:
@@ -86,7 +101,7 @@ PdeSolver<T>::PdeSolver(const Case& c, Backend<T>& backend)
     upload_ms_ += set_initial_state(fc, backend, arrays_[0][f]);
     axis_boundaries(fc, args_.bc[f]);
   }
-  exec_ = make_pde_exec(backend, p.program, g.ndim);
+  exec_ = make_pde_exec(backend, p.program, g.ndim, pde_terms<T>(p.integrator));
 }
 
 template <class T>

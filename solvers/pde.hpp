@@ -31,6 +31,10 @@ struct PdeStagePlan {
   int in, out, u0, acc;  // arrays (u0/acc: −1 when not read)
 };
 std::vector<PdeStagePlan> pde_stages(PdeIntegrator i);
+// The terms of pde_combine the integrator's stages have, their
+// coefficients in T (PdeTerms: the GPU kernel is compiled for them).
+template <class T>
+PdeTerms pde_terms(PdeIntegrator i);
 // How many arrays a field needs: u and the stage values (and acc).
 int pde_arrays(PdeIntegrator i);
 

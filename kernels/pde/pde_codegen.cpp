@@ -152,7 +152,8 @@ std::string pde_expr_code(const ExprCode& code, const std::string& result, const
   return s;
 }
 
-std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim) {
+std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim,
+                              PdeTerms terms) {
   const int nf = int(prog.fields.size()), ni = int(prog.inputs.size());
   // dependent launches (kernels/cuda/pdl.cuh) on or off: the march waits
   // for the stage before it only when launched so (pde_march.hpp)
@@ -174,6 +175,9 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
     }
   }
   s += fmt::format("  static constexpr int kFields = {}, kArrays = {}, kInputs = {};\n", nf, na, ni);
+  // the terms of the run's stages (pde_combine_terms)
+  s += fmt::format("  static constexpr gf::PdeTerms kTerms{{0x{:x}u, 0x{:x}u}};\n", terms.may,
+                   terms.always & terms.may);
   s += fmt::format("  __device__ __forceinline__ constexpr bool nb(int a) const {{ return (0x{:x}u >> a) & 1u; }}\n", nb);
   s += fmt::format("  __device__ __forceinline__ constexpr bool val(int a) const {{ return (0x{:x}u >> a) & 1u; }}\n", val);
   s += fmt::format("  __device__ __forceinline__ constexpr int nfields() const {{ return {}; }}\n", nf);
@@ -230,7 +234,7 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   // blocks); pde_cuda.cu compiles again with 1 where the march would spill.
   // Each thread asks L2 for the plane after the next one (PFD 1: 0.91
   // against 0.84 at 512³ float32, 0.82 against 0.76 at 513³; PFD 2: 0.88).
-  const int minb = 3, pfd = 1;
+  const int minb = gpu_pde_blocks() > 0 ? gpu_pde_blocks() : 3, pfd = 1;
   if (ndim >= 2)
     s += fmt::format(
         "{5} {3}\n"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/pde_program.hpp"
+#include "kernels/pde/pde_ops.hpp"
 
 namespace gf {
 
@@ -19,8 +20,9 @@ inline constexpr const char* kPdeMarchMinb = "#define GF_PDE_MARCH_MINB";
 
 // The source for value type `real` ("float" or "double") on a grid of ndim
 // axes: the headers it needs inlined (pde_rtc_prelude()), the equations, the
-// kernel.
-std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim);
+// kernel, compiled for the stages' terms (PdeTerms; the default: any stage).
+std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim,
+                              PdeTerms terms = {});
 
 // One expression's bytecode as a C++ block that computes in `real` and
 // leaves its value in `result` (variables read from `v`): exposed for tests.

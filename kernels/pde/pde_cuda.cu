@@ -160,8 +160,9 @@ namespace {
 template <class T>
 class PdeCuda final : public PdeExec<T> {
  public:
-  PdeCuda(CudaBackend<T>& be, const std::string& src)
-      : be_(be), has_march_(src.find(std::string(kPdeKernelName) + "_march(") != std::string::npos) {
+  PdeCuda(CudaBackend<T>& be, const std::string& src, PdeTerms terms)
+      : be_(be), terms_(terms),
+        has_march_(src.find(std::string(kPdeKernelName) + "_march(") != std::string::npos) {
     const int dev = be.device();
     int major = 0, minor = 0;
     GF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
@@ -212,6 +213,8 @@ class PdeCuda final : public PdeExec<T> {
   }
 
   void stage(PdeArgs<T> a, const PdeFields<T>& f) override {
+    if (!pde_terms_fit(terms_, pde_stage_terms(a.st)))
+      throw std::logic_error("pde: a stage with terms the kernel was not compiled for");
     pde_set_arrays(a, f);
     if (march(a)) return;
     const Layout& l = a.l;
@@ -260,8 +263,11 @@ class PdeCuda final : public PdeExec<T> {
     // pieces (513 points) takes 5 blocks of 26, not 5 of 32 with 31 idle
     // (H100: 0.82 of copy bandwidth against 0.80 at 513³, 0.68 against 0.63
     // at 257³). float64 kept blocks of 32 ahead (513³: 0.83 against 0.79).
+    // GRIDFORGE_MARCH_PIECES=32 or =row forces either.
     const std::int64_t bx = blocks(pieces, 32);
-    const int P = sizeof(T) == 8 ? 32 : int(blocks(pieces, bx)), R = 256 / P;
+    const int mp = gpu_march_pieces();
+    const bool wide32 = mp == 32 || (mp == 0 && sizeof(T) == 8);
+    const int P = wide32 ? 32 : int(blocks(pieces, bx)), R = 256 / P;
     const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
     const std::int64_t columns = d == 3 ? bx * blocks(ny - 2, R) : bx;
     const int along = int(d == 3 ? nz - 2 : blocks(ny - 2, R));  // planes, or row groups in 2D
@@ -299,6 +305,7 @@ class PdeCuda final : public PdeExec<T> {
 
  private:
   CudaBackend<T>& be_;
+  PdeTerms terms_;
   cudaLibrary_t lib_ = nullptr;
   cudaKernel_t kernel32_ = nullptr, kernel64_ = nullptr;
   cudaKernel_t march_ = nullptr;
@@ -311,11 +318,13 @@ class PdeCuda final : public PdeExec<T> {
 }  // namespace
 
 template <class T>
-std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const std::string& source) {
-  return std::make_unique<PdeCuda<T>>(cuda_core(be), source);
+std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const std::string& source,
+                                          PdeTerms terms) {
+  return std::make_unique<PdeCuda<T>>(cuda_core(be), source, terms);
 }
-template std::unique_ptr<PdeExec<float>> make_pde_cuda<float>(Backend<float>&, const std::string&);
+template std::unique_ptr<PdeExec<float>> make_pde_cuda<float>(Backend<float>&, const std::string&,
+                                                              PdeTerms);
 template std::unique_ptr<PdeExec<double>> make_pde_cuda<double>(Backend<double>&,
-                                                                const std::string&);
+                                                                const std::string&, PdeTerms);
 
 }  // namespace gf

@@ -37,16 +37,19 @@ class PdeExec {
 };
 
 // The executor of the program, on a grid of ndim axes, for the backend's
-// kind (kernels/exec.hpp).
+// kind (kernels/exec.hpp); terms: those the run's stages have (the CUDA
+// kernel is compiled for them, and refuses a stage that does not fit).
 template <class T>
-std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog, int ndim);
+std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog, int ndim,
+                                          PdeTerms terms = {});
 
 template <class T>
 std::unique_ptr<PdeExec<T>> make_pde_cpu(Backend<T>& be, const PdeProgram& prog);
 // source: the program's kernel (pde_codegen.hpp) for T, made by the caller
 // (make_pde_exec), so that the CUDA library needs nothing of the host one.
 template <class T>
-std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const std::string& source);
+std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const std::string& source,
+                                          PdeTerms terms = {});
 
 // Sets a's arrays from f (the stage's fields, by their data pointers).
 template <class T>

@@ -14,7 +14,8 @@
 // as vectors through L1, the x neighbours from the thread's own vector and
 // one value left and right of it. The values go to the same formulas as on
 // the CPU (pde_input_at, the generated rhs and Dirichlet values,
-// pde_combine), so the result is the reference's bit for bit.
+// pde_combine_terms: pde_combine for the run's stage terms), so the result
+// is the reference's bit for bit.
 //
 // The march covers every x, and y (3D) and the march axis from 1 to n − 2;
 // at the x faces a lane takes its outer neighbour by the axis' rule
@@ -75,7 +76,18 @@ __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int
   const int last = W - 1 < nx - 1 - i0 ? W - 1 : nx - 1 - i0;
   const bool xlo = i0 == 0, xhi = i0 + last == nx - 1;
   const PdeStage<T>& s = A.st;
-  const bool read_u0 = s.a0 != 0 || s.e0 != 0, read_acc = s.a2 != 0 || s.e2 != 0;
+  // (the terms no stage of the run has, by the generated Eq::kTerms, are
+  // compiled out: pde_combine_terms)
+  constexpr unsigned TM = Eq::kTerms.may;
+  const bool read_u0 = ((TM & 1) && s.a0 != 0) || ((TM & 8) && s.e0 != 0);
+  const bool read_acc = ((TM & 4) && s.a2 != 0) || ((TM & 32) && s.e2 != 0);
+  const bool keep_acc = (TM & kPdeKeepAcc) && s.keep_acc;
+  // whether some lane of the piece is padding or on a Dirichlet x face
+  bool fixup = last < W - 1;
+  GF_UNROLL
+  for (int f = 0; f < NF; ++f)
+    fixup = fixup || (xlo && A.bc[f][0].lo == BcType::Dirichlet) ||
+            (xhi && A.bc[f][0].hi == BcType::Dirichlet);
   int idx = D == 3 ? l.index_as<int>(i0, j, kb) : l.index_as<int>(i0, kb, 0);
   V zm[NA], c[NA];
   GF_UNROLL
@@ -106,12 +118,16 @@ __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int
         c[a] = pde_vload(u + idx);
       }
     }
-    V u0v[NF], accv[NF], outv[NF], acco[NF];
+    V u0v[NF], accv[NF];
     GF_UNROLL
     for (int f = 0; f < NF; ++f) {
       if (read_u0) u0v[f] = pde_vload(A.u0[f] + idx);
       if (read_acc) accv[f] = pde_vload(A.acc[f] + idx);
     }
+    // Every lane, the row's padding lanes and Dirichlet x faces too (their
+    // neighbours are the axis rules', so the values are finite; the
+    // fix-up below replaces them).
+    V outv[NF], acco[NF];
     GF_UNROLL
     for (int e = 0; e < W; ++e) {
       const int i = i0 + e;
@@ -157,34 +173,44 @@ __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int
       }
       GF_UNROLL
       for (int f = 0; f < NF; ++f) {
-        // A Dirichlet x face holds this lane (the later face where both
-        // do, as pde_dirichlet_face); lanes past the row are zeros.
-        const int face = e == last && xhi && A.bc[f][0].hi == BcType::Dirichlet ? 1
-                         : e == 0 && xlo && A.bc[f][0].lo == BcType::Dirichlet ? 0
-                                                                               : -1;
-        T o, acc;
-        if (e > last) {
-          o = acc = T(0);
-        } else if (face >= 0) {
-          v[kPdeVarT] = s.t_out;
-          o = acc = eq.dirichlet(f, face, v);
-          v[kPdeVarT] = s.t_in;
-        } else {
-          const T r = eq.rhs(f, v);
-          const T u0 = read_u0 ? pde_lane<T>(u0v[f], e) : T(0);
-          const T ac = read_acc ? pde_lane<T>(accv[f], e) : T(0);
-          o = pde_combine(s.a0, u0, s.a1, pde_lane<T>(c[f], e), s.a2, ac, s.c_dt, r);
-          acc = s.keep_acc ? pde_combine(s.e0, u0, s.e1, pde_lane<T>(c[f], e), s.e2, ac, s.d_dt, r)
-                           : T(0);
+        const T r = eq.rhs(f, v);
+        const T u0 = read_u0 ? pde_lane<T>(u0v[f], e) : T(0);
+        const T ac = read_acc ? pde_lane<T>(accv[f], e) : T(0);
+        const T cf = pde_lane<T>(c[f], e);
+        pde_lane<T>(outv[f], e) =
+            pde_combine_terms<Eq::kTerms.may, Eq::kTerms.always, 0>(s.a0, u0, s.a1, cf, s.a2, ac, s.c_dt, r);
+        pde_lane<T>(acco[f], e) =
+            keep_acc ? pde_combine_terms<Eq::kTerms.may, Eq::kTerms.always, 3>(s.e0, u0, s.e1, cf, s.e2, ac, s.d_dt, r)
+                     : T(0);
+      }
+    }
+    // The lanes that hold a Dirichlet x face (the later face where both
+    // do, as pde_dirichlet_face) take its value; lanes past the row, zeros.
+    if (fixup) {
+      GF_UNROLL
+      for (int e = 0; e < W; ++e) {
+        T v[kPdeVarT + 1];
+        v[0] = T(A.coord(0, i0 + e));
+        v[1] = T(A.coord(1, D == 3 ? j : k));
+        v[2] = T(A.coord(2, D == 3 ? k : 0));
+        v[kPdeVarT] = s.t_out;
+        GF_UNROLL
+        for (int f = 0; f < NF; ++f) {
+          const int face = e == last && xhi && A.bc[f][0].hi == BcType::Dirichlet ? 1
+                           : e == 0 && xlo && A.bc[f][0].lo == BcType::Dirichlet ? 0
+                                                                                 : -1;
+          if (e > last) {
+            pde_lane<T>(outv[f], e) = pde_lane<T>(acco[f], e) = T(0);
+          } else if (face >= 0) {
+            pde_lane<T>(outv[f], e) = pde_lane<T>(acco[f], e) = eq.dirichlet(f, face, v);
+          }
         }
-        pde_lane<T>(outv[f], e) = o;
-        pde_lane<T>(acco[f], e) = acc;
       }
     }
     GF_UNROLL
     for (int f = 0; f < NF; ++f) {
       *reinterpret_cast<V*>(A.out[f] + idx) = outv[f];
-      if (s.keep_acc) *reinterpret_cast<V*>(A.acc[f] + idx) = acco[f];
+      if (keep_acc) *reinterpret_cast<V*>(A.acc[f] + idx) = acco[f];
     }
     GF_UNROLL
     for (int a = 0; a < NA; ++a)

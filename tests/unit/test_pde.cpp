@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -219,4 +221,59 @@ TEST_CASE("pde codegen: the bytecode written out as straight code", "[pde]") {
   CHECK_THAT(src, Catch::Contains("extern \"C\" __global__"));
   CHECK_THAT(src, Catch::Contains("struct PdeArgs"));  // the prelude's headers
   CHECK(src.find("#include") == std::string::npos);
+}
+
+namespace {
+
+// pde_combine_terms for kernels compiled for MAY/ALWAYS against pde_combine,
+// bit for bit, at every stage of `i` with values that include ±0, a
+// denormal and large ones (the stages' u0 and acc read as the GPU's march
+// does: 0 where no coefficient reads them).
+template <unsigned MAY, unsigned ALWAYS, class T>
+void combine_terms_match(PdeIntegrator i) {
+  const PdeTerms t = pde_terms<T>(i);
+  REQUIRE(t.may == MAY);
+  REQUIRE(t.always == ALWAYS);
+  const T vals[] = {T(0), -T(0), T(1.5), T(-2.25), std::numeric_limits<T>::denorm_min(),
+                    T(3e7), T(-1e-3)};
+  for (const PdeStagePlan& sp : pde_stages(i)) {
+    const PdeStageCoef& k = sp.st;
+    const PdeStage<T> s{T(k.a0), T(k.a1), T(k.a2), T(k.c * 0.01), T(k.e0), T(k.e1), T(k.e2),
+                        T(k.d * 0.01), k.keep_acc};
+    CHECK(pde_terms_fit(t, pde_stage_terms(s)));
+    for (T x : vals)
+      for (T y : vals)
+        for (T z : vals)
+          for (T r : vals) {
+            const T u0 = s.a0 != 0 || s.e0 != 0 ? x : T(0);
+            const T ac = s.a2 != 0 || s.e2 != 0 ? z : T(0);
+            const T want = pde_combine(s.a0, u0, s.a1, y, s.a2, ac, s.c_dt, r);
+            const T got = pde_combine_terms<MAY, ALWAYS, 0>(s.a0, u0, s.a1, y, s.a2, ac, s.c_dt, r);
+            CHECK(std::memcmp(&want, &got, sizeof(T)) == 0);
+            const T wacc = pde_combine(s.e0, u0, s.e1, y, s.e2, ac, s.d_dt, r);
+            const T gacc = pde_combine_terms<MAY, ALWAYS, 3>(s.e0, u0, s.e1, y, s.e2, ac, s.d_dt, r);
+            if (s.keep_acc) CHECK(std::memcmp(&wacc, &gacc, sizeof(T)) == 0);
+          }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("pde stage terms: each integrator's kernel terms, and the same sums as pde_combine", "[pde]") {
+  combine_terms_match<0x2, 0x2, float>(PdeIntegrator::Euler);
+  combine_terms_match<0x2, 0x2, double>(PdeIntegrator::Euler);
+  combine_terms_match<0x3, 0x2, float>(PdeIntegrator::SspRk2);
+  combine_terms_match<0x3, 0x2, double>(PdeIntegrator::SspRk3);
+  combine_terms_match<0x77, 0x0, float>(PdeIntegrator::Rk4);
+  combine_terms_match<0x77, 0x0, double>(PdeIntegrator::Rk4);
+  // a stage outside the terms does not fit them
+  CHECK_FALSE(pde_terms_fit(pde_terms<double>(PdeIntegrator::Euler),
+                            pde_stage_terms(PdeStage<double>{0.5, 0.5, 0, 0.5})));
+  CHECK_FALSE(pde_terms_fit(pde_terms<double>(PdeIntegrator::SspRk2),
+                            pde_stage_terms(PdeStage<double>{0.5, 0, 0, 0.5})));
+  // the kernel's source is made for them
+  const Case c = test::load(test::pde_case("[9, 9]", "  fields: [u]\n  equations: {u: \"lap(u)\"}\n  dt: 0.0001\n  steps: 1\n",
+                                           "  default: {type: periodic}\n"));
+  CHECK_THAT(pde_kernel_source(c.pde.program, "float", 2, pde_terms<float>(PdeIntegrator::Rk4)),
+             Catch::Contains("kTerms{0x77u, 0x0u}"));
 }

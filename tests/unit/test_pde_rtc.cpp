@@ -47,6 +47,8 @@ TEST_CASE("pde kernel source compiles with NVRTC and is cached", "[pde]") {
 
 #if defined(GRIDFORGE_HAVE_CUDA)
 #include <fstream>
+
+#include "solvers/pde.hpp"
 // Hidden: writes the source of a case's kernel to $GF_PDE_SOURCE (for ptxas
 // and cuobjdump when tuning the kernel): gridforge_tests "[.pde_source]".
 TEST_CASE("pde kernel source of a case, written out", "[.pde_source]") {
@@ -54,7 +56,9 @@ TEST_CASE("pde kernel source of a case, written out", "[.pde_source]") {
   const char* cs = std::getenv("GF_PDE_CASE");
   if (!out || !cs) return;  // nothing asked (ctest lists hidden tests too)
   const Case c = prepare_case(load_case(cs));
-  std::ofstream(out) << pde_kernel_source(c.pde.program, c.precision == Precision::Float32 ? "float" : "double",
-                                          c.grid.ndim);
+  const bool f32 = c.precision == Precision::Float32;
+  std::ofstream(out) << pde_kernel_source(
+      c.pde.program, f32 ? "float" : "double", c.grid.ndim,
+      f32 ? pde_terms<float>(c.pde.integrator) : pde_terms<double>(c.pde.integrator));
 }
 #endif
