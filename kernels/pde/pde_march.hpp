@@ -88,12 +88,32 @@ __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int
   for (int f = 0; f < NF; ++f)
     fixup = fixup || (xlo && A.bc[f][0].lo == BcType::Dirichlet) ||
             (xhi && A.bc[f][0].hi == BcType::Dirichlet);
+  // A field's x neighbours of lanes 0 and last (neighbour()'s rule, worked
+  // out once a thread as the heat marches' XSides): at offl and offr from
+  // the piece's first point, plus the ghost value beyond a face that is not
+  // periodic (ghost bits 2f and 2f + 1; kPdeMaxFields 8). (Tested every plane, the rule's
+  // branches and 64-bit index sums were a third of the march's integer
+  // instructions.)
+  int offl[NF], offr[NF];
+  unsigned ghost = 0;
+  GF_UNROLL
+  for (int f = 0; f < NF; ++f) {
+    const AxisBc<T>& b = A.bc[f][0];
+    offl[f] = !xlo ? -1 : b.lo == BcType::Periodic ? nx - 1 : 1;
+    offr[f] = !xhi ? W : b.hi == BcType::Periodic ? last - (nx - 1) : last - 1;
+    if (xlo && b.lo != BcType::Periodic) ghost |= 1u << (2 * f);
+    if (xhi && b.hi != BcType::Periodic) ghost |= 2u << (2 * f);
+    // kept in registers: NVVM would work them out again every plane
+    asm volatile("" : "+r"(offl[f]), "+r"(offr[f]));
+  }
+  asm volatile("" : "+r"(ghost));
+  // (index sums in 32 bits before the pointer's: idx + step, not u + idx + step)
   int idx = D == 3 ? l.index_as<int>(i0, j, kb) : l.index_as<int>(i0, kb, 0);
   V zm[NA], c[NA];
   GF_UNROLL
   for (int a = 0; a < NA; ++a)
     if (eq.nb(a)) {
-      zm[a] = pde_vload(A.in[a] + idx - step);
+      zm[a] = pde_vload(A.in[a] + (idx - step));
       c[a] = pde_vload(A.in[a] + idx);
     }
   for (int k = kb; k < ke; ++k, idx += step) {
@@ -104,15 +124,16 @@ __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int
       const T* u = A.in[a];
       if (eq.nb(a)) {
         if (PFD > 0 && k + PFD < ke)
-          asm volatile("prefetch.global.L2 [%0];" ::"l"(u + idx + (PFD + 1) * step));
-        zp[a] = pde_vload(u + idx + step);
+          asm volatile("prefetch.global.L2 [%0];" ::"l"(u + (idx + (PFD + 1) * step)));
+        zp[a] = pde_vload(u + (idx + step));
         if constexpr (D == 3) {
-          ym[a] = pde_vload(u + idx - sy);
-          yp[a] = pde_vload(u + idx + sy);
+          ym[a] = pde_vload(u + (idx - sy));
+          yp[a] = pde_vload(u + (idx + sy));
         }
         if (a < NF) {
-          left[a] = xlo ? neighbour(u, idx, 0, nx, 1, -1, A.bc[a][0]) : u[idx - 1];
-          right[a] = xhi ? neighbour(u, idx + last, nx - 1, nx, 1, 1, A.bc[a][0]) : u[idx + W];
+          const T lv = u[idx + offl[a]], rv = u[idx + offr[a]];
+          left[a] = (ghost >> (2 * a)) & 1u ? lv + A.bc[a][0].ghost_lo : lv;
+          right[a] = (ghost >> (2 * a)) & 2u ? rv + A.bc[a][0].ghost_hi : rv;
         }
       } else if (eq.val(a)) {
         c[a] = pde_vload(u + idx);
@@ -186,7 +207,7 @@ __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int
     }
     // The lanes that hold a Dirichlet x face (the later face where both
     // do, as pde_dirichlet_face) take its value; lanes past the row, zeros.
-    if (fixup) {
+    if (__builtin_expect(fixup, 0)) {
       GF_UNROLL
       for (int e = 0; e < W; ++e) {
         T v[kPdeVarT + 1];
