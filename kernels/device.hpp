@@ -78,8 +78,9 @@ constexpr int kMarchTailPieces = 4;
 int gpu_march_tail();
 bool gpu_pad_store();
 // GRIDFORGE_PDE_BLOCKS: blocks of 256 threads an SM the pde march is
-// compiled for (__launch_bounds__), 1 to 8; unset (0): by the precision
-// (pde_codegen.cpp). For measurement; the values are the same either way.
+// compiled for (__launch_bounds__), 1 to 8 (0 and anything else are a
+// UsageError); unset: returns 0, and pde_codegen.cpp takes 3. For
+// measurement; the values are the same either way.
 int gpu_pde_blocks();
 
 }  // namespace gf

@@ -145,9 +145,9 @@ __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int
       if (read_u0) u0v[f] = pde_vload(A.u0[f] + idx);
       if (read_acc) accv[f] = pde_vload(A.acc[f] + idx);
     }
-    // Every lane, the row's padding lanes and Dirichlet x faces too (their
-    // neighbours are the axis rules', so the values are finite; the
-    // fix-up below replaces them).
+    // Every lane, the row's padding lanes and Dirichlet x faces too (from
+    // values in registers, the neighbours by the axis rules; whatever they
+    // come to, even inf or NaN, the fix-up below replaces them).
     V outv[NF], acco[NF];
     GF_UNROLL
     for (int e = 0; e < W; ++e) {

@@ -263,6 +263,8 @@ TEST_CASE("pde stage terms: each integrator's kernel terms, and the same sums as
   combine_terms_match<0x2, 0x2, float>(PdeIntegrator::Euler);
   combine_terms_match<0x2, 0x2, double>(PdeIntegrator::Euler);
   combine_terms_match<0x3, 0x2, float>(PdeIntegrator::SspRk2);
+  combine_terms_match<0x3, 0x2, double>(PdeIntegrator::SspRk2);
+  combine_terms_match<0x3, 0x2, float>(PdeIntegrator::SspRk3);
   combine_terms_match<0x3, 0x2, double>(PdeIntegrator::SspRk3);
   combine_terms_match<0x77, 0x0, float>(PdeIntegrator::Rk4);
   combine_terms_match<0x77, 0x0, double>(PdeIntegrator::Rk4);
