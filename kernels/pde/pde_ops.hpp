@@ -171,16 +171,6 @@ GF_HD int pde_dirichlet_face(const AxisBc<T>* bc, const Layout& l, const std::in
   return -1;
 }
 
-// ca·x + cb·y + cc·z + cdt·r, the terms with a 0 coefficient left out.
-template <class T>
-GF_HD T pde_combine(T ca, T x, T cb, T y, T cc, T z, T cdt, T r) {
-  T s = 0;
-  if (ca != 0) s = s + ca * x;
-  if (cb != 0) s = s + cb * y;
-  if (cc != 0) s = s + cc * z;
-  return s + cdt * r;
-}
-
 // Which of a stage's terms (PdeStage) a run's stages have: bits 0-2 out's
 // a0, a1, a2, bits 3-5 acc's e0, e1, e2, and kPdeKeepAcc; `may`, a term
 // some stage has (its coefficient is not 0), `always`, one every stage has.
@@ -202,10 +192,12 @@ inline bool pde_terms_fit(const PdeTerms& t, unsigned terms) {
   return (terms & ~t.may) == 0 && (terms & t.always) == t.always;
 }
 
-// pde_combine for a kernel compiled for terms MAY and ALWAYS (PdeTerms;
-// B: 0 for out's coefficients, 3 for acc's): a term no stage has is left
-// out, a term every stage has is not tested; the same value as pde_combine
-// for every stage that fits them, bit for bit.
+// ca·x + cb·y + cc·z + cdt·r, starting from 0, for a kernel compiled for
+// terms MAY and ALWAYS (PdeTerms; B: 0 for out's coefficients, 3 for acc's):
+// a term no stage has is left out, a term every stage has is added
+// untested, any other is added where its coefficient is not 0. So the same
+// value as pde_combine (every term tested) for every stage that fits them,
+// bit for bit.
 template <unsigned MAY, unsigned ALWAYS, int B, class T>
 GF_HD T pde_combine_terms(T ca, T x, T cb, T y, T cc, T z, T cdt, T r) {
   constexpr bool m0 = (MAY >> B) & 1, m1 = (MAY >> (B + 1)) & 1, m2 = (MAY >> (B + 2)) & 1;
@@ -215,6 +207,13 @@ GF_HD T pde_combine_terms(T ca, T x, T cb, T y, T cc, T z, T cdt, T r) {
   if (m1 && (a1 || cb != 0)) s = s + cb * y;
   if (m2 && (a2 || cc != 0)) s = s + cc * z;
   return s + cdt * r;
+}
+
+// ca·x + cb·y + cc·z + cdt·r, the terms with a 0 coefficient left out (any
+// stage: every term tested).
+template <class T>
+GF_HD T pde_combine(T ca, T x, T cb, T y, T cc, T z, T cdt, T r) {
+  return pde_combine_terms<7, 0, 0>(ca, x, cb, y, cc, z, cdt, r);
 }
 
 // The stage at point (i, j, k) of every field of a grid of D axes, indices

@@ -368,24 +368,31 @@ endif()
 
 # Issue 26: the GPU ray marcher's GRIDFORGE_RM_* are checked on every path too.
 add_test(NAME "e2e: a bad GRIDFORGE_RM_BRICK or GRIDFORGE_RM_TILE is exit 2 before anything is written"
-         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_rm_env'; rm -rf \"$d\"; GRIDFORGE_RM_BRICK=12 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_RM_BRICK='12': give the bricks' edge in cells, a power of two from 4 to 64\" \"$d.err\" && GRIDFORGE_RM_TILE=64x64 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_RM_TILE='64x64': give WxH pixels a block\" \"$d.err\""
-                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/raymarch_cloud.yaml)
+         COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/raymarch_cloud.yaml ${CMAKE_BINARY_DIR}/e2e_rm_env
+                 bad GRIDFORGE_RM_BRICK=12 "GRIDFORGE_RM_BRICK='12': give the bricks' edge in cells, a power of two from 4 to 64"
+                 bad GRIDFORGE_RM_TILE=64x64 "GRIDFORGE_RM_TILE='64x64': give WxH pixels a block")
 
 # Issue 21: GRIDFORGE_ROW_ALIGN (the GPU's row alignment) is checked on every
 # path: a value that is not 0 or a power of two from 16 to 4096 is exit 2,
 # named, before anything is written (the CPU path too, where it has no use).
 add_test(NAME "e2e: a bad GRIDFORGE_ROW_ALIGN is exit 2 before anything is written"
-         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_row_align'; rm -rf \"$d\"; GRIDFORGE_ROW_ALIGN=24 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_ROW_ALIGN='24': give 0 (dense rows) or a power of two from 16 to 4096\" \"$d.err\""
-                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)
+         COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml ${CMAKE_BINARY_DIR}/e2e_row_align
+                 bad GRIDFORGE_ROW_ALIGN=24 "GRIDFORGE_ROW_ALIGN='24': give 0 (dense rows) or a power of two from 16 to 4096")
 add_test(NAME "e2e: a bad GRIDFORGE_PDL is exit 2 before anything is written; early and late run"
-         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_pdl'; rm -rf \"$d\"; GRIDFORGE_PDL=yes \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_PDL='yes': give 1 (dependent launches by the field's size, the default), 0 (ordinary launches), early or late\" \"$d.err\" && GRIDFORGE_PDL=late \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" && GRIDFORGE_PDL=early \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" --overwrite"
-                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)
+         COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml ${CMAKE_BINARY_DIR}/e2e_pdl
+                 bad GRIDFORGE_PDL=yes "GRIDFORGE_PDL='yes': give 1 (dependent launches by the field's size, the default), 0 (ordinary launches), early or late"
+                 good GRIDFORGE_PDL=late good GRIDFORGE_PDL=early)
 add_test(NAME "e2e: a bad GRIDFORGE_MARCH_TAIL or GRIDFORGE_PAD_STORE is exit 2 before anything is written; good ones run"
-         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_tail_env'; rm -rf \"$d\"; GRIDFORGE_MARCH_TAIL=32 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_MARCH_TAIL='32': give 0 (no tail blocks) or 1 to 31\" \"$d.err\" && GRIDFORGE_PAD_STORE=yes \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_PAD_STORE='yes': give 1 (whole sectors) or 0\" \"$d.err\" && GRIDFORGE_MARCH_TAIL=0 GRIDFORGE_PAD_STORE=0 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\""
-                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)
+         COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml ${CMAKE_BINARY_DIR}/e2e_tail_env
+                 bad GRIDFORGE_MARCH_TAIL=32 "GRIDFORGE_MARCH_TAIL='32': give 0 (no tail blocks) or 1 to 31"
+                 bad GRIDFORGE_PAD_STORE=yes "GRIDFORGE_PAD_STORE='yes': give 1 (whole sectors) or 0"
+                 good "GRIDFORGE_MARCH_TAIL=0 GRIDFORGE_PAD_STORE=0")
 add_test(NAME "e2e: a bad GRIDFORGE_PDE_BLOCKS is exit 2 before anything is written; a good one runs"
-         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_pde_blocks'; rm -rf \"$d\"; GRIDFORGE_PDE_BLOCKS=9 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_PDE_BLOCKS='9': give 1 to 8 blocks an SM\" \"$d.err\" && GRIDFORGE_PDE_BLOCKS=0 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && GRIDFORGE_PDE_BLOCKS=4 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\""
-                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)
+         COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml ${CMAKE_BINARY_DIR}/e2e_pde_blocks
+                 bad GRIDFORGE_PDE_BLOCKS=9 "GRIDFORGE_PDE_BLOCKS='9': give 1 to 8 blocks an SM"
+                 bad GRIDFORGE_PDE_BLOCKS=0 "GRIDFORGE_PDE_BLOCKS='0': give 1 to 8 blocks an SM"
+                 good GRIDFORGE_PDE_BLOCKS=4)
 add_test(NAME "e2e: a bad GRIDFORGE_MARCH_CHUNK or GRIDFORGE_MARCH_PIECES is exit 2 before anything is written"
-         COMMAND sh -c "d='${CMAKE_BINARY_DIR}/e2e_march_env'; rm -rf \"$d\"; GRIDFORGE_MARCH_CHUNK=65 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_MARCH_CHUNK='65': give 0 (by the grid) or 1 to 64\" \"$d.err\" && GRIDFORGE_MARCH_PIECES=16 \"$0\" run \"$1\" --device cpu --quiet --out \"$d\" 2> \"$d.err\"; rc=$?; cat \"$d.err\"; test $rc -eq 2 && test ! -e \"$d\" && grep -q \"GRIDFORGE_MARCH_PIECES='16': give 32\" \"$d.err\""
-                 $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml)
+         COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml ${CMAKE_BINARY_DIR}/e2e_march_env
+                 bad GRIDFORGE_MARCH_CHUNK=65 "GRIDFORGE_MARCH_CHUNK='65': give 0 (by the grid) or 1 to 64"
+                 bad GRIDFORGE_MARCH_PIECES=16 "GRIDFORGE_MARCH_PIECES='16': give 32")
