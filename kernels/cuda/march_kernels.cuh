@@ -6,6 +6,8 @@
 //   op.bc[3]                         the boundary rules (the marches read
 //                                    bc[0] for the x faces)
 //   Op::min_blocks                   blocks of 256 threads per SM its registers allow
+//   Op::min_blocks_partial,          optional, the star march on rows ending in
+//   Op::ahead_whole_rows             part of a vector; the plane ahead (StarMinBlocks)
 //   op.interior(c, m, p, idx)        star ops: the point formula, neighbours at
 //                                    −1 (m) and +1 (p) on each axis
 //   op.group(acc, g, v)              box ops: acc plus the taps of group g (one
@@ -83,6 +85,30 @@ template <class Op, class = void>
 struct TailInMarch : std::true_type {};
 template <class Op>
 struct TailInMarch<Op, std::void_t<decltype(Op::no_tail)>> : std::bool_constant<!Op::no_tail> {};
+
+// The star march's shape by the kind of rows (PARTIAL: rows that end in part
+// of a vector): blocks of 256 threads an SM (__launch_bounds__), the op's
+// min_blocks, or its min_blocks_partial on such rows; and whether a thread
+// loads the plane after the next one an iteration early (march3d_star's
+// AHEAD), where the op says ahead_whole_rows, on whole rows only. Measured
+// on an H100, fraction of copy bandwidth (docs/performance.md, session 20):
+// float32 heat at 5 blocks rather than 6 on rows that end in part of a
+// vector, 129³ 0.84 → 0.96, 257³ 0.80 → 0.86, 513³ 0.90 → 0.94,
+// 509 × 263 × 391 0.92 → 0.95, but 0.01-0.03 lower on whole rows
+// (320 × 200 × 100, 384³, 512³); float64 Jacobi with the plane ahead,
+// 320 × 200 × 100 0.88 → 0.90, 384³ 0.94 → 0.96, 512³ 0.93 → 0.95, but
+// 0.01-0.02 lower at 257³ and 513³. Jacobi and star7 in float32 ran best as
+// they were.
+template <class Op, bool PARTIAL, class = void>
+struct StarMinBlocks : std::integral_constant<int, Op::min_blocks> {};
+template <class Op>
+struct StarMinBlocks<Op, true, std::void_t<decltype(Op::min_blocks_partial)>>
+    : std::integral_constant<int, Op::min_blocks_partial> {};
+template <class Op, bool PARTIAL, class = void>
+struct StarAhead : std::false_type {};
+template <class Op>
+struct StarAhead<Op, false, std::void_t<decltype(Op::ahead_whole_rows)>>
+    : std::bool_constant<Op::ahead_whole_rows> {};
 
 // What every march shares: a thread owns W = 16/sizeof(T) consecutive
 // points of a row, from i0, moved as one 16-byte vector, and loads the
@@ -265,7 +291,7 @@ __device__ __forceinline__ MarchSpot march_spot(const MarchRange& rg, const Marc
 // come through L1); x neighbours and x faces as XSides says. Needs rows of
 // whole 16-byte vectors (nx % W == 0, or PARTIAL in padded rows), 16-byte
 // aligned fields and fewer than 2³¹ values.
-template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false>
+template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false, bool AHEAD = false>
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
                                                           T* __restrict__ out, Layout l,
                                                           int kchunk, MarchRange rg = {},
@@ -291,8 +317,16 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
   int idx = l.index_as<int>(i0, j, kb);
   V zm = *reinterpret_cast<const V*>(in + idx - plane);
   V c = *reinterpret_cast<const V*>(in + idx);
+  V zq;  // AHEAD (StarAhead): plane k + 1, loaded an iteration early
+  if constexpr (AHEAD) zq = *reinterpret_cast<const V*>(in + (idx + plane));
   for (int k = kb; k < ke; ++k, idx += plane) {
-    const V zp = *reinterpret_cast<const V*>(in + idx + plane);
+    V zp;
+    if constexpr (AHEAD) {
+      zp = zq;
+      if (k + 1 < ke) zq = *reinterpret_cast<const V*>(in + (idx + 2 * plane));
+    } else {
+      zp = *reinterpret_cast<const V*>(in + idx + plane);
+    }
     const V ym = *reinterpret_cast<const V*>(in + idx - sy);
     const V yp = *reinterpret_cast<const V*>(in + idx + sy);
     const T left = xs.left(in, idx, op.bc[0]), right = xs.right(in, idx, op.bc[0]);
@@ -751,7 +785,7 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
     if constexpr (BOX)
       go(march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd, PT>);
     else
-      go(march3d_star<Op, T, Op::min_blocks, RANGED, PT>);
+      go(march3d_star<Op, T, StarMinBlocks<Op, PT>::value, RANGED, PT, StarAhead<Op, PT>::value>);
   };
   if (!RANGED && (in.n[0] % W != 0 || pad_piece))  // rows end in a partial piece
     pick(std::true_type{});

@@ -68,6 +68,7 @@ template <class T, int D>
 struct JacobiOp : LaplaceArgs<T> {
   using value_type = T;
   static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
+  static constexpr bool ahead_whole_rows = sizeof(T) == 8;  // StarAhead, march_kernels.cuh
   __device__ __forceinline__ T interior(T, const T* m, const T* p, int idx) const {
     return jacobi_formula<D>(m, p, this->ih2, rhs_at(*this, std::int64_t(idx)), this->inv_diag);
   }
