@@ -96,12 +96,14 @@ PdeSolver<T>::PdeSolver(const Case& c, Backend<T>& backend)
     args_.inv_2h[a] = T(1.0 / (2.0 * g.h[a]));
     args_.inv_h2[a] = T(1.0 / (g.h[a] * g.h[a]));
   }
+  args_.equal_h = 1;
+  for (int a = 1; a < g.ndim; ++a) args_.equal_h = args_.equal_h && args_.inv_h2[a] == args_.inv_h2[0];
   for (std::size_t f = 0; f < nf; ++f) {
     const Case fc = field_case(c, p.fields[f]);
     upload_ms_ += set_initial_state(fc, backend, arrays_[0][f]);
     axis_boundaries(fc, args_.bc[f]);
   }
-  exec_ = make_pde_exec(backend, p.program, g.ndim, pde_terms<T>(p.integrator));
+  exec_ = make_pde_exec(backend, p.program, g.ndim, pde_terms<T>(p.integrator), args_.equal_h != 0);
 }
 
 template <class T>

@@ -153,12 +153,15 @@ std::string pde_expr_code(const ExprCode& code, const std::string& result, const
 }
 
 std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim,
-                              PdeTerms terms) {
+                              PdeTerms terms, bool equal_h) {
   const int nf = int(prog.fields.size()), ni = int(prog.inputs.size());
   // dependent launches (kernels/cuda/pdl.cuh) on or off: the march waits
   // for the stage before it only when launched so (pde_march.hpp)
   std::string s = fmt::format("#define GF_PDE_PDL {}\n",
                               gpu_dependent_launch() == PdlPolicy::Off ? 0 : 1);
+  // 2D: the march loads the row after the next an iteration early
+  // (pde_march.hpp's GF_PDE_AHEAD)
+  s += fmt::format("#define GF_PDE_AHEAD {}\n", ndim == 2 ? 1 : 0);
   s += pde_rtc_prelude();
   s += "\n// ---- the equations of this case ----\nnamespace {\nstruct Eq {\n";
   // Which arrays (state fields, then coefficients) an input reads the
@@ -178,6 +181,8 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   // the terms of the run's stages (pde_combine_terms)
   s += fmt::format("  static constexpr gf::PdeTerms kTerms{{0x{:x}u, 0x{:x}u}};\n", terms.may,
                    terms.always & terms.may);
+  // the axes' spacings equal (PdeArgs::equal_h: lap's factored form in the march)
+  s += fmt::format("  static constexpr int kEqualH = {};\n", equal_h ? 1 : 0);
   s += fmt::format("  __device__ __forceinline__ constexpr bool nb(int a) const {{ return (0x{:x}u >> a) & 1u; }}\n", nb);
   s += fmt::format("  __device__ __forceinline__ constexpr bool val(int a) const {{ return (0x{:x}u >> a) & 1u; }}\n", val);
   s += fmt::format("  __device__ __forceinline__ constexpr int nfields() const {{ return {}; }}\n", nf);

@@ -20,9 +20,11 @@ inline constexpr const char* kPdeMarchMinb = "#define GF_PDE_MARCH_MINB";
 
 // The source for value type `real` ("float" or "double") on a grid of ndim
 // axes: the headers it needs inlined (pde_rtc_prelude()), the equations, the
-// kernel, compiled for the stages' terms (PdeTerms; the default: any stage).
+// kernel, compiled for the stages' terms (PdeTerms; the default: any stage)
+// and, equal_h, for equal spacings on every axis (PdeArgs::equal_h: lap's
+// factored form).
 std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim,
-                              PdeTerms terms = {});
+                              PdeTerms terms = {}, bool equal_h = false);
 
 // One expression's bytecode as a C++ block that computes in `real` and
 // leaves its value in `result` (variables read from `v`): exposed for tests.

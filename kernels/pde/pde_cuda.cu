@@ -160,8 +160,8 @@ namespace {
 template <class T>
 class PdeCuda final : public PdeExec<T> {
  public:
-  PdeCuda(CudaBackend<T>& be, const std::string& src, PdeTerms terms)
-      : be_(be), terms_(terms),
+  PdeCuda(CudaBackend<T>& be, const std::string& src, PdeTerms terms, bool equal_h)
+      : be_(be), terms_(terms), equal_h_(equal_h),
         has_march_(src.find(std::string(kPdeKernelName) + "_march(") != std::string::npos) {
     const int dev = be.device();
     int major = 0, minor = 0;
@@ -215,6 +215,8 @@ class PdeCuda final : public PdeExec<T> {
   void stage(PdeArgs<T> a, const PdeFields<T>& f) override {
     if (!pde_terms_fit(terms_, pde_stage_terms(a.st)))
       throw std::logic_error("pde: a stage with terms the kernel was not compiled for");
+    if ((a.equal_h != 0) != equal_h_)
+      throw std::logic_error("pde: spacings other than the kernel was compiled for");
     pde_set_arrays(a, f);
     if (march(a)) return;
     const Layout& l = a.l;
@@ -246,17 +248,19 @@ class PdeCuda final : public PdeExec<T> {
       if (!aligned(p)) return false;
     const std::int64_t pieces = (l.n[0] + W - 1) / W;
     // Planes (rows in 2D) a thread makes, as measured on an H100 with the
-    // L2 prefetch and the faces in the launch: 3D float32 8 (0.92 of copy
-    // bandwidth at 512³ against 0.90 with 4, 0.83 against 0.79 at 513³, 2 %
-    // ahead at 257³); 3D float64 4 from 384 planes up (512³ 0.91 against
-    // 0.88, 513³ 0.86 against 0.83) and 8 below (257³ 0.82 against 0.79);
-    // 2D 4 (4097²: 0.86, 8: 0.80).
+    // L2 prefetch and the faces in the launch: 3D float32 4 (since the
+    // march's fewer instructions, session 20: 512³ 0.97 of copy bandwidth
+    // against 0.94 with 8, 513³ 0.91 against 0.88, 257³ 0.79 against 0.74,
+    // 509 × 263 × 391 0.93 against 0.87; with the older march 8 had been
+    // ahead); 3D float64 4 from 384 planes up (512³ 0.91 against 0.88, 513³
+    // 0.86 against 0.83; 6, 8 and 16 no better, session 20) and 8 below
+    // (257³ 0.82 against 0.79); 2D 4 (4097²: 0.86, 8: 0.80).
     // Fewer where a grid of a few MiB would leave most of the device idle
     // (waves.cuh, wave_chunk), or GRIDFORGE_MARCH_CHUNK: H100, fraction of
     // copy, float32 256×64×64 0.54 against 0.35, 384×96×64 0.65 against
     // 0.57, 1025² 0.63 against 0.51; float64 256×64×64 0.69 against 0.59,
     // 1025² 0.77 against 0.69; level from 256³ and 2049².
-    int chunk = d == 2 ? 4 : sizeof(T) == 4 ? 8 : l.n[2] >= 384 ? 4 : 8;
+    int chunk = d == 2 || sizeof(T) == 4 || l.n[2] >= 384 ? 4 : 8;
     const auto blocks = [](std::int64_t n, std::int64_t per) { return (n + per - 1) / per; };
     // A block is P pieces of R rows. float32: the fewest blocks of at most
     // 32 pieces across a row, as wide as the row needs, so that a row of 129
@@ -306,6 +310,7 @@ class PdeCuda final : public PdeExec<T> {
  private:
   CudaBackend<T>& be_;
   PdeTerms terms_;
+  bool equal_h_ = false;
   cudaLibrary_t lib_ = nullptr;
   cudaKernel_t kernel32_ = nullptr, kernel64_ = nullptr;
   cudaKernel_t march_ = nullptr;
@@ -319,12 +324,13 @@ class PdeCuda final : public PdeExec<T> {
 
 template <class T>
 std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const std::string& source,
-                                          PdeTerms terms) {
-  return std::make_unique<PdeCuda<T>>(cuda_core(be), source, terms);
+                                          PdeTerms terms, bool equal_h) {
+  return std::make_unique<PdeCuda<T>>(cuda_core(be), source, terms, equal_h);
 }
 template std::unique_ptr<PdeExec<float>> make_pde_cuda<float>(Backend<float>&, const std::string&,
-                                                              PdeTerms);
+                                                              PdeTerms, bool);
 template std::unique_ptr<PdeExec<double>> make_pde_cuda<double>(Backend<double>&,
-                                                                const std::string&, PdeTerms);
+                                                                const std::string&, PdeTerms,
+                                                                bool);
 
 }  // namespace gf

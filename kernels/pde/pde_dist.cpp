@@ -48,16 +48,17 @@ class PdeDist final : public PdeExec<T> {
 // As kernels/exec.hpp's make_exec, by hand: the makers take the program.
 template <class T>
 std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog, int ndim,
-                                          PdeTerms terms) {
+                                          PdeTerms terms, bool equal_h) {
   switch (be.kind()) {
     case BackendKind::Distributed: {
       auto& d = static_cast<DistributedBackend<T>&>(be);
-      return std::make_unique<PdeDist<T>>(make_pde_exec(d.inner(), prog, ndim, terms), d);
+      return std::make_unique<PdeDist<T>>(make_pde_exec(d.inner(), prog, ndim, terms, equal_h), d);
     }
     case BackendKind::Cuda:
 #if defined(GRIDFORGE_HAVE_CUDA)
-      return make_pde_cuda(be, pde_kernel_source(prog, sizeof(T) == 4 ? "float" : "double", ndim, terms),
-                           terms);
+      return make_pde_cuda(
+          be, pde_kernel_source(prog, sizeof(T) == 4 ? "float" : "double", ndim, terms, equal_h),
+          terms, equal_h);
 #else
       throw std::logic_error("a CUDA backend in a build without CUDA");
 #endif
@@ -67,8 +68,8 @@ std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog
 }
 
 template std::unique_ptr<PdeExec<float>> make_pde_exec<float>(Backend<float>&, const PdeProgram&,
-                                                              int, PdeTerms);
+                                                              int, PdeTerms, bool);
 template std::unique_ptr<PdeExec<double>> make_pde_exec<double>(Backend<double>&,
-                                                                const PdeProgram&, int, PdeTerms);
+                                                                const PdeProgram&, int, PdeTerms, bool);
 
 }  // namespace gf

@@ -37,11 +37,12 @@ class PdeExec {
 };
 
 // The executor of the program, on a grid of ndim axes, for the backend's
-// kind (kernels/exec.hpp); terms: those the run's stages have (the CUDA
-// kernel is compiled for them, and refuses a stage that does not fit).
+// kind (kernels/exec.hpp); terms: those the run's stages have, equal_h: the
+// stages' PdeArgs::equal_h (the CUDA kernel is compiled for both, and
+// refuses a stage that does not fit them).
 template <class T>
 std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog, int ndim,
-                                          PdeTerms terms = {});
+                                          PdeTerms terms = {}, bool equal_h = false);
 
 template <class T>
 std::unique_ptr<PdeExec<T>> make_pde_cpu(Backend<T>& be, const PdeProgram& prog);
@@ -49,7 +50,7 @@ std::unique_ptr<PdeExec<T>> make_pde_cpu(Backend<T>& be, const PdeProgram& prog)
 // (make_pde_exec), so that the CUDA library needs nothing of the host one.
 template <class T>
 std::unique_ptr<PdeExec<T>> make_pde_cuda(Backend<T>& be, const std::string& source,
-                                          PdeTerms terms = {});
+                                          PdeTerms terms = {}, bool equal_h = false);
 
 // Sets a's arrays from f (the stage's fields, by their data pointers).
 template <class T>

@@ -53,6 +53,8 @@ struct PdeArgs {
   double origin[3] = {0, 0, 0}, h[3] = {1, 1, 1};
   std::int64_t offset[3] = {0, 0, 0};
   T inv_h[3] = {1, 1, 1}, inv_2h[3] = {1, 1, 1}, inv_h2[3] = {1, 1, 1};
+  // Every axis' inv_h2 the same: lap takes its factored form (pde_input_at).
+  int equal_h = 0;
   const T* in[kPdeMaxFields + kPdeMaxCoefficients] = {};  // state fields, then coefficients
   const T* u0[kPdeMaxFields] = {};
   T* acc[kPdeMaxFields] = {};
@@ -96,13 +98,22 @@ GF_HD AxisBc<T> pde_mirror(const AxisBc<T>& bc) {
 // k. Only the axes the input reads are looked at (every axis for Lap and
 // DivK, q.axis for the first derivatives). The one formula of every input,
 // whoever gathers the values (pde_input below, the GPU march of
-// pde_march.hpp).
-template <int D, class T>
+// pde_march.hpp). EH: whether the axes' spacings are equal (A.equal_h), 1
+// or 0 where the caller knows it at compile time (the GPU march, from its
+// generated Eq), −1 to read A.equal_h. On equal spacings lap is
+// (Σ (m + p) − 2D·c)·inv_h2, 8 operations in 3D instead of 14.
+template <int D, int EH = -1, class T>
 GF_HD T pde_input_at(const PdeArgs<T>& A, const PdeInput& q, T c, const T* m, const T* p, T kc,
                      const T* km, const T* kp) {
   const int a = q.axis;
   switch (q.kind) {
     case PdeInputKind::Lap: {
+      if (EH == 1 || (EH == -1 && A.equal_h)) {
+        T s = m[0] + p[0];
+        GF_UNROLL
+        for (int b = 1; b < D; ++b) s = s + (m[b] + p[b]);
+        return (s - T(2 * D) * c) * A.inv_h2[0];
+      }
       T s = 0;
       GF_UNROLL
       for (int b = 0; b < D; ++b) s = s + ((m[b] + p[b]) - (c + c)) * A.inv_h2[b];

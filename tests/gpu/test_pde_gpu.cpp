@@ -9,9 +9,11 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/device.hpp"
+#include "tests/gpu/padding_check.hpp"
 #include "tests/unit/pde_test_util.hpp"
 
 using namespace gf;
@@ -64,6 +66,41 @@ TEST_CASE("pde kernel: Gray–Scott bit for bit with the CPU, every integrator",
         compare_pde<double>(test::pde_case(dims, pde, bc, kGsParams), 0.0);
         compare_pde<float>(test::pde_case(dims, pde, bc, kGsParams, "float32"), 0.0);
       }
+  // equal spacings on every axis (1/32 and 1/256, exact in binary): lap's
+  // factored form (PdeArgs::equal_h)
+  for (const char* integ : {"euler", "rk4"})
+    for (const char* bc : boundaries)
+      for (const auto& [dims, extent] : {std::pair<const char*, const char*>{"[35, 19]", "[1.0625, 0.5625]"},
+                                         {"[259, 21, 7]", "[1.0078125, 0.078125, 0.0234375]"}}) {
+        const std::string pde = kGs + "  integrator: " + integ + "\n  dt: 0.005\n  steps: 7\n";
+        compare_pde<double>(test::pde_case(dims, pde, bc, kGsParams, "float64", extent), 0.0);
+        compare_pde<float>(test::pde_case(dims, pde, bc, kGsParams, "float32", extent), 0.0);
+      }
+}
+
+// The row padding stays zero (tests/gpu/padding_check.hpp) after a run: the
+// march's lanes past a row's end write zeros (pde_march.hpp's fix-up), with
+// and without an accumulator (rk4), rows ending in part of a vector or not.
+TEST_CASE("pde march: row padding stays zero", "[gpu][pde_gpu]") {
+  const std::string bc = "  default: {type: dirichlet, value: 1}\n  y: {type: periodic}\n";
+  for (const char* integ : {"euler", "rk4"})
+    for (const char* dims : {"[257, 9, 5]", "[259, 9, 5]", "[300, 9]", "[258, 7, 5]", "[129, 11]"}) {
+      const std::string pde = kGs + "  integrator: " + integ + "\n  dt: 0.01\n  steps: 5\n";
+      const auto check = [&](auto zero) {
+        using T = decltype(zero);
+        const Case c = test::load(test::pde_case(dims, pde, bc, kGsParams,
+                                                 sizeof(T) == 4 ? "float32" : "float64"));
+        auto gpu = make_cuda_backend<T>(0);
+        PdeSolver<T> s(c, *gpu);
+        s.advance(c.pde.steps);
+        for (const NamedField<T>& f : s.fields()) {
+          INFO(dims << " " << integ << " " << f.name << (sizeof(T) == 4 ? " float32" : " float64"));
+          CHECK(test::padding_is_zero(*f.field));
+        }
+      };
+      check(0.0f);
+      check(0.0);
+    }
 }
 
 TEST_CASE("pde kernel: math functions, t, coefficients and upwind within round-off", "[gpu][pde_gpu]") {

@@ -113,6 +113,36 @@ TEST_CASE("pde operators: exact for the polynomials they are exact on", "[pde]")
   CHECK(u[16] == 1.0);
 }
 
+// lap on equal spacings (PdeArgs::equal_h) is the factored sum, otherwise
+// the per-axis one, each in its order of operations (the GPU march takes
+// the same branch from its generated Eq::kEqualH); on a quadratic both are
+// exact.
+TEST_CASE("pde lap: the factored form on equal spacings, per axis otherwise", "[pde]") {
+  PdeArgs<double> A;
+  A.ndim = 3;
+  const PdeInput lap{PdeInputKind::Lap, 0, 0, 0};
+  const double* none = nullptr;  // no k
+  const double m[3] = {0.3, -1.7, 2.25}, p[3] = {1.1, 0.45, -0.8}, c = 0.7;
+  for (int a = 0; a < 3; ++a) A.inv_h2[a] = 1.0 / 0.01;
+  A.equal_h = 1;
+  const double factored = (((m[0] + p[0]) + (m[1] + p[1])) + (m[2] + p[2]) - 6.0 * c) * A.inv_h2[0];
+  double bits = pde_input_at<3>(A, lap, c, m, p, 0.0, none, none);
+  CHECK(std::memcmp(&bits, &factored, sizeof bits) == 0);
+  A.equal_h = 0;
+  A.inv_h2[1] = 1.0 / 0.04;
+  double axes = 0;
+  for (int a = 0; a < 3; ++a) axes = axes + ((m[a] + p[a]) - (c + c)) * A.inv_h2[a];
+  bits = pde_input_at<3>(A, lap, c, m, p, 0.0, none, none);
+  CHECK(std::memcmp(&bits, &axes, sizeof bits) == 0);
+  // u = x² + y² + z² on h = 0.5: lap = 6 in both forms
+  A.inv_h2[1] = A.inv_h2[0] = A.inv_h2[2] = 4.0;
+  const double um[3] = {2.25, 2.25, 2.25}, up[3] = {4.25, 4.25, 4.25};  // about (1, 1, 1), ∓ h
+  for (int eq = 0; eq < 2; ++eq) {
+    A.equal_h = eq;
+    CHECK(pde_input_at<3>(A, lap, 3.0, um, up, 0.0, none, none) == 6.0);
+  }
+}
+
 TEST_CASE("pde integrators: orders 1, 2, 3, 4 in time with a time-dependent source", "[pde]") {
   auto cpu = make_cpu_backend<double>();
   test::check_time_orders(*cpu);

@@ -59,6 +59,7 @@ TEST_CASE("pde kernel source of a case, written out", "[.pde_source]") {
   const bool f32 = c.precision == Precision::Float32;
   std::ofstream(out) << pde_kernel_source(
       c.pde.program, f32 ? "float" : "double", c.grid.ndim,
-      f32 ? pde_terms<float>(c.pde.integrator) : pde_terms<double>(c.pde.integrator));
+      f32 ? pde_terms<float>(c.pde.integrator) : pde_terms<double>(c.pde.integrator),
+      c.grid.ndim < 2 || (c.grid.h[1] == c.grid.h[0] && (c.grid.ndim < 3 || c.grid.h[2] == c.grid.h[0])));
 }
 #endif
