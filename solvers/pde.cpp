@@ -47,6 +47,16 @@ PdeTerms pde_terms(PdeIntegrator i) {
 template PdeTerms pde_terms<float>(PdeIntegrator);
 template PdeTerms pde_terms<double>(PdeIntegrator);
 
+template <class T>
+bool pde_equal_spacings(const Grid& g) {
+  const auto inv_h2 = [&](int a) { return T(1.0 / (g.h[a] * g.h[a])); };
+  for (int a = 1; a < g.ndim; ++a)
+    if (inv_h2(a) != inv_h2(0)) return false;
+  return true;
+}
+template bool pde_equal_spacings<float>(const Grid&);
+template bool pde_equal_spacings<double>(const Grid&);
+
 int pde_arrays(PdeIntegrator i) {
   switch (i) {
     case PdeIntegrator::Euler:
@@ -96,8 +106,7 @@ PdeSolver<T>::PdeSolver(const Case& c, Backend<T>& backend)
     args_.inv_2h[a] = T(1.0 / (2.0 * g.h[a]));
     args_.inv_h2[a] = T(1.0 / (g.h[a] * g.h[a]));
   }
-  args_.equal_h = 1;
-  for (int a = 1; a < g.ndim; ++a) args_.equal_h = args_.equal_h && args_.inv_h2[a] == args_.inv_h2[0];
+  args_.equal_h = pde_equal_spacings<T>(g) ? 1 : 0;
   for (std::size_t f = 0; f < nf; ++f) {
     const Case fc = field_case(c, p.fields[f]);
     upload_ms_ += set_initial_state(fc, backend, arrays_[0][f]);

@@ -35,6 +35,10 @@ std::vector<PdeStagePlan> pde_stages(PdeIntegrator i);
 // coefficients in T (PdeTerms: the GPU kernel is compiled for them).
 template <class T>
 PdeTerms pde_terms(PdeIntegrator i);
+// Whether every axis of g has the same 1/h² in T (PdeArgs::equal_h: lap's
+// factored form, on both executors, and the kernel source's Eq::kEqualH).
+template <class T>
+bool pde_equal_spacings(const Grid& g);
 // How many arrays a field needs: u and the stage values (and acc).
 int pde_arrays(PdeIntegrator i);
 

@@ -6,8 +6,10 @@
 //   op.bc[3]                         the boundary rules (the marches read
 //                                    bc[0] for the x faces)
 //   Op::min_blocks                   blocks of 256 threads per SM its registers allow
-//   Op::min_blocks_partial,          optional, the star march on rows ending in
-//   Op::ahead_whole_rows             part of a vector; the plane ahead (StarMinBlocks)
+//   Op::min_blocks_partial           optional: the star march's blocks an SM on rows
+//                                    ending in part of a vector (StarMinBlocks)
+//   Op::ahead_whole_rows             optional: the star march loads a plane ahead,
+//                                    on whole rows only (StarAhead)
 //   op.interior(c, m, p, idx)        star ops: the point formula, neighbours at
 //                                    −1 (m) and +1 (p) on each axis
 //   op.group(acc, g, v)              box ops: acc plus the taps of group g (one
@@ -93,7 +95,7 @@ struct TailInMarch<Op, std::void_t<decltype(Op::no_tail)>> : std::bool_constant<
 // AHEAD), where the op says ahead_whole_rows, on whole rows only. Measured
 // on an H100, fraction of copy bandwidth (docs/performance.md, session 20):
 // float32 heat at 5 blocks rather than 6 on rows that end in part of a
-// vector, 129³ 0.84 → 0.96, 257³ 0.80 → 0.86, 513³ 0.90 → 0.94,
+// vector, 129³ 0.84 → 0.97, 257³ 0.80 → 0.86, 513³ 0.90 → 0.95,
 // 509 × 263 × 391 0.92 → 0.95, but 0.01-0.03 lower on whole rows
 // (320 × 200 × 100, 384³, 512³); float64 Jacobi with the plane ahead,
 // 320 × 200 × 100 0.88 → 0.90, 384³ 0.94 → 0.96, 512³ 0.93 → 0.95, but

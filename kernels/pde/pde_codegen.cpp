@@ -238,7 +238,9 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   // copy bandwidth at 512³ on an H100, against 0.70 with 95 registers at 2
   // blocks); pde_cuda.cu compiles again with 1 where the march would spill.
   // Each thread asks L2 for the plane after the next one (PFD 1: 0.91
-  // against 0.84 at 512³ float32, 0.82 against 0.76 at 513³; PFD 2: 0.88).
+  // against 0.84 at 512³ float32, 0.82 against 0.76 at 513³; PFD 2: 0.88);
+  // in 2D, which loads that row an iteration early (GF_PDE_AHEAD), for the
+  // row after it.
   const int minb = gpu_pde_blocks() > 0 ? gpu_pde_blocks() : 3, pfd = 1;
   if (ndim >= 2)
     s += fmt::format(

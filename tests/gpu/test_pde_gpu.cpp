@@ -66,21 +66,29 @@ TEST_CASE("pde kernel: Gray–Scott bit for bit with the CPU, every integrator",
         compare_pde<double>(test::pde_case(dims, pde, bc, kGsParams), 0.0);
         compare_pde<float>(test::pde_case(dims, pde, bc, kGsParams, "float32"), 0.0);
       }
-  // equal spacings on every axis (1/32 and 1/256, exact in binary): lap's
+  // equal spacings on every axis (1/32 and 1/256, exact in binary, given as
+  // grid.spacing so that periodic and walled axes alike have them): lap's
   // factored form (PdeArgs::equal_h)
   for (const char* integ : {"euler", "rk4"})
     for (const char* bc : boundaries)
-      for (const auto& [dims, extent] : {std::pair<const char*, const char*>{"[35, 19]", "[1.0625, 0.5625]"},
-                                         {"[259, 21, 7]", "[1.0078125, 0.078125, 0.0234375]"}}) {
+      for (const auto& [dims, h] : {std::pair<const char*, const char*>{"[35, 19]", "[0.03125, 0.03125]"},
+                                    {"[259, 21, 7]", "[0.00390625, 0.00390625, 0.00390625]"}}) {
         const std::string pde = kGs + "  integrator: " + integ + "\n  dt: 0.005\n  steps: 7\n";
-        compare_pde<double>(test::pde_case(dims, pde, bc, kGsParams, "float64", extent), 0.0);
-        compare_pde<float>(test::pde_case(dims, pde, bc, kGsParams, "float32", extent), 0.0);
+        for (const char* prec : {"float64", "float32"}) {
+          std::string text = test::pde_case(dims, pde, bc, kGsParams, prec, h);
+          text.replace(text.find("  extent: "), 10, "  spacing: ");
+          REQUIRE(pde_equal_spacings<double>(test::load(text).grid));
+          if (std::string(prec) == "float64")
+            compare_pde<double>(text, 0.0);
+          else
+            compare_pde<float>(text, 0.0);
+        }
       }
 }
 
-// The row padding stays zero (tests/gpu/padding_check.hpp) after a run: the
-// march's lanes past a row's end write zeros (pde_march.hpp's fix-up), with
-// and without an accumulator (rk4), rows ending in part of a vector or not.
+// The row padding of the fields' state stays zero (tests/gpu/padding_check.hpp)
+// after a run: the march's lanes past a row's end write zeros (pde_march.hpp's
+// fix-up), under Euler and RK4, rows ending in part of a vector or not.
 TEST_CASE("pde march: row padding stays zero", "[gpu][pde_gpu]") {
   const std::string bc = "  default: {type: dirichlet, value: 1}\n  y: {type: periodic}\n";
   for (const char* integ : {"euler", "rk4"})

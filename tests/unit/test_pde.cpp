@@ -143,6 +143,27 @@ TEST_CASE("pde lap: the factored form on equal spacings, per axis otherwise", "[
   }
 }
 
+// When the solver takes lap's factored form: every axis' 1/h² the same in
+// the run's precision (periodic axes: h = extent/n, walled: extent/(n − 1)).
+TEST_CASE("pde equal spacings: by 1/h² in the run's type, periodic and walled axes", "[pde]") {
+  const auto grid_of = [](const std::string& dims, const std::string& bc) {
+    return test::load(test::pde_case(dims, "  fields: {u: {}}\n  equations: {u: \"lap(u)\"}\n"
+                                           "  integrator: euler\n  dt: 0.0001\n  steps: 1\n", bc)).grid;
+  };
+  const std::string walls = "  default: {type: dirichlet, value: 0}\n";
+  CHECK(pde_equal_spacings<double>(grid_of("[9, 9, 9]", walls)));
+  CHECK_FALSE(pde_equal_spacings<double>(grid_of("[9, 5]", walls)));
+  CHECK(pde_equal_spacings<double>(grid_of("[8, 8]", "  default: {type: periodic}\n")));
+  // x periodic on 8 points, y walled on 9: both 1/8
+  CHECK(pde_equal_spacings<double>(grid_of("[8, 9]", walls + "  x: {type: periodic}\n")));
+  CHECK(pde_equal_spacings<double>(grid_of("[17]", walls)));
+  Grid g;
+  g.ndim = 2;
+  g.h = {0.1, std::nextafter(0.1, 1.0), 1.0};  // one ulp apart in double, not in float
+  CHECK(pde_equal_spacings<float>(g));
+  CHECK_FALSE(pde_equal_spacings<double>(g));
+}
+
 TEST_CASE("pde integrators: orders 1, 2, 3, 4 in time with a time-dependent source", "[pde]") {
   auto cpu = make_cpu_backend<double>();
   test::check_time_orders(*cpu);

@@ -13,6 +13,7 @@
 
 #include "kernels/pde/pde_codegen.hpp"
 #include "kernels/pde/pde_rtc.hpp"
+#include "solvers/pde.hpp"
 #include "tests/unit/pde_test_util.hpp"
 
 using namespace gf;
@@ -40,6 +41,18 @@ TEST_CASE("pde kernel source compiles with NVRTC and is cached", "[pde]") {
     CHECK(again.cached);
     CHECK(again.image == first.image);
   }
+  // 2D (the march loads a row ahead) on equal spacings (lap's factored form)
+  const Case c2 = test::load(test::pde_case(
+      "[9, 9]",
+      "  fields: {u: {initial: {value: 1}}, v: {}}\n"
+      "  equations: {u: \"lap(u) - u*v^2\", v: \"0.5*lap(v) + u*v^2\"}\n"
+      "  integrator: euler\n  dt: 0.001\n  steps: 1\n"));
+  for (const char* real : {"float", "double"}) {
+    const std::string src = pde_kernel_source(c2.pde.program, real, 2, pde_terms<double>(PdeIntegrator::Euler), true);
+    CHECK_THAT(src, Catch::Contains("#define GF_PDE_AHEAD 1"));
+    CHECK_THAT(src, Catch::Contains("kEqualH = 1"));
+    CHECK(pde_rtc_compile(src, 90).image.size() > 1000);
+  }
   ::unsetenv("GRIDFORGE_KERNEL_CACHE");
   std::filesystem::remove_all(dir);
 }
@@ -60,6 +73,6 @@ TEST_CASE("pde kernel source of a case, written out", "[.pde_source]") {
   std::ofstream(out) << pde_kernel_source(
       c.pde.program, f32 ? "float" : "double", c.grid.ndim,
       f32 ? pde_terms<float>(c.pde.integrator) : pde_terms<double>(c.pde.integrator),
-      c.grid.ndim < 2 || (c.grid.h[1] == c.grid.h[0] && (c.grid.ndim < 3 || c.grid.h[2] == c.grid.h[0])));
+      f32 ? pde_equal_spacings<float>(c.grid) : pde_equal_spacings<double>(c.grid));
 }
 #endif
