@@ -67,15 +67,20 @@ if(CMAKE_SCRIPT_MODE_FILE)
   # A check that fails says why in one line starting "paraview_check: FAIL";
   # any other failure is the X server or ParaView starting up (seen once in
   # a while on a loaded 2-core machine: "bad X server connection", twice in a
-  # row once, while two builds ran beside the tests) and gets two more tries,
-  # a few seconds apart.
-  foreach(attempt 1 2 3)
+  # row once, while two builds ran beside the tests; three times in a row
+  # once, in a CI run, 2026-11-28) and gets more tries, further apart each
+  # time; the X server's own messages (xvfb-run -e) are shown when a try
+  # fails, so that the next such failure says why.
+  foreach(attempt 1 2 3 4 5)
     if(attempt GREATER 1)
-      execute_process(COMMAND "${CMAKE_COMMAND}" -E sleep 3)
+      math(EXPR pause "3 * (${attempt} - 1)")
+      execute_process(COMMAND "${CMAKE_COMMAND}" -E sleep ${pause})
     endif()
     string(RANDOM LENGTH 3 ALPHABET 123456789 display)
+    set(xvfb_log "${run_dir}/xvfb_${attempt}.log")
+    file(REMOVE "${xvfb_log}")
     execute_process(
-      COMMAND "${XVFB_RUN}" -a -n ${display} "${PVBATCH}" "${SCRIPT}"
+      COMMAND "${XVFB_RUN}" -a -n ${display} -e "${xvfb_log}" "${PVBATCH}" "${SCRIPT}"
               --pvd "${pvds}" --xdmf "${run_dir}/fields.xdmf" --array "${ARRAY}"
               --steps ${steps} --range -1e300 1e300
               --screenshot "${run_dir}/paraview_check.png" ${check_compression}
@@ -84,7 +89,12 @@ if(CMAKE_SCRIPT_MODE_FILE)
     if(rc EQUAL 0 OR "${out}${err}" MATCHES "paraview_check: FAIL")
       break()
     endif()
-    message("paraview_check: pvbatch exited ${rc} without a verdict (attempt ${attempt} of 3)")
+    set(xvfb_said "")
+    if(EXISTS "${xvfb_log}")
+      file(READ "${xvfb_log}" xvfb_said)
+    endif()
+    message("paraview_check: pvbatch exited ${rc} without a verdict (attempt ${attempt} of 5); "
+            "xvfb-run's X server and xauth said: ${xvfb_said}")
   endforeach()
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "paraview_check: pvbatch check failed (exit ${rc})")
