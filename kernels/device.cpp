@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -139,6 +140,18 @@ int gpu_pde_blocks() {
 bool gpu_pad_store() {
   static const bool p = env_int("GRIDFORGE_PAD_STORE", 1, 0, 1, "1 (whole sectors) or 0") == 1;
   return p;
+}
+
+bool gpu_march_alternate() {
+  static const bool a =
+      env_int("GRIDFORGE_MARCH_ORDER", 1, 0, 1,
+              "1 (every other step from the other end, the default) or 0 (always up)") == 1;
+  return a;
+}
+
+bool march_down(const void* in, const void* out) {
+  return gpu_march_alternate() &&
+         reinterpret_cast<std::uintptr_t>(in) < reinterpret_cast<std::uintptr_t>(out);
 }
 
 Layout gpu_field_layout(const Grid& g, std::size_t elem_bytes) {

@@ -82,5 +82,20 @@ bool gpu_pad_store();
 // UsageError); unset: returns 0, and pde_codegen.cpp takes 3. For
 // measurement; the values are the same either way.
 int gpu_pde_blocks();
+// GRIDFORGE_MARCH_ORDER: the order of the one-step marches' blocks along
+// the march (z chunks in 3D, row groups in 2D; march_kernels.cuh,
+// march_block): 1 (unset) every other step from the other end (march_down;
+// the 3D star march on fields of at most 8 L2 caches, star_goes_down; the
+// 2D marches and the 2D pde march at any size; the 3D box and pde marches
+// never), so that it starts on the planes the step before wrote last, still
+// in L2; 0 always from plane 1 up. For measurement; the values are the same
+// either way.
+bool gpu_march_alternate();
+// Whether the march of a step from field `in` into `out` goes down: every
+// other step of a run that swaps its two fields (the one out of the lower
+// address into the higher), unless GRIDFORGE_MARCH_ORDER=0. By the
+// addresses, not a count of steps, so that a step captured in a CUDA graph,
+// replayed or restarted goes the same way as the first time.
+bool march_down(const void* in, const void* out);
 
 }  // namespace gf

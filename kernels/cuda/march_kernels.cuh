@@ -112,6 +112,25 @@ template <class Op>
 struct StarAhead<Op, false, std::void_t<decltype(Op::ahead_whole_rows)>>
     : std::bool_constant<Op::ahead_whole_rows> {};
 
+// Whether the 3D star march of a step over fields of `bytes` goes down
+// (march_block, march_down): on fields of at most n L2 caches, n = 8 (400
+// MB on an H100's 50 MB) or the op's down_within_l2. Beyond that the
+// planes a step starts on are a small part of the field, and going down
+// lost up to 0.01 of copy bandwidth on an H100 (0.04 on an H200) for
+// float64 heat at 384³ and 512³, where float32 gained up to 0.04 (up to
+// 509 × 263 × 391) and 0.00-0.02 at 513³. Float64 Jacobi: n = 2 (on an
+// H100 going down lost 0.01-0.04 at 257³, 512³ and 513³ and gained 0.04 at
+// 320 × 200 × 100).
+template <class Op, class = void>
+struct DownWithinL2 : std::integral_constant<int, 8> {};
+template <class Op>
+struct DownWithinL2<Op, std::void_t<decltype(Op::down_within_l2)>>
+    : std::integral_constant<int, Op::down_within_l2> {};
+template <class Op>
+bool star_goes_down(const void* in, const void* out, std::int64_t bytes) {
+  return march_down(in, out) && bytes <= DownWithinL2<Op>::value * device_l2_bytes();
+}
+
 // What every march shares: a thread owns W = 16/sizeof(T) consecutive
 // points of a row, from i0, moved as one 16-byte vector, and loads the
 // values left and right of them (the x neighbours of its first and last
@@ -263,6 +282,16 @@ __device__ __forceinline__ int face_thread(int mb_dim_index, int mb) {
          int(threadIdx.y * blockDim.x + threadIdx.x);
 }
 
+// The block along the march (its z chunk in 3D, its group of rows in 2D)
+// that a march block makes: its own index b of the n there, or, going
+// `down`, the mirror one (n − 1 − b). Blocks are dispatched about in the
+// order of their index, so a step that goes down starts on the planes that
+// the step before it (going up) wrote last, and a good part of them is
+// still in L2 (march_down, kernels/device.hpp).
+__device__ __forceinline__ int march_block(int b, int n, bool down) {
+  return down ? n - 1 - b : b;
+}
+
 // Where a thread of a 3D march starts (first point i0 of its piece, row j)
 // and the end of the pieces its kind of block covers (i_end): a march
 // block's thread by its block and thread index (pieces below tl.first when
@@ -288,12 +317,13 @@ __device__ __forceinline__ MarchSpot march_spot(const MarchRange& rg, const Marc
 
 // Off the y and z faces, vectorised in x: each thread owns W = 16/sizeof(T)
 // consecutive points of a row and moves them with 16-byte loads and stores;
-// it marches along z over kchunk planes with the z − 1, z, z + 1 vectors in
-// registers, so each value comes from memory about once (the y neighbours
+// it marches along z over kchunk planes (up, or DOWN: star_goes_down) with
+// the z − 1, z, z + 1 vectors in registers, so each value comes from memory about once (the y neighbours
 // come through L1); x neighbours and x faces as XSides says. Needs rows of
 // whole 16-byte vectors (nx % W == 0, or PARTIAL in padded rows), 16-byte
 // aligned fields and fewer than 2³¹ values.
-template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false, bool AHEAD = false>
+template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false, bool AHEAD = false,
+          bool DOWN = false>
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
                                                           T* __restrict__ out, Layout l,
                                                           int kchunk, MarchRange rg = {},
@@ -313,28 +343,36 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
   const int i0 = at.i0, j = at.j;
   if (i0 >= at.i_end || j >= (RANGED ? rg.j_hi : ny - 1)) return;
   const XSides<T, PARTIAL> xs(i0, nx, op.bc[0]);
-  const int kb = (RANGED ? rg.k_lo : 1) + int(blockIdx.z) * kchunk;
+  const int kb = (RANGED ? rg.k_lo : 1) +
+                 march_block(int(blockIdx.z), min(mz, int(gridDim.z)), DOWN) * kchunk;
   const int kend = RANGED ? rg.k_hi : nz - 1;
   const int ke = kb + kchunk < kend ? kb + kchunk : kend;
-  int idx = l.index_as<int>(i0, j, kb);
-  V zm = *reinterpret_cast<const V*>(in + idx - plane);
+  // Up from kb, or DOWN from ke − 1 (march_block), `step` to the plane
+  // ahead: zb is the plane behind (z − 1 going up, z + 1 going down), za the
+  // one ahead. (DOWN is a template parameter: as a kernel argument, its
+  // selects took the float32 heat march past its 40 registers at 6 blocks
+  // an SM, and it spilled; so did float32 Jacobi's with the index sums
+  // written in + (idx ± step) rather than as here.)
+  const int step = DOWN ? -plane : plane;
+  int idx = l.index_as<int>(i0, j, DOWN ? ke - 1 : kb);
+  V zb = *reinterpret_cast<const V*>(in + idx - step);
   V c = *reinterpret_cast<const V*>(in + idx);
-  V zq;  // AHEAD (StarAhead): plane k + 1, loaded an iteration early
-  if constexpr (AHEAD) zq = *reinterpret_cast<const V*>(in + (idx + plane));
-  for (int k = kb; k < ke; ++k, idx += plane) {
-    V zp;
+  V zq;  // AHEAD (StarAhead): the plane ahead, loaded an iteration early
+  if constexpr (AHEAD) zq = *reinterpret_cast<const V*>(in + (idx + step));
+  for (int k = DOWN ? ke - 1 : kb; DOWN ? k >= kb : k < ke; k += DOWN ? -1 : 1, idx += step) {
+    V za;
     if constexpr (AHEAD) {
-      zp = zq;
-      if (k + 1 < ke) zq = *reinterpret_cast<const V*>(in + (idx + 2 * plane));
+      za = zq;
+      if (DOWN ? k > kb : k + 1 < ke) zq = *reinterpret_cast<const V*>(in + (idx + 2 * step));
     } else {
-      zp = *reinterpret_cast<const V*>(in + idx + plane);
+      za = *reinterpret_cast<const V*>(in + idx + step);
     }
     const V ym = *reinterpret_cast<const V*>(in + idx - sy);
     const V yp = *reinterpret_cast<const V*>(in + idx + sy);
     const T left = xs.left(in, idx, op.bc[0]), right = xs.right(in, idx, op.bc[0]);
     const T* cs = reinterpret_cast<const T*>(&c);
-    const T* zms = reinterpret_cast<const T*>(&zm);
-    const T* zps = reinterpret_cast<const T*>(&zp);
+    const T* zms = reinterpret_cast<const T*>(DOWN ? &za : &zb);
+    const T* zps = reinterpret_cast<const T*>(DOWN ? &zb : &za);
     const T* yms = reinterpret_cast<const T*>(&ym);
     const T* yps = reinterpret_cast<const T*>(&yp);
     V r;
@@ -347,8 +385,8 @@ __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __rest
     }
     xs.hold(rs, cs, nx, op.bc[0]);
     xs.store(out + idx, r, nx, sy, at.pad);
-    zm = c;
-    c = zp;
+    zb = c;
+    c = za;
   }
   pdl_end(late);
 }
@@ -490,7 +528,8 @@ template <bool BOX, class Op, class T, bool RANGED = false, bool PARTIAL = false
 __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
                                                T* __restrict__ out, Layout l, int kc,
                                                MarchRange rg = {}, int my = 1 << 30,
-                                               bool late = false, bool pad = true) {
+                                               bool late = false, bool pad = true,
+                                               bool down = false) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
   pdl_begin(late);
@@ -502,7 +541,8 @@ __global__ void __launch_bounds__(256) march2d(Op op, const T* __restrict__ in,
     }
   const int nx = int(l.n[0]), ny = int(l.n[1]), sy = int(l.sy);
   const int i0 = (RANGED ? rg.i_lo : 0) + W * int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int jb = (RANGED ? rg.j_lo : 1) + int(blockIdx.y * blockDim.y + threadIdx.y) * kc;
+  const int by = march_block(int(blockIdx.y), min(my, int(gridDim.y)), down);
+  const int jb = (RANGED ? rg.j_lo : 1) + (by * int(blockDim.y) + int(threadIdx.y)) * kc;
   const int jend = RANGED ? rg.j_hi : ny - 1;
   if (i0 >= (RANGED ? rg.i_hi : nx) || jb >= jend) return;
   const XSides<T, PARTIAL> xs(i0, nx, op.bc[0]);
@@ -654,7 +694,7 @@ void run_march2d(const Op& op, const FieldView<const typename Op::value_type>& i
     }
     if (grid.y == 0) return;
     launch_pdl(kernel, grid, dim3(32, 8), s, dep, op, in.p, out.p, l, kc, r, my,
-               dep == Pdl::Late, gpu_pad_store());
+               dep == Pdl::Late, gpu_pad_store(), march_down(in.p, out.p));
   };
   if (!RANGED && in.n[0] % W != 0)  // rows end in a partial piece
     go(march2d<BOX, Op, T, RANGED, true>);
@@ -784,10 +824,16 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
   };
   const auto pick = [&](auto partial) {
     constexpr bool PT = decltype(partial)::value;
-    if constexpr (BOX)
+    if constexpr (BOX) {  // always up: its sums run over the planes in tap order
       go(march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd, PT>);
-    else
-      go(march3d_star<Op, T, StarMinBlocks<Op, PT>::value, RANGED, PT, StarAhead<Op, PT>::value>);
+    } else {
+      constexpr int MB = StarMinBlocks<Op, PT>::value;
+      constexpr bool AH = StarAhead<Op, PT>::value;
+      if constexpr (!RANGED)  // (the core of a split step, over MPI ranks, always up)
+        if (star_goes_down<Op>(in.p, out.p, in.span() * std::int64_t(sizeof(T))))
+          return go(march3d_star<Op, T, MB, RANGED, PT, AH, true>);
+      go(march3d_star<Op, T, MB, RANGED, PT, AH>);
+    }
   };
   if (!RANGED && (in.n[0] % W != 0 || pad_piece))  // rows end in a partial piece
     pick(std::true_type{});

@@ -6,6 +6,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <mutex>
 #include <tuple>
 #include <vector>
@@ -20,6 +21,14 @@ inline int device_sms() {
   GF_CUDA_CHECK(cudaGetDevice(&dev));
   GF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   return sms > 0 ? sms : 1;
+}
+
+// The current device's L2 cache in bytes (0 when the runtime does not say).
+inline std::int64_t device_l2_bytes() {
+  int dev = 0, l2 = 0;
+  GF_CUDA_CHECK(cudaGetDevice(&dev));
+  GF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  return l2;
 }
 
 // Blocks of `threads` threads of kernel k (a __global__ function, or a

@@ -69,6 +69,7 @@ struct JacobiOp : LaplaceArgs<T> {
   using value_type = T;
   static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
   static constexpr bool ahead_whole_rows = sizeof(T) == 8;  // StarAhead, march_kernels.cuh
+  static constexpr int down_within_l2 = sizeof(T) == 8 ? 2 : 8;  // DownWithinL2, the same
   __device__ __forceinline__ T interior(T, const T* m, const T* p, int idx) const {
     return jacobi_formula<D>(m, p, this->ih2, rhs_at(*this, std::int64_t(idx)), this->inv_diag);
   }

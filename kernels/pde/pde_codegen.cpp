@@ -245,8 +245,8 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   if (ndim >= 2)
     s += fmt::format(
         "{5} {3}\n"
-        "extern \"C\" __global__ void __launch_bounds__(256, GF_PDE_MARCH_MINB) {0}_march(const gf::PdeArgs<{1}> A, int chunk, long nfaces, int mb) {{\n"
-        "  gf::pde_march_and_faces<{2}, {4}>(A, Eq{{}}, chunk, nfaces, mb);\n"
+        "extern \"C\" __global__ void __launch_bounds__(256, GF_PDE_MARCH_MINB) {0}_march(const gf::PdeArgs<{1}> A, int chunk, long nfaces, int mb, int down) {{\n"
+        "  gf::pde_march_and_faces<{2}, {4}>(A, Eq{{}}, chunk, nfaces, mb, down);\n"
         "}}\n",
         kPdeKernelName, real, ndim, minb, pfd, kPdeMarchMinb);
   return s;

@@ -56,13 +56,14 @@ __device__ __forceinline__ T& pde_lane(V& v, int e) {
 // The march of one stage over a grid of D = 2 or 3 axes (launch: blocks of
 // 32 × 8 threads; x over pieces of W points; 3D: y over rows 1..ny − 2 and
 // blockIdx.z over chunks of `chunk` planes from plane 1; 2D: y over chunks
-// of `chunk` rows from row 1). Eq as pde_point's, with its constants
+// of `chunk` rows from row 1, the block's group of them bm, blockIdx.y or
+// its mirror: pde_march_and_faces). Eq as pde_point's, with its constants
 // kFields, kArrays (state fields, then coefficients), and nb(a) (an input
 // reads array a's neighbours) and val(a) (its value). Needs rows starting on
 // 16-byte vectors (the layout's sy a multiple of W, aligned arrays) and
 // fewer than 2³¹ values.
 template <int D, int PFD, class T, class Eq>
-__device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int chunk) {
+__device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int chunk, int bm) {
   using V = typename Vec16<T>::type;
   constexpr int W = Vec16<T>::n;
   constexpr int NF = Eq::kFields, NA = Eq::kArrays, NV = kPdeFirstInput + Eq::kInputs;
@@ -77,7 +78,7 @@ __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int
     kb = 1 + int(blockIdx.z) * chunk;
     if (i0 >= nx || j >= ny - 1) return;
   } else {
-    kb = 1 + int(blockIdx.y * blockDim.y + threadIdx.y) * chunk;
+    kb = 1 + (bm * int(blockDim.y) + int(threadIdx.y)) * chunk;
     if (i0 >= nx) return;
   }
   const int ke = kb + chunk < nm - 1 ? kb + chunk : nm - 1;
@@ -285,7 +286,14 @@ __device__ __forceinline__ void pde_faces(const PdeArgs<T>& A, const Eq& eq, lon
 
 // One launch a stage: the march's blocks, then the faces' (those whose last
 // grid index, z in 3D and y in 2D, is mb or more), which run in the march's
-// tail (a kernel of their own after it cost a launch and its gap). With
+// tail (a kernel of their own after it cost a launch and its gap). In 2D,
+// `down` takes the march's blocks along y in the mirror order (the last
+// rows first: march_block and march_down in march_kernels.cuh; H100,
+// Gray–Scott every other stage so, float32 2049² 0.82 → 0.92 of copy
+// bandwidth, 3001 × 2999 0.90 → 0.96; float64 2049² 0.90 → 0.95). A 3D
+// march always goes up: going down (planes in a chunk too) gained 0.02-0.08
+// on grids under 40 MiB a field in float32 but cost 8 registers and left
+// float64 at 513³ behind CuPy (1.708 ms a step against 1.674). With
 // GF_PDE_PDL 1 (pde_codegen.cpp: dependent launches on) it is launched as a
 // dependent launch scheduled early (pdl.cuh): it waits for the stage before
 // first. (Scheduled late at the end of each block, as the small fields'
@@ -298,13 +306,13 @@ __device__ __forceinline__ void pde_faces(const PdeArgs<T>& A, const Eq& eq, lon
 #endif
 template <int D, int PFD, class T, class Eq>
 __device__ __forceinline__ void pde_march_and_faces(const PdeArgs<T>& A, const Eq& eq, int chunk,
-                                                    long nfaces, int mb) {
+                                                    long nfaces, int mb, int down) {
 #if GF_PDE_PDL
   pdl_begin(false);
 #endif
   const int b = int(D == 3 ? blockIdx.z : blockIdx.y);
   if (b < mb) {
-    pde_march<D, PFD>(A, eq, chunk);
+    pde_march<D, PFD>(A, eq, chunk, D == 2 && down ? mb - 1 - b : b);
     return;
   }
   const long fb = D == 3 ? (long(b - mb) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x

@@ -387,6 +387,10 @@ add_test(NAME "e2e: a bad GRIDFORGE_MARCH_TAIL or GRIDFORGE_PAD_STORE is exit 2 
                  bad GRIDFORGE_MARCH_TAIL=32 "GRIDFORGE_MARCH_TAIL='32': give 0 (no tail blocks) or 1 to 31"
                  bad GRIDFORGE_PAD_STORE=yes "GRIDFORGE_PAD_STORE='yes': give 1 (whole sectors) or 0"
                  good "GRIDFORGE_MARCH_TAIL=0 GRIDFORGE_PAD_STORE=0")
+add_test(NAME "e2e: a bad GRIDFORGE_MARCH_ORDER is exit 2 before anything is written; good ones run"
+         COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml ${CMAKE_BINARY_DIR}/e2e_march_order
+                 bad GRIDFORGE_MARCH_ORDER=2 "GRIDFORGE_MARCH_ORDER='2': give 1 (every other step from the other end, the default) or 0 (always up)"
+                 good GRIDFORGE_MARCH_ORDER=0 good GRIDFORGE_MARCH_ORDER=1)
 add_test(NAME "e2e: a bad GRIDFORGE_PDE_BLOCKS is exit 2 before anything is written; a good one runs"
          COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml ${CMAKE_BINARY_DIR}/e2e_pde_blocks
                  bad GRIDFORGE_PDE_BLOCKS=9 "GRIDFORGE_PDE_BLOCKS='9': give 1 to 8 blocks an SM"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "grid/view.hpp"
+#include "kernels/device.hpp"
 
 using namespace gf;
 
@@ -92,4 +93,21 @@ TEST_CASE("the shell of a grid: every point on a face once, none off them", "[la
       CHECK(++seen[std::size_t(l.index(i, j, k))] == 1);
     }
   }
+}
+
+// Issue 21: the one-step marches go down every other step (march_block,
+// kernels/cuda/march_kernels.cuh), by the pair of fields they step between,
+// so a step replayed from a CUDA graph or after a restart goes the same way.
+TEST_CASE("a march goes down every other step of a field pair, by the fields alone", "[layout]") {
+  const std::vector<float> f(8);
+  const float* lo = f.data();
+  const float* hi = f.data() + 4;
+  if (!gpu_march_alternate()) {  // GRIDFORGE_MARCH_ORDER=0: always up
+    REQUIRE_FALSE(march_down(lo, hi));
+    REQUIRE_FALSE(march_down(hi, lo));
+    return;
+  }
+  REQUIRE(march_down(lo, hi));  // out of the lower address into the higher
+  REQUIRE_FALSE(march_down(hi, lo));
+  REQUIRE_FALSE(march_down(lo, lo));
 }
