@@ -84,18 +84,19 @@ bool gpu_pad_store();
 int gpu_pde_blocks();
 // GRIDFORGE_MARCH_ORDER: the order of the one-step marches' blocks along
 // the march (z chunks in 3D, row groups in 2D; march_kernels.cuh,
-// march_block): 1 (unset) every other step from the other end (march_down;
-// the 3D star march on fields of at most 8 L2 caches, star_goes_down; the
-// 2D marches and the 2D pde march at any size; the 3D box and pde marches
-// never), so that it starts on the planes the step before wrote last, still
-// in L2; 0 always from plane 1 up. For measurement; the values are the same
-// either way.
+// march_block): 1 (unset) a step from the other end where march_down says
+// (the 3D star march on fields of at most 8 L2 caches, float64 Jacobi 2,
+// CG's operator never: star_goes_down; the 2D marches and the 2D pde march
+// at any size; the 3D box and pde marches never), so that it starts on the
+// planes the step before wrote last, still in L2; 0 always from plane 1 up.
+// For measurement; the values are the same either way.
 bool gpu_march_alternate();
-// Whether the march of a step from field `in` into `out` goes down: every
-// other step of a run that swaps its two fields (the one out of the lower
-// address into the higher), unless GRIDFORGE_MARCH_ORDER=0. By the
-// addresses, not a count of steps, so that a step captured in a CUDA graph,
-// replayed or restarted goes the same way as the first time.
+// Whether the march of a step from field `in` into `out` goes down: the step
+// out of the lower address into the higher, unless GRIDFORGE_MARCH_ORDER=0.
+// In a run that swaps two fields that is every other step; wave's three
+// fields and the pde's Runge–Kutta stages go down on some of theirs. By the
+// addresses, not a count of steps, so that a step captured in a CUDA graph
+// and replayed goes the same way as when it was captured.
 bool march_down(const void* in, const void* out);
 
 }  // namespace gf

@@ -10,6 +10,8 @@
 //                                    ending in part of a vector (StarMinBlocks)
 //   Op::ahead_whole_rows             optional: the star march loads a plane ahead,
 //                                    on whole rows only (StarAhead)
+//   Op::down_within_l2               optional: the L2 caches a field may span for
+//                                    the 3D star march to go down (DownWithinL2)
 //   op.interior(c, m, p, idx)        star ops: the point formula, neighbours at
 //                                    −1 (m) and +1 (p) on each axis
 //   op.group(acc, g, v)              box ops: acc plus the taps of group g (one
@@ -114,13 +116,15 @@ struct StarAhead<Op, false, std::void_t<decltype(Op::ahead_whole_rows)>>
 
 // Whether the 3D star march of a step over fields of `bytes` goes down
 // (march_block, march_down): on fields of at most n L2 caches, n = 8 (400
-// MB on an H100's 50 MB) or the op's down_within_l2. Beyond that the
+// MiB on an H100's 50 MiB) or the op's down_within_l2 (0: never). Beyond that the
 // planes a step starts on are a small part of the field, and going down
 // lost up to 0.01 of copy bandwidth on an H100 (0.04 on an H200) for
 // float64 heat at 384³ and 512³, where float32 gained up to 0.04 (up to
 // 509 × 263 × 391) and 0.00-0.02 at 513³. Float64 Jacobi: n = 2 (on an
 // H100 going down lost 0.01-0.04 at 257³, 512³ and 513³ and gained 0.04 at
-// 320 × 200 × 100).
+// 320 × 200 × 100). CG's operator: never (it maps the same pair of fields
+// every iteration, so it would go one way always, and no step before it
+// wrote its input last).
 template <class Op, class = void>
 struct DownWithinL2 : std::integral_constant<int, 8> {};
 template <class Op>
@@ -287,7 +291,9 @@ __device__ __forceinline__ int face_thread(int mb_dim_index, int mb) {
 // `down`, the mirror one (n − 1 − b). Blocks are dispatched about in the
 // order of their index, so a step that goes down starts on the planes that
 // the step before it (going up) wrote last, and a good part of them is
-// still in L2 (march_down, kernels/device.hpp).
+// still in L2 (march_down, kernels/device.hpp). The 2D marches (the core
+// of a split step too) mirror only their row groups: a thread walks its
+// 2-4 rows up either way.
 __device__ __forceinline__ int march_block(int b, int n, bool down) {
   return down ? n - 1 - b : b;
 }
@@ -318,8 +324,8 @@ __device__ __forceinline__ MarchSpot march_spot(const MarchRange& rg, const Marc
 // Off the y and z faces, vectorised in x: each thread owns W = 16/sizeof(T)
 // consecutive points of a row and moves them with 16-byte loads and stores;
 // it marches along z over kchunk planes (up, or DOWN: star_goes_down) with
-// the z − 1, z, z + 1 vectors in registers, so each value comes from memory about once (the y neighbours
-// come through L1); x neighbours and x faces as XSides says. Needs rows of
+// the z − 1, z, z + 1 vectors in registers, so each value comes from memory
+// about once (the y neighbours come through L1); x neighbours and x faces as XSides says. Needs rows of
 // whole 16-byte vectors (nx % W == 0, or PARTIAL in padded rows), 16-byte
 // aligned fields and fewer than 2³¹ values.
 template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false, bool AHEAD = false,
@@ -824,12 +830,13 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
   };
   const auto pick = [&](auto partial) {
     constexpr bool PT = decltype(partial)::value;
-    if constexpr (BOX) {  // always up: its sums run over the planes in tap order
+    if constexpr (BOX) {  // always up (not measured going down; its planes could not be walked
+                          // down, its sums run over them in tap order)
       go(march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd, PT>);
     } else {
       constexpr int MB = StarMinBlocks<Op, PT>::value;
       constexpr bool AH = StarAhead<Op, PT>::value;
-      if constexpr (!RANGED)  // (the core of a split step, over MPI ranks, always up)
+      if constexpr (!RANGED)  // (the core of a split step, over MPI ranks, always up in 3D)
         if (star_goes_down<Op>(in.p, out.p, in.span() * std::int64_t(sizeof(T))))
           return go(march3d_star<Op, T, MB, RANGED, PT, AH, true>);
       go(march3d_star<Op, T, MB, RANGED, PT, AH>);

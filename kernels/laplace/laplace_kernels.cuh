@@ -194,6 +194,7 @@ template <class T, int D>
 struct ApplyOp : LaplaceArgs<T> {
   using value_type = T;
   static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
+  static constexpr int down_within_l2 = 0;  // never (DownWithinL2, march_kernels.cuh)
   __device__ __forceinline__ T interior(T c, const T* m, const T* p, int) const {
     return apply_formula<D>(*this, c, m, p);
   }

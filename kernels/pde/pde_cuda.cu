@@ -298,7 +298,7 @@ class PdeCuda final : public PdeExec<T> {
     // a dependent launch scheduled early at every size, unless GRIDFORGE_PDL=0
     // (pde_march.hpp says why not late; the kernel source says which)
     const Pdl dep = gpu_dependent_launch() == PdlPolicy::Off ? Pdl::Off : Pdl::Early;
-    // 2D: every other stage from the other end (pde_march_and_faces)
+    // 2D: a stage from the other end where march_down says (pde_march_and_faces)
     int down = d == 2 && march_down(a.in[0], a.out[0]) ? 1 : 0;
     void* args[] = {&a, &ch, &nf, &m, &down};
     launch_pdl(reinterpret_cast<const void*>(march_), grid, dim3(unsigned(P), unsigned(R), 1),
