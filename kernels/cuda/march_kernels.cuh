@@ -116,8 +116,8 @@ struct StarAhead<Op, false, std::void_t<decltype(Op::ahead_whole_rows)>>
 
 // Whether the 3D star march of a step over fields of `bytes` goes down
 // (march_block, march_down): on fields of at most n L2 caches, n = 8 (400
-// MiB on an H100's 50 MiB) or the op's down_within_l2 (0: never). Beyond that the
-// planes a step starts on are a small part of the field, and going down
+// MiB on an H100's 50 MiB) or the op's down_within_l2 (0: never). Beyond
+// that the planes a step starts on are a small part of the field, and going down
 // lost up to 0.01 of copy bandwidth on an H100 (0.04 on an H200) for
 // float64 heat at 384³ and 512³, where float32 gained up to 0.04 (up to
 // 509 × 263 × 391) and 0.00-0.02 at 513³. Float64 Jacobi: n = 2 (on an
@@ -325,9 +325,9 @@ __device__ __forceinline__ MarchSpot march_spot(const MarchRange& rg, const Marc
 // consecutive points of a row and moves them with 16-byte loads and stores;
 // it marches along z over kchunk planes (up, or DOWN: star_goes_down) with
 // the z − 1, z, z + 1 vectors in registers, so each value comes from memory
-// about once (the y neighbours come through L1); x neighbours and x faces as XSides says. Needs rows of
-// whole 16-byte vectors (nx % W == 0, or PARTIAL in padded rows), 16-byte
-// aligned fields and fewer than 2³¹ values.
+// about once (the y neighbours come through L1); x neighbours and x faces
+// as XSides says. Needs rows of whole 16-byte vectors (nx % W == 0, or
+// PARTIAL in padded rows), 16-byte aligned fields and fewer than 2³¹ values.
 template <class Op, class T, int MINB, bool RANGED = false, bool PARTIAL = false, bool AHEAD = false,
           bool DOWN = false>
 __global__ void __launch_bounds__(256, MINB) march3d_star(Op op, const T* __restrict__ in,
@@ -830,8 +830,9 @@ void run_march3d(const Op& op, const FieldView<const typename Op::value_type>& i
   };
   const auto pick = [&](auto partial) {
     constexpr bool PT = decltype(partial)::value;
-    if constexpr (BOX) {  // always up (not measured going down; its planes could not be walked
-                          // down, its sums run over them in tap order)
+    // The box march always goes up (not measured going down: its planes cannot
+    // be walked down, its sums run over them in tap order).
+    if constexpr (BOX) {
       go(march3d_box<Op, T, Op::min_blocks, RANGED, S::ry, S::pfd, PT>);
     } else {
       constexpr int MB = StarMinBlocks<Op, PT>::value;

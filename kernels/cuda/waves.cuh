@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <utility>
 #include <tuple>
 #include <vector>
 
@@ -23,11 +24,19 @@ inline int device_sms() {
   return sms > 0 ? sms : 1;
 }
 
-// The current device's L2 cache in bytes (0 when the runtime does not say).
+// The current device's L2 cache in bytes (0 when the runtime does not say),
+// asked once per device (the 3D star march's launcher asks every other step).
 inline std::int64_t device_l2_bytes() {
-  int dev = 0, l2 = 0;
+  static std::mutex m;
+  static std::vector<std::pair<int, std::int64_t>> known;  // device, bytes
+  int dev = 0;
   GF_CUDA_CHECK(cudaGetDevice(&dev));
+  const std::lock_guard<std::mutex> lock(m);
+  for (const auto& [d, bytes] : known)
+    if (d == dev) return bytes;
+  int l2 = 0;
   GF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  known.emplace_back(dev, l2);
   return l2;
 }
 

@@ -288,9 +288,11 @@ __device__ __forceinline__ void pde_faces(const PdeArgs<T>& A, const Eq& eq, lon
 // grid index, z in 3D and y in 2D, is mb or more), which run in the march's
 // tail (a kernel of their own after it cost a launch and its gap). In 2D,
 // `down` takes the march's blocks along y in the mirror order (the last
-// rows first: march_block in march_kernels.cuh, march_down in
-// kernels/device.hpp; H100, Gray–Scott (forward Euler: every other stage), float32 2049² 0.82 → 0.92 of copy
-// bandwidth, 3001 × 2999 0.90 → 0.96; float64 2049² 0.90 → 0.95). A 3D
+// rows first: march_block in march_kernels.cuh, whose formula this repeats
+// (that header is no part of the NVRTC source), march_down in
+// kernels/device.hpp; H100, Gray–Scott by forward Euler, every other stage
+// so: float32 2049² 0.82 → 0.92 of copy bandwidth, 3001 × 2999 0.90 →
+// 0.96; float64 2049² 0.90 → 0.95). A 3D
 // march always goes up: going down (planes in a chunk too) gained 0.02-0.08
 // on grids under 40 MiB a field in float32 but cost 8 registers and left
 // float64 at 513³ behind CuPy (1.708 ms a step against 1.674). With
