@@ -335,6 +335,7 @@ int main(int argc, char** argv) {
     gf::gpu_march_tail();        // GRIDFORGE_MARCH_TAIL
     gf::gpu_pad_store();         // GRIDFORGE_PAD_STORE
     gf::gpu_pde_blocks();        // GRIDFORGE_PDE_BLOCKS
+    gf::gpu_pde_prefetch();      // GRIDFORGE_PDE_PREFETCH
     gf::gpu_march_alternate();   // GRIDFORGE_MARCH_ORDER
     gf::raymarch_options_from_env();  // and a bad GRIDFORGE_RM_* (the GPU's ray marcher)
     apply_threads(r->parsed()   ? run.threads

@@ -137,6 +137,12 @@ int gpu_pde_blocks() {
   return b;
 }
 
+int gpu_pde_prefetch() {
+  static const int p = env_int("GRIDFORGE_PDE_PREFETCH", -1, 0, 1,
+                               "1 (ask L2 for the plane after the next) or 0");
+  return p;
+}
+
 bool gpu_pad_store() {
   static const bool p = env_int("GRIDFORGE_PAD_STORE", 1, 0, 1, "1 (whole sectors) or 0") == 1;
   return p;

@@ -82,6 +82,11 @@ bool gpu_pad_store();
 // UsageError); unset: returns 0, and pde_codegen.cpp takes 3. For
 // measurement; the values are the same either way.
 int gpu_pde_blocks();
+// GRIDFORGE_PDE_PREFETCH: the plane (row) after the next one that each
+// thread of the pde march asks L2 for: 1 yes, 0 no; unset: returns −1, and
+// pde_cuda.cu decides by the device (pde_march_prefetch). For measurement;
+// the values are the same either way.
+int gpu_pde_prefetch();
 // GRIDFORGE_MARCH_ORDER: the order of the one-step marches' blocks along
 // the march (z chunks in 3D, row groups in 2D; march_kernels.cuh,
 // march_block): 1 (unset) a step from the other end where march_down says

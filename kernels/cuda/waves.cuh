@@ -24,20 +24,47 @@ inline int device_sms() {
   return sms > 0 ? sms : 1;
 }
 
-// The current device's L2 cache in bytes (0 when the runtime does not say),
-// asked once per device (the 3D star march's launcher asks every other step).
-inline std::int64_t device_l2_bytes() {
+// What ask(device) says of the current device, asked once per device (Tag:
+// one cache per question).
+template <class Tag, class Ask>
+std::int64_t per_device(Ask ask) {
   static std::mutex m;
-  static std::vector<std::pair<int, std::int64_t>> known;  // device, bytes
+  static std::vector<std::pair<int, std::int64_t>> known;  // device, answer
   int dev = 0;
   GF_CUDA_CHECK(cudaGetDevice(&dev));
   const std::lock_guard<std::mutex> lock(m);
-  for (const auto& [d, bytes] : known)
-    if (d == dev) return bytes;
-  int l2 = 0;
-  GF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  known.emplace_back(dev, l2);
-  return l2;
+  for (const auto& [d, v] : known)
+    if (d == dev) return v;
+  const std::int64_t v = ask(dev);
+  known.emplace_back(dev, v);
+  return v;
+}
+
+// The current device's L2 cache in bytes (0 when the runtime does not say),
+// asked once per device (the 3D star march's launcher asks every other step).
+inline std::int64_t device_l2_bytes() {
+  struct L2 {};
+  return per_device<L2>([](int dev) {
+    int l2 = 0;
+    GF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    return std::int64_t(l2);
+  });
+}
+
+// The current device's peak DRAM bandwidth in bytes a second, by its memory
+// clock and bus width (double data rate; 0 when the runtime does not say):
+// H100 SXM about 3.35e12, H200 about 4.8e12.
+inline std::int64_t device_dram_peak() {
+  struct Dram {};
+  return per_device<Dram>([](int dev) {
+    int khz = 0, bits = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return std::int64_t(0);
+    }
+    return std::int64_t(2) * std::int64_t(khz) * 1000 * (bits / 8);
+  });
 }
 
 // Blocks of `threads` threads of kernel k (a __global__ function, or a

@@ -153,7 +153,7 @@ std::string pde_expr_code(const ExprCode& code, const std::string& result, const
 }
 
 std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim,
-                              PdeTerms terms, bool equal_h) {
+                              PdeTerms terms, bool equal_h, bool prefetch) {
   const int nf = int(prog.fields.size()), ni = int(prog.inputs.size());
   // dependent launches (kernels/cuda/pdl.cuh) on or off: the march waits
   // for the stage before it only when launched so (pde_march.hpp)
@@ -237,11 +237,11 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   // Gray–Scott march fits without spills in float32 and float64 (0.83 of
   // copy bandwidth at 512³ on an H100, against 0.70 with 95 registers at 2
   // blocks); pde_cuda.cu compiles again with 1 where the march would spill.
-  // Each thread asks L2 for the plane after the next one (PFD 1: 0.91
-  // against 0.84 at 512³ float32, 0.82 against 0.76 at 513³; PFD 2: 0.88);
-  // in 2D, which loads that row an iteration early (GF_PDE_AHEAD), for the
-  // row after it.
-  const int minb = gpu_pde_blocks() > 0 ? gpu_pde_blocks() : 3, pfd = 1;
+  // With `prefetch`, each thread asks L2 for the plane after the next one
+  // (H100: 0.91 against 0.84 at 512³ float32, 0.82 against 0.76 at 513³;
+  // two planes ahead 0.88); in 2D, which loads that row an iteration early
+  // (GF_PDE_AHEAD), for the row after it. pde_march_prefetch says where.
+  const int minb = gpu_pde_blocks() > 0 ? gpu_pde_blocks() : 3, pfd = prefetch ? 1 : 0;
   if (ndim >= 2)
     s += fmt::format(
         "{5} {3}\n"

@@ -22,9 +22,10 @@ inline constexpr const char* kPdeMarchMinb = "#define GF_PDE_MARCH_MINB";
 // axes: the headers it needs inlined (pde_rtc_prelude()), the equations, the
 // kernel, compiled for the stages' terms (PdeTerms; the default: any stage)
 // and, equal_h, for equal spacings on every axis (PdeArgs::equal_h: lap's
-// factored form).
+// factored form); prefetch: the march asks L2 for the plane (row) after the
+// next (pde_march_prefetch).
 std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim,
-                              PdeTerms terms = {}, bool equal_h = false);
+                              PdeTerms terms = {}, bool equal_h = false, bool prefetch = true);
 
 // One expression's bytecode as a C++ block that computes in `real` and
 // leaves its value in `result` (variables read from `v`): exposed for tests.

@@ -155,6 +155,11 @@ RtcBinary pde_rtc_compile(const std::string& source, int arch) {
   return out;
 }
 
+bool pde_march_prefetch(int elem_bytes) {
+  if (gpu_pde_prefetch() >= 0) return gpu_pde_prefetch() == 1;
+  return !(elem_bytes == 4 && double(device_dram_peak()) >= kPdeNoPrefetchDram);
+}
+
 namespace {
 
 template <class T>
@@ -194,6 +199,13 @@ class PdeCuda final : public PdeExec<T> {
                        : fmt::format("{} (compiled by NVRTC in {:.3f} s{})", bin.key, bin.compile_s,
                                      bin.where.empty() ? ", not cached" : "; cached: " + bin.where);
     note_ += march_regs_;
+    if (march_)
+      note_ += fmt::format(", {} L2 prefetch (DRAM peak {:.2f}e12 B/s)",
+                           src.find("pde_march_and_faces<3, 0>") != std::string::npos ||
+                                   src.find("pde_march_and_faces<2, 0>") != std::string::npos
+                               ? "no"
+                               : "with",
+                           double(device_dram_peak()) / 1e12);
     spdlog::info("pde: stage kernel {}", note_);
   }
   ~PdeCuda() override { unload(); }
@@ -254,13 +266,17 @@ class PdeCuda final : public PdeExec<T> {
     // 509 × 263 × 391 0.93 against 0.87; with the older march 8 had been
     // ahead); 3D float64 4 from 384 planes up (512³ 0.91 against 0.88, 513³
     // 0.86 against 0.83; 6, 8 and 16 no better, session 20) and 8 below
-    // (257³ 0.82 against 0.79); 2D 4 (4097²: 0.86, 8: 0.80).
+    // (257³ 0.82 against 0.79); 2D 4 (4097²: 0.86, 8: 0.80). On a device
+    // whose DRAM peaks at kPdeNoPrefetchDram or more, float64 8 at every size
+    // (H200, session 22: 384³ 0.81 → 0.83, 512³ 0.85 → 0.88, 513³ 0.78 →
+    // 0.79; below 384 planes 8 was already the rule).
     // Fewer where a grid of a few MiB would leave most of the device idle
     // (waves.cuh, wave_chunk), or GRIDFORGE_MARCH_CHUNK: H100, fraction of
     // copy, float32 256×64×64 0.54 against 0.35, 384×96×64 0.65 against
     // 0.57, 1025² 0.63 against 0.51; float64 256×64×64 0.69 against 0.59,
     // 1025² 0.77 against 0.69; level from 256³ and 2049².
-    int chunk = d == 2 || sizeof(T) == 4 || l.n[2] >= 384 ? 4 : 8;
+    const bool fast_dram = double(device_dram_peak()) >= kPdeNoPrefetchDram;
+    int chunk = d == 2 || sizeof(T) == 4 || (l.n[2] >= 384 && !fast_dram) ? 4 : 8;
     const auto blocks = [](std::int64_t n, std::int64_t per) { return (n + per - 1) / per; };
     // A block is P pieces of R rows. float32: the fewest blocks of at most
     // 32 pieces across a row, as wide as the row needs, so that a row of 129

@@ -22,6 +22,7 @@
 #include "kernels/dist/dist_backend.hpp"
 #include "kernels/pde/pde_codegen.hpp"
 #include "kernels/pde/pde_exec.hpp"
+#include "kernels/pde/pde_rtc.hpp"
 
 namespace gf {
 namespace {
@@ -57,7 +58,9 @@ std::unique_ptr<PdeExec<T>> make_pde_exec(Backend<T>& be, const PdeProgram& prog
     case BackendKind::Cuda:
 #if defined(GRIDFORGE_HAVE_CUDA)
       return make_pde_cuda(
-          be, pde_kernel_source(prog, sizeof(T) == 4 ? "float" : "double", ndim, terms, equal_h),
+          be,
+          pde_kernel_source(prog, sizeof(T) == 4 ? "float" : "double", ndim, terms, equal_h,
+                            pde_march_prefetch(int(sizeof(T)))),
           terms, equal_h);
 #else
       throw std::logic_error("a CUDA backend in a build without CUDA");

@@ -26,4 +26,17 @@ RtcBinary pde_rtc_compile(const std::string& source, int arch);
 // $XDG_CACHE_HOME/gridforge/kernels, else ~/.cache/gridforge/kernels.
 std::filesystem::path pde_kernel_cache_dir();
 
+// Whether the pde march of values of elem_bytes on the current device asks
+// L2 for the plane after the next (pde_kernel_source's prefetch):
+// GRIDFORGE_PDE_PREFETCH where set, else yes but for float32 on a device
+// whose DRAM peaks at kPdeNoPrefetchDram or more. Measured (Gray–Scott,
+// forward Euler, one step, session 22, bytes a second against the prefetch):
+// on an H200 (4.8e12 peak) float32 without it moved 5-9 % more at every size
+// from 257³ to 513³ and on 1025 × 129 × 65, 289 × 203 × 177 and 449 × 97 × 130
+// (fraction of copy bandwidth: 512³ 0.81 → 0.89, 257³ 0.70 → 0.74); float64
+// up to 5 % less (257³). On an H100 (3.35e12) the prefetch was 0.91 against
+// 0.84 at 512³ float32 (an earlier march; not measured again since).
+inline constexpr double kPdeNoPrefetchDram = 4e12;
+bool pde_march_prefetch(int elem_bytes);
+
 }  // namespace gf

@@ -396,6 +396,10 @@ add_test(NAME "e2e: a bad GRIDFORGE_PDE_BLOCKS is exit 2 before anything is writ
                  bad GRIDFORGE_PDE_BLOCKS=9 "GRIDFORGE_PDE_BLOCKS='9': give 1 to 8 blocks an SM"
                  bad GRIDFORGE_PDE_BLOCKS=0 "GRIDFORGE_PDE_BLOCKS='0': give 1 to 8 blocks an SM"
                  good GRIDFORGE_PDE_BLOCKS=4)
+add_test(NAME "e2e: a bad GRIDFORGE_PDE_PREFETCH is exit 2 before anything is written; good ones run"
+         COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml ${CMAKE_BINARY_DIR}/e2e_pde_prefetch
+                 bad GRIDFORGE_PDE_PREFETCH=2 "GRIDFORGE_PDE_PREFETCH='2': give 1 (ask L2 for the plane after the next) or 0"
+                 good GRIDFORGE_PDE_PREFETCH=0 good GRIDFORGE_PDE_PREFETCH=1)
 add_test(NAME "e2e: a bad GRIDFORGE_MARCH_CHUNK or GRIDFORGE_MARCH_PIECES is exit 2 before anything is written"
          COMMAND bash ${GF_E2E}/env_knobs.sh $<TARGET_FILE:gridforge> ${CMAKE_SOURCE_DIR}/cases/heat1d_rod.yaml ${CMAKE_BINARY_DIR}/e2e_march_env
                  bad GRIDFORGE_MARCH_CHUNK=65 "GRIDFORGE_MARCH_CHUNK='65': give 0 (by the grid) or 1 to 64"

@@ -53,6 +53,12 @@ TEST_CASE("pde kernel source compiles with NVRTC and is cached", "[pde]") {
     CHECK_THAT(src, Catch::Contains("kEqualH = 1"));
     CHECK(pde_rtc_compile(src, 90).image.size() > 1000);
   }
+  // the march with and without its L2 prefetch (pde_march_prefetch)
+  const std::string with = pde_kernel_source(c.pde.program, "float", 3);
+  const std::string without = pde_kernel_source(c.pde.program, "float", 3, {}, false, false);
+  CHECK_THAT(with, Catch::Contains("pde_march_and_faces<3, 1>"));
+  CHECK_THAT(without, Catch::Contains("pde_march_and_faces<3, 0>"));
+  CHECK(pde_rtc_compile(without, 90).image.size() > 1000);
   ::unsetenv("GRIDFORGE_KERNEL_CACHE");
   std::filesystem::remove_all(dir);
 }
