@@ -283,10 +283,20 @@ class PdeCuda final : public PdeExec<T> {
     // pieces (513 points) takes 5 blocks of 26, not 5 of 32 with 31 idle
     // (H100: 0.82 of copy bandwidth against 0.80 at 513³, 0.68 against 0.63
     // at 257³). float64 kept blocks of 32 ahead (513³: 0.83 against 0.79).
-    // GRIDFORGE_MARCH_PIECES=32 or =row forces either.
-    const std::int64_t bx = blocks(pieces, 32);
+    // On a device whose DRAM peaks at kPdeNoPrefetchDram or more, 3D float32
+    // takes blocks of 32 too on rows of 3 blocks or more, but where the last
+    // of 3 would make fewer than 8 pieces. H200, session 22, fraction of copy
+    // bandwidth, as wide as the row / 32: 1025 × 129 × 65 0.67 / 0.71, 289 ×
+    // 203 × 177 0.67 / 0.70, 449 × 97 × 130 0.62 / 0.66, 385³ 0.75 / 0.79,
+    // 300³ 0.74 / 0.79, 801 × 101 × 101 0.67 / 0.71, 700 × 150 × 120 0.75 /
+    // 0.77, 513³ 0.82-0.84 / 0.81-0.83, 641 × 161 × 97 0.64-0.65 / 0.63-0.64;
+    // 257³ (a third block of 1 piece) 0.75 / 0.71, 200 × 300 × 200 (2
+    // blocks) 0.76 / 0.72. GRIDFORGE_MARCH_PIECES=32 or =row forces either.
+    const std::int64_t bx = blocks(pieces, 32), last32 = pieces - 32 * (bx - 1);
     const int mp = gpu_march_pieces();
-    const bool wide32 = mp == 32 || (mp == 0 && sizeof(T) == 8);
+    const bool wide32 =
+        mp == 32 || (mp == 0 && (sizeof(T) == 8 ||
+                                 (d == 3 && fast_dram && (bx >= 4 || (bx == 3 && last32 >= 8)))));
     const int P = wide32 ? 32 : int(blocks(pieces, bx)), R = 256 / P;
     const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
     const std::int64_t columns = d == 3 ? bx * blocks(ny - 2, R) : bx;
