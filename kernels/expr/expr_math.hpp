@@ -37,12 +37,16 @@ GF_HD R expr_binary(ExprOp op, R a, R b) {
     case ExprOp::Sub: return a - b;
     case ExprOp::Mul: return a * b;
     case ExprOp::Div: return a / b;
-    // a^2 as the product a·a on every path: the C library's pow(a, 2) is
-    // that (correctly rounded; none of 10⁷ random values differed), CUDA's
-    // pow is not always (2 ulps), and where a comparison of squares decides a
-    // value, one ulp moved a point across it: the sphere (x−0.5)^2 + (y−0.5)^2
-    // + (z−0.5)^2 < r^2 of pde_grayscott3d.yaml passes through grid points of
-    // 300 × 40 × 20, and validate failed there at step 0.
+    // a^2 as the product a·a rounded once (correctly rounded) on every path.
+    // Neither pow is always that: the C library's (muparser's) is within
+    // about half an ulp (glibc 2.36: 8450 of 10⁷ random bases an ulp off),
+    // CUDA's within 2 ulps, and they differ from each other; where a
+    // comparison of squares decides a value, one ulp moved a point across it:
+    // the sphere (x−0.5)^2 + (y−0.5)^2 + (z−0.5)^2 < r^2 of
+    // pde_grayscott3d.yaml passes through grid points of 300 × 40 × 20, and
+    // validate failed there at step 0. So the CPU's squares are not
+    // muparser's pow to the bit for those bases (muparser's own x^2 of a
+    // variable is x·x already: VarPow2).
     case ExprOp::Pow: return b == R(2) ? mul_rn(a, a) : GF_MATH(pow)(a, b);
     case ExprOp::Lt: return a < b;
     case ExprOp::Gt: return a > b;

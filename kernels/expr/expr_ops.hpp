@@ -6,7 +6,8 @@
 // Each instruction does what muparser 2.3's evaluator does for the token it
 // was compiled from (ParserBase::ParseCmdCodeBulk), each function muparser's
 // definition (expr_math.hpp), in double. On the CPU the same libm calls in
-// the same order give muparser's values bit for bit; on the GPU CUDA's math
+// the same order give muparser's values bit for bit (but a^2, the product
+// a·a on both executors: expr_binary); on the GPU CUDA's math
 // functions (within 1-2 ulp of the correctly rounded result: CUDA's
 // programming guide lists each) give values within round-off of them.
 // Products that a sum follows are rounded on their own (mul_rn), so that

@@ -289,7 +289,8 @@ class PdeCuda final : public PdeExec<T> {
     // bandwidth, as wide as the row / 32: 1025 × 129 × 65 0.67 / 0.71, 289 ×
     // 203 × 177 0.67 / 0.70, 449 × 97 × 130 0.62 / 0.66, 385³ 0.75 / 0.79,
     // 300³ 0.74 / 0.79, 801 × 101 × 101 0.67 / 0.71, 700 × 150 × 120 0.75 /
-    // 0.77, 513³ 0.82-0.84 / 0.81-0.83, 641 × 161 × 97 0.64-0.65 / 0.63-0.64;
+    // 0.77; within the calls' noise, 513³ 0.82-0.84 / 0.81-0.83 and 641 × 161
+    // × 97 0.64-0.65 / 0.63-0.64;
     // 257³ (a third block of 1 piece) 0.75 / 0.71, 200 × 300 × 200 (2
     // blocks) 0.76 / 0.72. GRIDFORGE_MARCH_PIECES=32 or =row forces either.
     const std::int64_t bx = blocks(pieces, 32), last32 = pieces - 32 * (bx - 1);
