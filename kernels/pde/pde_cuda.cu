@@ -155,9 +155,15 @@ RtcBinary pde_rtc_compile(const std::string& source, int arch) {
   return out;
 }
 
+namespace {
+// Whether the current device's DRAM peaks at kPdeNoPrefetchDram or more (an
+// H200): the pde march's shape rules below say what changes there.
+bool pde_fast_dram() { return double(device_dram_peak()) >= kPdeNoPrefetchDram; }
+}  // namespace
+
 bool pde_march_prefetch(int elem_bytes) {
   if (gpu_pde_prefetch() >= 0) return gpu_pde_prefetch() == 1;
-  return !(elem_bytes == 4 && double(device_dram_peak()) >= kPdeNoPrefetchDram);
+  return !(elem_bytes == 4 && pde_fast_dram());
 }
 
 namespace {
@@ -166,7 +172,7 @@ template <class T>
 class PdeCuda final : public PdeExec<T> {
  public:
   PdeCuda(CudaBackend<T>& be, const std::string& src, PdeTerms terms, bool equal_h)
-      : be_(be), terms_(terms), equal_h_(equal_h),
+      : be_(be), terms_(terms), equal_h_(equal_h), fast_dram_(pde_fast_dram()),
         has_march_(src.find(std::string(kPdeKernelName) + "_march(") != std::string::npos) {
     const int dev = be.device();
     int major = 0, minor = 0;
@@ -275,8 +281,7 @@ class PdeCuda final : public PdeExec<T> {
     // copy, float32 256×64×64 0.54 against 0.35, 384×96×64 0.65 against
     // 0.57, 1025² 0.63 against 0.51; float64 256×64×64 0.69 against 0.59,
     // 1025² 0.77 against 0.69; level from 256³ and 2049².
-    const bool fast_dram = double(device_dram_peak()) >= kPdeNoPrefetchDram;
-    int chunk = d == 2 || sizeof(T) == 4 || (l.n[2] >= 384 && !fast_dram) ? 4 : 8;
+    int chunk = d == 2 || sizeof(T) == 4 || (l.n[2] >= 384 && !fast_dram_) ? 4 : 8;
     const auto blocks = [](std::int64_t n, std::int64_t per) { return (n + per - 1) / per; };
     // A block is P pieces of R rows. float32: the fewest blocks of at most
     // 32 pieces across a row, as wide as the row needs, so that a row of 129
@@ -297,7 +302,7 @@ class PdeCuda final : public PdeExec<T> {
     const int mp = gpu_march_pieces();
     const bool wide32 =
         mp == 32 || (mp == 0 && (sizeof(T) == 8 ||
-                                 (d == 3 && fast_dram && (bx >= 4 || (bx == 3 && last32 >= 8)))));
+                                 (d == 3 && fast_dram_ && (bx >= 4 || (bx == 3 && last32 >= 8)))));
     const int P = wide32 ? 32 : int(blocks(pieces, bx)), R = 256 / P;
     const std::int64_t nx = l.n[0], ny = l.n[1], nz = l.n[2];
     const std::int64_t columns = d == 3 ? bx * blocks(ny - 2, R) : bx;
@@ -340,6 +345,7 @@ class PdeCuda final : public PdeExec<T> {
   CudaBackend<T>& be_;
   PdeTerms terms_;
   bool equal_h_ = false;
+  bool fast_dram_ = false;  // pde_fast_dram, asked once (not every stage)
   cudaLibrary_t lib_ = nullptr;
   cudaKernel_t kernel32_ = nullptr, kernel64_ = nullptr;
   cudaKernel_t march_ = nullptr;
