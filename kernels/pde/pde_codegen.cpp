@@ -213,6 +213,7 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
       s += "      } break;\n";
     }
   s += "    }\n    return r;\n  }\n};\n}  // namespace\n\n";
+  s += kPdePointPart;
   // One thread a point of a row of x (blockDim.x) and y (blockDim.y); each
   // marches over its slab of z (gridDim.z slabs), so the planes it reads
   // again are in L1 and L2. Two kernels: 32-bit indices (fields of fewer
@@ -243,13 +244,23 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   // (GF_PDE_AHEAD), for the row after it. pde_march_prefetch says where.
   const int minb = gpu_pde_blocks() > 0 ? gpu_pde_blocks() : 3, pfd = prefetch ? 1 : 0;
   if (ndim >= 2)
-    s += fmt::format(
+    s += kPdeMarchPart + fmt::format(
         "{5} {3}\n"
         "extern \"C\" __global__ void __launch_bounds__(256, GF_PDE_MARCH_MINB) {0}_march(const gf::PdeArgs<{1}> A, int chunk, long nfaces, int mb, int down) {{\n"
         "  gf::pde_march_and_faces<{2}, {4}>(A, Eq{{}}, chunk, nfaces, mb, down);\n"
         "}}\n",
         kPdeKernelName, real, ndim, minb, pfd, kPdeMarchMinb);
   return s;
+}
+
+PdeSourceParts pde_source_parts(const std::string& src) {
+  PdeSourceParts p;
+  const std::size_t pt = src.find(kPdePointPart), mt = src.find(kPdeMarchPart);
+  if (pt == std::string::npos) throw std::logic_error("pde: a kernel source without its parts");
+  const std::string common = src.substr(0, pt);
+  p.point = common + src.substr(pt, mt == std::string::npos ? std::string::npos : mt - pt);
+  if (mt != std::string::npos) p.march = common + src.substr(mt);
+  return p;
 }
 
 }  // namespace gf

@@ -27,6 +27,22 @@ inline constexpr const char* kPdeMarchMinb = "#define GF_PDE_MARCH_MINB";
 std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, int ndim,
                               PdeTerms terms = {}, bool equal_h = false, bool prefetch = true);
 
+// The two programs a source holds, each whole (the headers and equations,
+// then its kernels), compiled apart: `march`, the march and the faces
+// (2D and 3D; empty in 1D), which nearly every stage runs; `point`, the
+// one-thread-a-point kernels (_i32, _i64), for a stage the march cannot take
+// (1D, 2³¹ values or more, rows off 16-byte vectors), compiled when one
+// first needs them (pde_cuda.cu). NVRTC took 0.32-0.35 s for the march of
+// pde_grayscott3d.yaml alone against 0.80-0.94 s for the whole source (this
+// 2-core VM, session 22); the whole took 1.07-1.17 s on an H200's host.
+// The parts begin at kPdePointPart and kPdeMarchPart.
+inline constexpr const char* kPdePointPart = "// ---- kernels: one thread a point ----\n";
+inline constexpr const char* kPdeMarchPart = "// ---- kernel: the march ----\n";
+struct PdeSourceParts {
+  std::string point, march;
+};
+PdeSourceParts pde_source_parts(const std::string& src);
+
 // One expression's bytecode as a C++ block that computes in `real` and
 // leaves its value in `result` (variables read from `v`): exposed for tests.
 std::string pde_expr_code(const ExprCode& code, const std::string& result, const std::string& real);

@@ -173,61 +173,85 @@ class PdeCuda final : public PdeExec<T> {
  public:
   PdeCuda(CudaBackend<T>& be, const std::string& src, PdeTerms terms, bool equal_h)
       : be_(be), terms_(terms), equal_h_(equal_h), fast_dram_(pde_fast_dram()),
-        has_march_(src.find(std::string(kPdeKernelName) + "_march(") != std::string::npos) {
+        parts_(pde_source_parts(src)) {
     const int dev = be.device();
     int major = 0, minor = 0;
     GF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     GF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    RtcBinary bin = pde_rtc_compile(src, major * 10 + minor);
+    arch_ = major * 10 + minor;
+    if (parts_.march.empty()) {  // 1D: the point kernels are all there is
+      load_point();
+      note_ = point_note_;
+      spdlog::info("pde: stage kernel {}", note_);
+      return;
+    }
+    RtcBinary bin = pde_rtc_compile(parts_.march, arch_);
     compile_s_ = bin.compile_s;
-    load(bin);
+    load_march(bin);
     // A march whose registers at 3 blocks an SM spill to local memory
     // (large equations) is compiled again for 1 block.
     cudaFuncAttributes fa{};
-    if (march_ && cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(march_)) == cudaSuccess &&
+    if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(march_)) == cudaSuccess &&
         fa.localSizeBytes > 0) {
-      const std::size_t at = src.find(kPdeMarchMinb);
+      const std::size_t at = parts_.march.find(kPdeMarchMinb);
       if (at != std::string::npos) {
-        std::string again = src;
+        std::string again = parts_.march;
         const std::size_t num = at + std::string(kPdeMarchMinb).size() + 1;
         again.replace(num, again.find('\n', num) - num, "1");
-        unload();
-        bin = pde_rtc_compile(again, major * 10 + minor);
+        unload(march_lib_);
+        bin = pde_rtc_compile(again, arch_);
         compile_s_ += bin.compile_s;
-        load(bin);
+        load_march(bin);
       }
     }
     (void)cudaGetLastError();
-    march_regs_ = march_ && cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(march_)) == cudaSuccess
-                      ? fmt::format(", march {} registers, {} bytes local", fa.numRegs, fa.localSizeBytes)
-                      : "";
-    note_ = bin.cached ? fmt::format("{} (cached: {})", bin.key, bin.where)
-                       : fmt::format("{} (compiled by NVRTC in {:.3f} s{})", bin.key, bin.compile_s,
-                                     bin.where.empty() ? ", not cached" : "; cached: " + bin.where);
-    note_ += march_regs_;
-    if (march_)
-      note_ += fmt::format(", {} L2 prefetch (DRAM peak {:.2f}e12 B/s)",
-                           src.find("pde_march_and_faces<3, 0>") != std::string::npos ||
-                                   src.find("pde_march_and_faces<2, 0>") != std::string::npos
-                               ? "no"
-                               : "with",
-                           double(device_dram_peak()) / 1e12);
+    const std::string regs =
+        cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(march_)) == cudaSuccess
+            ? fmt::format(", march {} registers, {} bytes local", fa.numRegs, fa.localSizeBytes)
+            : "";
+    (void)cudaGetLastError();
+    note_ = describe(bin) + regs +
+            fmt::format(", {} L2 prefetch (DRAM peak {:.2f}e12 B/s)",
+                        parts_.march.find("pde_march_and_faces<3, 0>") != std::string::npos ||
+                                parts_.march.find("pde_march_and_faces<2, 0>") != std::string::npos
+                            ? "no"
+                            : "with",
+                        double(device_dram_peak()) / 1e12);
     spdlog::info("pde: stage kernel {}", note_);
   }
-  ~PdeCuda() override { unload(); }
+  ~PdeCuda() override {
+    unload(march_lib_);
+    unload(point_lib_);
+  }
 
-  void load(const RtcBinary& bin) {
-    GF_CUDA_CHECK(cudaLibraryLoadData(&lib_, bin.image.data(), nullptr, nullptr, 0, nullptr,
+  static std::string describe(const RtcBinary& bin) {
+    return bin.cached ? fmt::format("{} (cached: {})", bin.key, bin.where)
+                      : fmt::format("{} (compiled by NVRTC in {:.3f} s{})", bin.key, bin.compile_s,
+                                    bin.where.empty() ? ", not cached" : "; cached: " + bin.where);
+  }
+  static void unload(cudaLibrary_t& lib) {
+    if (lib) cudaLibraryUnload(lib);
+    lib = nullptr;
+  }
+  void load_march(const RtcBinary& bin) {
+    GF_CUDA_CHECK(cudaLibraryLoadData(&march_lib_, bin.image.data(), nullptr, nullptr, 0, nullptr,
+                                      nullptr, 0));
+    GF_CUDA_CHECK(cudaLibraryGetKernel(&march_, march_lib_,
+                                       (std::string(kPdeKernelName) + "_march").c_str()));
+  }
+  // The one-thread-a-point kernels, compiled (or read from the cache) and
+  // loaded the first time a stage needs them (pde_source_parts).
+  void load_point() {
+    if (point_lib_) return;
+    const RtcBinary bin = pde_rtc_compile(parts_.point, arch_);
+    compile_s_ += bin.compile_s;
+    GF_CUDA_CHECK(cudaLibraryLoadData(&point_lib_, bin.image.data(), nullptr, nullptr, 0, nullptr,
                                       nullptr, 0));
     const std::string name = kPdeKernelName;
-    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel32_, lib_, (name + "_i32").c_str()));
-    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel64_, lib_, (name + "_i64").c_str()));
-    march_ = nullptr;
-    if (has_march_) GF_CUDA_CHECK(cudaLibraryGetKernel(&march_, lib_, (name + "_march").c_str()));
-  }
-  void unload() {
-    if (lib_) cudaLibraryUnload(lib_);
-    lib_ = nullptr;
+    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel32_, point_lib_, (name + "_i32").c_str()));
+    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel64_, point_lib_, (name + "_i64").c_str()));
+    point_note_ = describe(bin);
+    if (march_) spdlog::info("pde: one-thread-a-point kernels {}", point_note_);
   }
 
   void stage(PdeArgs<T> a, const PdeFields<T>& f) override {
@@ -237,6 +261,7 @@ class PdeCuda final : public PdeExec<T> {
       throw std::logic_error("pde: spacings other than the kernel was compiled for");
     pde_set_arrays(a, f);
     if (march(a)) return;
+    load_point();
     const Layout& l = a.l;
     const dim3 block = l.n[1] > 1 ? dim3(32, 8, 1) : dim3(256, 1, 1);
     int slab = int(std::min<std::int64_t>(l.n[2], 8));
@@ -346,12 +371,12 @@ class PdeCuda final : public PdeExec<T> {
   PdeTerms terms_;
   bool equal_h_ = false;
   bool fast_dram_ = false;  // pde_fast_dram, asked once (not every stage)
-  cudaLibrary_t lib_ = nullptr;
+  PdeSourceParts parts_;
+  int arch_ = 0;
+  cudaLibrary_t march_lib_ = nullptr, point_lib_ = nullptr;
   cudaKernel_t kernel32_ = nullptr, kernel64_ = nullptr;
   cudaKernel_t march_ = nullptr;
-  bool has_march_ = false;
-  std::string march_regs_;
-  std::string note_;
+  std::string note_, point_note_;
   double compile_s_ = 0;
 };
 

@@ -59,6 +59,22 @@ TEST_CASE("pde kernel source compiles with NVRTC and is cached", "[pde]") {
   CHECK_THAT(with, Catch::Contains("pde_march_and_faces<3, 1>"));
   CHECK_THAT(without, Catch::Contains("pde_march_and_faces<3, 0>"));
   CHECK(pde_rtc_compile(without, 90).image.size() > 1000);
+  // the two programs a source holds, each whole (pde_source_parts)
+  const PdeSourceParts parts = pde_source_parts(with);
+  CHECK_THAT(parts.march, Catch::Contains("gf_pde_stage_march("));
+  CHECK_THAT(parts.march, !Catch::Contains("gf_pde_stage_i32("));
+  CHECK_THAT(parts.point, Catch::Contains("gf_pde_stage_i32("));
+  CHECK_THAT(parts.point, Catch::Contains("gf_pde_stage_i64("));
+  CHECK_THAT(parts.point, !Catch::Contains("gf_pde_stage_march("));
+  CHECK(pde_rtc_compile(parts.march, 90).image.size() > 1000);
+  CHECK(pde_rtc_compile(parts.point, 90).image.size() > 1000);
+  // 1D: no march, the point kernels are the whole
+  const Case c1 = test::load(test::pde_case(
+      "[9]", "  fields: {u: {initial: {value: 1}}}\n  equations: {u: \"lap(u)\"}\n"
+             "  integrator: euler\n  dt: 0.001\n  steps: 1\n"));
+  const PdeSourceParts one = pde_source_parts(pde_kernel_source(c1.pde.program, "double", 1));
+  CHECK(one.march.empty());
+  CHECK(pde_rtc_compile(one.point, 90).image.size() > 1000);
   ::unsetenv("GRIDFORGE_KERNEL_CACHE");
   std::filesystem::remove_all(dir);
 }
