@@ -15,8 +15,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -181,7 +183,6 @@ class PdeCuda final : public PdeExec<T> {
     arch_ = major * 10 + minor;
     if (parts_.march.empty()) {  // 1D: the point kernels are all there is
       load_point();
-      note_ = point_note_;
       spdlog::info("pde: stage kernel {}", note_);
       return;
     }
@@ -198,7 +199,8 @@ class PdeCuda final : public PdeExec<T> {
         std::string again = parts_.march;
         const std::size_t num = at + std::string(kPdeMarchMinb).size() + 1;
         again.replace(num, again.find('\n', num) - num, "1");
-        unload(march_lib_);
+        march_lib_.reset();
+        march_ = nullptr;
         bin = pde_rtc_compile(again, arch_);
         compile_s_ += bin.compile_s;
         load_march(bin);
@@ -219,39 +221,50 @@ class PdeCuda final : public PdeExec<T> {
                         double(device_dram_peak()) / 1e12);
     spdlog::info("pde: stage kernel {}", note_);
   }
-  ~PdeCuda() override {
-    unload(march_lib_);
-    unload(point_lib_);
-  }
 
   static std::string describe(const RtcBinary& bin) {
     return bin.cached ? fmt::format("{} (cached: {})", bin.key, bin.where)
                       : fmt::format("{} (compiled by NVRTC in {:.3f} s{})", bin.key, bin.compile_s,
                                     bin.where.empty() ? ", not cached" : "; cached: " + bin.where);
   }
-  static void unload(cudaLibrary_t& lib) {
-    if (lib) cudaLibraryUnload(lib);
-    lib = nullptr;
+  // A loaded library, unloaded with its owner (or when a kernel of it
+  // cannot be found).
+  struct Unload {
+    void operator()(cudaLibrary_t l) const { cudaLibraryUnload(l); }
+  };
+  using Library = std::unique_ptr<std::remove_pointer_t<cudaLibrary_t>, Unload>;
+  static Library load_library(const RtcBinary& bin) {
+    cudaLibrary_t l = nullptr;
+    GF_CUDA_CHECK(cudaLibraryLoadData(&l, bin.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    return Library(l);
+  }
+  static cudaKernel_t kernel_of(const Library& lib, const std::string& suffix) {
+    cudaKernel_t k = nullptr;
+    GF_CUDA_CHECK(cudaLibraryGetKernel(&k, lib.get(), (std::string(kPdeKernelName) + suffix).c_str()));
+    return k;
   }
   void load_march(const RtcBinary& bin) {
-    GF_CUDA_CHECK(cudaLibraryLoadData(&march_lib_, bin.image.data(), nullptr, nullptr, 0, nullptr,
-                                      nullptr, 0));
-    GF_CUDA_CHECK(cudaLibraryGetKernel(&march_, march_lib_,
-                                       (std::string(kPdeKernelName) + "_march").c_str()));
+    Library lib = load_library(bin);
+    march_ = kernel_of(lib, "_march");
+    march_lib_ = std::move(lib);
   }
   // The one-thread-a-point kernels, compiled (or read from the cache) and
   // loaded the first time a stage needs them (pde_source_parts).
   void load_point() {
-    if (point_lib_) return;
+    if (point_lib_) return;  // (a library without both kernels is not kept)
     const RtcBinary bin = pde_rtc_compile(parts_.point, arch_);
     compile_s_ += bin.compile_s;
-    GF_CUDA_CHECK(cudaLibraryLoadData(&point_lib_, bin.image.data(), nullptr, nullptr, 0, nullptr,
-                                      nullptr, 0));
-    const std::string name = kPdeKernelName;
-    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel32_, point_lib_, (name + "_i32").c_str()));
-    GF_CUDA_CHECK(cudaLibraryGetKernel(&kernel64_, point_lib_, (name + "_i64").c_str()));
-    point_note_ = describe(bin);
-    if (march_) spdlog::info("pde: one-thread-a-point kernels {}", point_note_);
+    Library lib = load_library(bin);
+    const cudaKernel_t k32 = kernel_of(lib, "_i32"), k64 = kernel_of(lib, "_i64");
+    kernel32_ = k32;
+    kernel64_ = k64;
+    point_lib_ = std::move(lib);
+    if (march_) {  // a stage the march could not take, after the setup line
+      note_ += "; one-thread-a-point kernels " + describe(bin);
+      spdlog::info("pde: one-thread-a-point kernels {}", describe(bin));
+    } else {
+      note_ = describe(bin);
+    }
   }
 
   void stage(PdeArgs<T> a, const PdeFields<T>& f) override {
@@ -373,10 +386,10 @@ class PdeCuda final : public PdeExec<T> {
   bool fast_dram_ = false;  // pde_fast_dram, asked once (not every stage)
   PdeSourceParts parts_;
   int arch_ = 0;
-  cudaLibrary_t march_lib_ = nullptr, point_lib_ = nullptr;
+  Library march_lib_, point_lib_;
   cudaKernel_t kernel32_ = nullptr, kernel64_ = nullptr;
   cudaKernel_t march_ = nullptr;
-  std::string note_, point_note_;
+  std::string note_;
   double compile_s_ = 0;
 };
 
