@@ -26,7 +26,7 @@ struct ExprCode {
   // True when no instruction reads a coordinate.
   bool constant() const {
     for (const ExprInstr& i : code)
-      if (i.op == ExprOp::Var || i.op == ExprOp::VarMul || i.op == ExprOp::VarPow2 ||
+      if (i.op == ExprOp::Var || i.op == ExprOp::VarMul || i.op == ExprOp::VarScale || i.op == ExprOp::VarPow2 ||
           i.op == ExprOp::VarPow3 || i.op == ExprOp::VarPow4)
         return false;
     return true;

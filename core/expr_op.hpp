@@ -11,6 +11,7 @@ enum class ExprOp : std::int32_t {
   Const,    // push a
   Var,      // push variable n (0 x, 1 y, 2 z; from 3 on: a pde's t and inputs)
   VarMul,   // push variable n · a + b
+  VarScale, // push variable n · a (a pde's VarMul whose b is 0: io/pde_program.cpp)
   VarPow2,  // push v·v, v = variable n
   VarPow3,  // v·v·v
   VarPow4,  // v·v·v·v

@@ -34,14 +34,16 @@ std::vector<PdeStagePlan> pde_stages(PdeIntegrator i) {
 
 template <class T>
 PdeTerms pde_terms(PdeIntegrator i) {
-  PdeTerms terms{0, 127};
+  PdeTerms terms{0, 127, 63};
   for (const PdeStagePlan& sp : pde_stages(i)) {
     const PdeStageCoef& k = sp.st;
-    const unsigned b = pde_stage_terms(PdeStage<T>{T(k.a0), T(k.a1), T(k.a2), T(k.c), T(k.e0),
-                                                   T(k.e1), T(k.e2), T(k.d), k.keep_acc});
+    const PdeStage<T> s{T(k.a0), T(k.a1), T(k.a2), T(k.c), T(k.e0), T(k.e1), T(k.e2), T(k.d), k.keep_acc};
+    const unsigned b = pde_stage_terms(s);
     terms.may |= b;
     terms.always &= b;
+    terms.one &= pde_stage_ones(s);
   }
+  terms.one &= terms.always;
   return terms;
 }
 template PdeTerms pde_terms<float>(PdeIntegrator);

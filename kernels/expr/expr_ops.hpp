@@ -68,6 +68,7 @@ GF_HD R expr_run_as(const ExprInstr* code, int n, const Var& var, R* s) {
       case ExprOp::Const: s[sp++] = R(in.a); break;
       case ExprOp::Var: s[sp++] = R(var(in.n)); break;
       case ExprOp::VarMul: s[sp++] = expr_var_mul(R(var(in.n)), R(in.a), R(in.b)); break;
+      case ExprOp::VarScale: s[sp++] = expr_var_scale(R(var(in.n)), R(in.a)); break;
       case ExprOp::VarPow2:
       case ExprOp::VarPow3:
       case ExprOp::VarPow4: s[sp++] = expr_var_pow(in.op, R(var(in.n))); break;

@@ -18,6 +18,7 @@ const char* op_name(ExprOp op) {
     case ExprOp::Const: return "Const";
     case ExprOp::Var: return "Var";
     case ExprOp::VarMul: return "VarMul";
+    case ExprOp::VarScale: return "VarScale";
     case ExprOp::VarPow2: return "VarPow2";
     case ExprOp::VarPow3: return "VarPow3";
     case ExprOp::VarPow4: return "VarPow4";
@@ -103,6 +104,10 @@ std::string pde_expr_code(const ExprCode& code, const std::string& result, const
                                   real, literal(in.a), real, literal(in.b));
         ++d;
         break;
+      case ExprOp::VarScale:
+        s += indent + fmt::format("{} = gf::expr_var_scale(v[{}], {}{});\n", next, in.n, real, literal(in.a));
+        ++d;
+        break;
       case ExprOp::VarPow2:
       case ExprOp::VarPow3:
       case ExprOp::VarPow4:
@@ -179,8 +184,8 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
   }
   s += fmt::format("  static constexpr int kFields = {}, kArrays = {}, kInputs = {};\n", nf, na, ni);
   // the terms of the run's stages (pde_combine_terms)
-  s += fmt::format("  static constexpr gf::PdeTerms kTerms{{0x{:x}u, 0x{:x}u}};\n", terms.may,
-                   terms.always & terms.may);
+  s += fmt::format("  static constexpr gf::PdeTerms kTerms{{0x{:x}u, 0x{:x}u, 0x{:x}u}};\n", terms.may,
+                   terms.always & terms.may, terms.one & terms.always & terms.may);
   // the axes' spacings equal (PdeArgs::equal_h: lap's factored form in the march)
   s += fmt::format("  static constexpr int kEqualH = {};\n", equal_h ? 1 : 0);
   s += fmt::format("  __device__ __forceinline__ constexpr bool nb(int a) const {{ return (0x{:x}u >> a) & 1u; }}\n", nb);

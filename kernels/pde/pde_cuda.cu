@@ -268,7 +268,7 @@ class PdeCuda final : public PdeExec<T> {
   }
 
   void stage(PdeArgs<T> a, const PdeFields<T>& f) override {
-    if (!pde_terms_fit(terms_, pde_stage_terms(a.st)))
+    if (!pde_terms_fit(terms_, pde_stage_terms(a.st), pde_stage_ones(a.st)))
       throw std::logic_error("pde: a stage with terms the kernel was not compiled for");
     if ((a.equal_h != 0) != equal_h_)
       throw std::logic_error("pde: spacings other than the kernel was compiled for");

@@ -218,9 +218,9 @@ __device__ __forceinline__ void pde_march(const PdeArgs<T>& A, const Eq& eq, int
         const T ac = read_acc ? pde_lane<T>(accv[f], e) : T(0);
         const T cf = pde_lane<T>(c[f], e);
         pde_lane<T>(outv[f], e) =
-            pde_combine_terms<Eq::kTerms.may, Eq::kTerms.always, 0>(s.a0, u0, s.a1, cf, s.a2, ac, s.c_dt, r);
+            pde_combine_terms<Eq::kTerms.may, Eq::kTerms.always, Eq::kTerms.one, 0>(s.a0, u0, s.a1, cf, s.a2, ac, s.c_dt, r);
         pde_lane<T>(acco[f], e) =
-            keep_acc ? pde_combine_terms<Eq::kTerms.may, Eq::kTerms.always, 3>(s.e0, u0, s.e1, cf, s.e2, ac, s.d_dt, r)
+            keep_acc ? pde_combine_terms<Eq::kTerms.may, Eq::kTerms.always, Eq::kTerms.one, 3>(s.e0, u0, s.e1, cf, s.e2, ac, s.d_dt, r)
                      : T(0);
       }
     }

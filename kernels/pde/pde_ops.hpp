@@ -184,13 +184,14 @@ GF_HD int pde_dirichlet_face(const AxisBc<T>* bc, const Layout& l, const std::in
 
 // Which of a stage's terms (PdeStage) a run's stages have: bits 0-2 out's
 // a0, a1, a2, bits 3-5 acc's e0, e1, e2, and kPdeKeepAcc; `may`, a term
-// some stage has (its coefficient is not 0), `always`, one every stage has.
+// some stage has (its coefficient is not 0), `always`, one every stage has,
+// `one`, one whose coefficient is 1 in every stage (forward Euler's u).
 // The GPU kernel is compiled for them (pde_combine_terms): a forward Euler
-// step's combine is then 4 operations a value instead of 14 with the tests
-// of the 3 coefficients.
+// step's combine is then u + dt·r, 2 operations a value instead of 14 with
+// the tests of the 3 coefficients.
 inline constexpr unsigned kPdeKeepAcc = 64;
 struct PdeTerms {
-  unsigned may = 127, always = 0;  // (any stage: every term may, none always)
+  unsigned may = 127, always = 0, one = 0;  // (any stage: every term may, none always)
 };
 template <class T>
 GF_HD unsigned pde_stage_terms(const PdeStage<T>& s) {
@@ -198,33 +199,55 @@ GF_HD unsigned pde_stage_terms(const PdeStage<T>& s) {
          (s.e0 != 0 ? 8u : 0u) | (s.e1 != 0 ? 16u : 0u) | (s.e2 != 0 ? 32u : 0u) |
          (s.keep_acc ? kPdeKeepAcc : 0u);
 }
-// Whether stage bits `terms` fit what the kernel was compiled for.
-inline bool pde_terms_fit(const PdeTerms& t, unsigned terms) {
-  return (terms & ~t.may) == 0 && (terms & t.always) == t.always;
+// The terms of a stage whose coefficient is 1 (bits as pde_stage_terms').
+template <class T>
+GF_HD unsigned pde_stage_ones(const PdeStage<T>& s) {
+  return (s.a0 == 1 ? 1u : 0u) | (s.a1 == 1 ? 2u : 0u) | (s.a2 == 1 ? 4u : 0u) |
+         (s.e0 == 1 ? 8u : 0u) | (s.e1 == 1 ? 16u : 0u) | (s.e2 == 1 ? 32u : 0u);
+}
+// Whether a stage (its terms and ones) fits what the kernel was compiled for.
+inline bool pde_terms_fit(const PdeTerms& t, unsigned terms, unsigned ones) {
+  return (terms & ~t.may) == 0 && (terms & t.always) == t.always && (ones & t.one) == t.one;
 }
 
-// ca·x + cb·y + cc·z + cdt·r, starting from 0, for a kernel compiled for
-// terms MAY and ALWAYS (PdeTerms; B: 0 for out's coefficients, 3 for acc's):
-// a term no stage has is left out, a term every stage has is added
-// untested, any other is added where its coefficient is not 0. So the same
-// value as pde_combine (every term tested) for every stage that fits them,
-// bit for bit.
-template <unsigned MAY, unsigned ALWAYS, int B, class T>
+// ca·x + cb·y + cc·z + cdt·r: the terms whose coefficient is not 0, summed
+// from the left (the first term is the sum's start: no 0 + before it), then
+// cdt·r; compiled for terms MAY, ALWAYS and ONE (PdeTerms; B: 0 for out's
+// coefficients, 3 for acc's): a term no stage has is left out, a term every
+// stage has is added untested, any other is added where its coefficient is
+// not 0, and a term whose coefficient is 1 in every stage is its value (1·x
+// is x, to the bit). So the same value as pde_combine (every term tested)
+// for every stage that fits them, bit for bit.
+template <unsigned MAY, unsigned ALWAYS, unsigned ONE, int B, class T>
 GF_HD T pde_combine_terms(T ca, T x, T cb, T y, T cc, T z, T cdt, T r) {
   constexpr bool m0 = (MAY >> B) & 1, m1 = (MAY >> (B + 1)) & 1, m2 = (MAY >> (B + 2)) & 1;
   constexpr bool a0 = (ALWAYS >> B) & 1, a1 = (ALWAYS >> (B + 1)) & 1, a2 = (ALWAYS >> (B + 2)) & 1;
+  constexpr bool o0 = (ONE >> B) & 1, o1 = (ONE >> (B + 1)) & 1, o2 = (ONE >> (B + 2)) & 1;
   T s = 0;
-  if (m0 && (a0 || ca != 0)) s = s + ca * x;
-  if (m1 && (a1 || cb != 0)) s = s + cb * y;
-  if (m2 && (a2 || cc != 0)) s = s + cc * z;
-  return s + cdt * r;
+  bool any = false;  // (known at compile time where an always term came first)
+  if (m0 && (a0 || ca != 0)) {
+    s = o0 ? x : ca * x;
+    any = true;
+  }
+  if (m1 && (a1 || cb != 0)) {
+    const T t = o1 ? y : cb * y;
+    s = any ? s + t : t;
+    any = true;
+  }
+  if (m2 && (a2 || cc != 0)) {
+    const T t = o2 ? z : cc * z;
+    s = any ? s + t : t;
+    any = true;
+  }
+  const T t = cdt * r;
+  return any ? s + t : t;
 }
 
 // ca·x + cb·y + cc·z + cdt·r, the terms with a 0 coefficient left out (any
 // stage: every term tested).
 template <class T>
 GF_HD T pde_combine(T ca, T x, T cb, T y, T cc, T z, T cdt, T r) {
-  return pde_combine_terms<7, 0, 0>(ca, x, cb, y, cc, z, cdt, r);
+  return pde_combine_terms<7, 0, 0, 0>(ca, x, cb, y, cc, z, cdt, r);
 }
 
 // The stage at point (i, j, k) of every field of a grid of D axes, indices

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "io/case.hpp"
+#include "kernels/expr/expr_ops.hpp"
 #include "kernels/pde/pde_codegen.hpp"
 #include "tests/unit/pde_test_util.hpp"
 
@@ -45,6 +46,20 @@ TEST_CASE("pde case: fields, equations and the compiled program", "[pde]") {
   CHECK(c.pde.steps == 10);
   CHECK(c.pde.dt == 0.5);
   CHECK(std::isfinite(c.pde.dt_limit));
+  // Du*lap(u), Dv*lap(v), (F+k)*v: products without muparser's + 0
+  // (VarScale), evaluated as the product alone
+  int scales = 0;
+  for (const ExprCode& r : c.pde.program.rhs)
+    for (const ExprInstr& i : r.code) {
+      CHECK_FALSE((i.op == ExprOp::VarMul && i.b == 0));
+      scales += i.op == ExprOp::VarScale;
+    }
+  CHECK(scales == 3);
+  const ExprInstr scale{ExprOp::VarScale, 3, -2.5, 0};
+  double stack[2];
+  const double got = expr_run(&scale, 1, ExprXyz{0, 0, 0, 0.0}, stack);
+  CHECK(std::signbit(got));  // −2.5 · +0 is −0; with + 0 it would be +0
+  CHECK(expr_run(&scale, 1, ExprXyz{0, 0, 0, 1.5}, stack) == -3.75);
   // The resolved case loads again to the same case.
   const Case again = load_case_text(c.resolved_yaml, "resolved.yaml");
   CHECK(again.resolved_yaml == c.resolved_yaml);
@@ -276,22 +291,23 @@ TEST_CASE("pde codegen: the bytecode written out as straight code", "[pde]") {
 
 namespace {
 
-// pde_combine_terms for kernels compiled for MAY/ALWAYS against pde_combine,
+// pde_combine_terms for kernels compiled for MAY/ALWAYS/ONE against pde_combine,
 // bit for bit, at every stage of `i` with values that include ±0, a
 // denormal and large ones (the stages' u0 and acc read as the GPU's march
 // does: 0 where no coefficient reads them).
-template <unsigned MAY, unsigned ALWAYS, class T>
+template <unsigned MAY, unsigned ALWAYS, unsigned ONE, class T>
 void combine_terms_match(PdeIntegrator i) {
   const PdeTerms t = pde_terms<T>(i);
   REQUIRE(t.may == MAY);
   REQUIRE(t.always == ALWAYS);
+  REQUIRE(t.one == ONE);
   const T vals[] = {T(0), -T(0), T(1.5), T(-2.25), std::numeric_limits<T>::denorm_min(),
                     T(3e7), T(-1e-3)};
   for (const PdeStagePlan& sp : pde_stages(i)) {
     const PdeStageCoef& k = sp.st;
     const PdeStage<T> s{T(k.a0), T(k.a1), T(k.a2), T(k.c * 0.01), T(k.e0), T(k.e1), T(k.e2),
                         T(k.d * 0.01), k.keep_acc};
-    CHECK(pde_terms_fit(t, pde_stage_terms(s)));
+    CHECK(pde_terms_fit(t, pde_stage_terms(s), pde_stage_ones(s)));
     for (T x : vals)
       for (T y : vals)
         for (T z : vals)
@@ -299,10 +315,10 @@ void combine_terms_match(PdeIntegrator i) {
             const T u0 = s.a0 != 0 || s.e0 != 0 ? x : T(0);
             const T ac = s.a2 != 0 || s.e2 != 0 ? z : T(0);
             const T want = pde_combine(s.a0, u0, s.a1, y, s.a2, ac, s.c_dt, r);
-            const T got = pde_combine_terms<MAY, ALWAYS, 0>(s.a0, u0, s.a1, y, s.a2, ac, s.c_dt, r);
+            const T got = pde_combine_terms<MAY, ALWAYS, ONE, 0>(s.a0, u0, s.a1, y, s.a2, ac, s.c_dt, r);
             CHECK(std::memcmp(&want, &got, sizeof(T)) == 0);
             const T wacc = pde_combine(s.e0, u0, s.e1, y, s.e2, ac, s.d_dt, r);
-            const T gacc = pde_combine_terms<MAY, ALWAYS, 3>(s.e0, u0, s.e1, y, s.e2, ac, s.d_dt, r);
+            const T gacc = pde_combine_terms<MAY, ALWAYS, ONE, 3>(s.e0, u0, s.e1, y, s.e2, ac, s.d_dt, r);
             if (s.keep_acc) CHECK(std::memcmp(&wacc, &gacc, sizeof(T)) == 0);
           }
   }
@@ -311,22 +327,35 @@ void combine_terms_match(PdeIntegrator i) {
 }  // namespace
 
 TEST_CASE("pde stage terms: each integrator's kernel terms, and the same sums as pde_combine", "[pde]") {
-  combine_terms_match<0x2, 0x2, float>(PdeIntegrator::Euler);
-  combine_terms_match<0x2, 0x2, double>(PdeIntegrator::Euler);
-  combine_terms_match<0x3, 0x2, float>(PdeIntegrator::SspRk2);
-  combine_terms_match<0x3, 0x2, double>(PdeIntegrator::SspRk2);
-  combine_terms_match<0x3, 0x2, float>(PdeIntegrator::SspRk3);
-  combine_terms_match<0x3, 0x2, double>(PdeIntegrator::SspRk3);
-  combine_terms_match<0x77, 0x0, float>(PdeIntegrator::Rk4);
-  combine_terms_match<0x77, 0x0, double>(PdeIntegrator::Rk4);
+  combine_terms_match<0x2, 0x2, 0x2, float>(PdeIntegrator::Euler);
+  combine_terms_match<0x2, 0x2, 0x2, double>(PdeIntegrator::Euler);
+  combine_terms_match<0x3, 0x2, 0x0, float>(PdeIntegrator::SspRk2);
+  combine_terms_match<0x3, 0x2, 0x0, double>(PdeIntegrator::SspRk2);
+  combine_terms_match<0x3, 0x2, 0x0, float>(PdeIntegrator::SspRk3);
+  combine_terms_match<0x3, 0x2, 0x0, double>(PdeIntegrator::SspRk3);
+  combine_terms_match<0x77, 0x0, 0x0, float>(PdeIntegrator::Rk4);
+  combine_terms_match<0x77, 0x0, 0x0, double>(PdeIntegrator::Rk4);
   // a stage outside the terms does not fit them
-  CHECK_FALSE(pde_terms_fit(pde_terms<double>(PdeIntegrator::Euler),
-                            pde_stage_terms(PdeStage<double>{0.5, 0.5, 0, 0.5})));
-  CHECK_FALSE(pde_terms_fit(pde_terms<double>(PdeIntegrator::SspRk2),
-                            pde_stage_terms(PdeStage<double>{0.5, 0, 0, 0.5})));
+  const auto fits = [](PdeIntegrator i, const PdeStage<double>& s) {
+    return pde_terms_fit(pde_terms<double>(i), pde_stage_terms(s), pde_stage_ones(s));
+  };
+  CHECK_FALSE(fits(PdeIntegrator::Euler, PdeStage<double>{0.5, 0.5, 0, 0.5}));
+  CHECK_FALSE(fits(PdeIntegrator::Euler, PdeStage<double>{0, 0.5, 0, 0.5}));  // not 1·u
+  CHECK(fits(PdeIntegrator::Euler, PdeStage<double>{0, 1, 0, 0.5}));
+  CHECK_FALSE(fits(PdeIntegrator::SspRk2, PdeStage<double>{0.5, 0, 0, 0.5}));
+  // the first term is the sum's start: −0 stays −0 (no 0 + before it), and
+  // a term of coefficient 1 compiled as one is its value
+  const double mz = -0.0;
+  const double e = pde_combine_terms<0x2, 0x2, 0x2, 0>(0.0, 0.0, 1.0, mz, 0.0, 0.0, 0.5, mz);
+  CHECK(std::signbit(e));
+  const double w = pde_combine(0.0, 0.0, 1.0, mz, 0.0, 0.0, 0.5, mz);
+  CHECK(std::signbit(w));
+  CHECK(pde_combine(0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.5, 3.0) == 1.5);  // no terms: cdt·r
   // the kernel's source is made for them
   const Case c = test::load(test::pde_case("[9, 9]", "  fields: [u]\n  equations: {u: \"lap(u)\"}\n  dt: 0.0001\n  steps: 1\n",
                                            "  default: {type: periodic}\n"));
   CHECK_THAT(pde_kernel_source(c.pde.program, "float", 2, pde_terms<float>(PdeIntegrator::Rk4)),
-             Catch::Contains("kTerms{0x77u, 0x0u}"));
+             Catch::Contains("kTerms{0x77u, 0x0u, 0x0u}"));
+  CHECK_THAT(pde_kernel_source(c.pde.program, "float", 2, pde_terms<float>(PdeIntegrator::Euler)),
+             Catch::Contains("kTerms{0x2u, 0x2u, 0x2u}"));
 }
