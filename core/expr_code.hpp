@@ -3,7 +3,9 @@
 // reverse-Polish program into it, one instruction for each of muparser's
 // (parameters and constant subexpressions already folded to numbers by
 // muparser's optimiser); kernels/expr/expr_ops.hpp runs it, on the CPU and in
-// CUDA kernels, operation for operation as muparser evaluates it. Plain data:
+// CUDA kernels, operation for operation as muparser evaluates it (but a pde's
+// right-hand sides, whose v·a + 0 products are VarScale, v·a without the
+// + 0: io/pde_program.cpp). Plain data:
 // it sits in core/ because io/ (the compiler) and kernels/ (the interpreter)
 // both use it and neither may include the other.
 #pragma once

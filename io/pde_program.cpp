@@ -225,8 +225,8 @@ Expression parse(const Expr& e, const std::string& text, const Params& params,
 
 // A right-hand side's bytecode with each product v·a that muparser writes as
 // v·a + 0 (VarMul: `D*lap(u)`, `k*v`) made VarScale: an addition a point
-// fewer on both executors (a Gray–Scott step has 3 a point), which changes
-// nothing but a −0 to +0 (v·a + (−0) is v·a to the bit).
+// fewer on both executors (a Gray–Scott step has 3 a point). The + 0 it
+// drops turned a −0 product into +0 (v·a + (−0) is v·a to the bit).
 ExprCode without_zero_offsets(ExprCode c) {
   for (ExprInstr& i : c.code)
     if (i.op == ExprOp::VarMul && i.b == 0) i = ExprInstr{ExprOp::VarScale, i.n, i.a, 0};

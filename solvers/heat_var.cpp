@@ -9,6 +9,7 @@
 #include "io/output.hpp"
 #include "solvers/expr_fill.hpp"
 #include "solvers/heat_time.hpp"
+#include "solvers/pde.hpp"
 
 namespace gf {
 
@@ -43,7 +44,9 @@ HeatVarSolver<T>::HeatVarSolver(const Case& c, Backend<T>& backend)
     args_.inv_h2[a] = T(1.0 / (g.h[a] * g.h[a]));
   }
   axis_boundaries(c, args_.bc[0]);
-  exec_ = make_pde_exec(backend, h.program, g.ndim);
+  // every stage is forward Euler's (u + dt·rhs): the kernel is compiled for
+  // its terms alone (pde_combine_terms)
+  exec_ = make_pde_exec(backend, h.program, g.ndim, pde_terms<T>(PdeIntegrator::Euler));
 }
 
 // One forward Euler stage a step, u → u_next_: out = in + dt·rhs(in), the

@@ -106,7 +106,7 @@ GF_HD R expr_variadic(ExprOp op, const R* v, int n) {
 // The pushes of a variable: v (Var), v·a + b (VarMul), v², v³, v⁴.
 template <class R>
 GF_HD R expr_var_mul(R v, R a, R b) { return mul_rn(v, a) + b; }
-// v·a (VarScale): VarMul without its + 0, which changes nothing but a −0 to +0.
+// v·a (VarScale): VarMul without its + 0 (which turned a −0 product into +0).
 template <class R>
 GF_HD R expr_var_scale(R v, R a) { return mul_rn(v, a); }
 template <class R>

@@ -31,7 +31,8 @@ std::string pde_kernel_source(const PdeProgram& prog, const std::string& real, i
 // then its kernels), compiled apart: `march`, the march and the faces
 // (2D and 3D; empty in 1D), which nearly every stage runs; `point`, the
 // one-thread-a-point kernels (_i32, _i64), for a stage the march cannot take
-// (1D, 2³¹ values or more, rows off 16-byte vectors), compiled when one
+// (1D, fewer than 3 points along y or z, 2³¹ values or more, rows off
+// 16-byte vectors or arrays off 16 bytes: PdeCuda::march), compiled when one
 // first needs them (pde_cuda.cu). NVRTC took 0.32-0.35 s for the march of
 // pde_grayscott3d.yaml alone against 0.80-0.94 s for the whole source (this
 // 2-core VM, session 22); the whole took 1.07-1.17 s on an H200's host.

@@ -1,5 +1,7 @@
-// The CUDA executor of the pde workload: the program's stage kernel
-// (pde_codegen.cpp's source) compiled at run time by NVRTC, without fused
+// The CUDA executor of the pde workload: the program's stage kernels
+// (pde_codegen.cpp's source, its two programs compiled apart: the march when
+// the executor is made, the one-thread-a-point kernels when a stage first
+// needs them; a cache entry each) compiled at run time by NVRTC, without fused
 // multiply-adds so that its sums and products round as the CPU reference's,
 // kept in a cache of compiled kernels by the hash of its source, options,
 // NVRTC version and GPU architecture, loaded with the runtime's library API

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kernels/device.hpp"
 #include "tests/gpu/padding_check.hpp"
 #include "tests/unit/pde_test_util.hpp"
@@ -100,6 +102,23 @@ TEST_CASE("pde kernel: the one-thread-a-point kernels, compiled when first neede
       compare_pde<double>(test::pde_case(dims, pde, bc, kGsParams), 0.0, 0);
       compare_pde<float>(test::pde_case(dims, pde, bc, kGsParams, "float32"), 0.0, 0);
     }
+  // The executor's note names them only once compiled: after a stage on dense
+  // odd rows, never on padded rows, where every stage marches.
+  const auto note_after = [&](std::int64_t row_align, std::int64_t steps) {
+    const std::string pde = kGs + "  integrator: euler\n  dt: 0.01\n  steps: 5\n";
+    const Case c = test::load(test::pde_case("[33, 17, 9]", pde, "  default: {type: periodic}\n",
+                                             kGsParams));
+    auto gpu = make_cuda_backend<double>(0, row_align);
+    PdeSolver<double> s(c, *gpu);
+    s.advance(steps);
+    nlohmann::json t;
+    s.add_timing(t);
+    return t.value("kernel", std::string());
+  };
+  const std::string kPoint = "one-thread-a-point kernels";
+  CHECK(note_after(0, 0).find(kPoint) == std::string::npos);
+  CHECK(note_after(0, 1).find(kPoint) != std::string::npos);
+  CHECK(note_after(-1, 5).find(kPoint) == std::string::npos);
 }
 
 // The row padding of the fields' state stays zero (tests/gpu/padding_check.hpp)

@@ -293,7 +293,7 @@ namespace {
 
 // pde_combine_terms for kernels compiled for MAY/ALWAYS/ONE against pde_combine,
 // bit for bit, at every stage of `i` with values that include ±0, a
-// denormal and large ones (the stages' u0 and acc read as the GPU's march
+// denormal, large ones, inf and NaN (the stages' u0 and acc read as the GPU's march
 // does: 0 where no coefficient reads them).
 template <unsigned MAY, unsigned ALWAYS, unsigned ONE, class T>
 void combine_terms_match(PdeIntegrator i) {
@@ -302,7 +302,8 @@ void combine_terms_match(PdeIntegrator i) {
   REQUIRE(t.always == ALWAYS);
   REQUIRE(t.one == ONE);
   const T vals[] = {T(0), -T(0), T(1.5), T(-2.25), std::numeric_limits<T>::denorm_min(),
-                    T(3e7), T(-1e-3)};
+                    T(3e7), T(-1e-3), std::numeric_limits<T>::infinity(),
+                    std::numeric_limits<T>::quiet_NaN()};
   for (const PdeStagePlan& sp : pde_stages(i)) {
     const PdeStageCoef& k = sp.st;
     const PdeStage<T> s{T(k.a0), T(k.a1), T(k.a2), T(k.c * 0.01), T(k.e0), T(k.e1), T(k.e2),
