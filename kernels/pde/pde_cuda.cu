@@ -112,6 +112,11 @@ RtcBinary pde_rtc_compile(const std::string& source, int arch) {
   nvrtcProgram prog = nullptr;
   nvrtc_check(nvrtcCreateProgram(&prog, source.c_str(), "gridforge_pde.cu", 0, nullptr, nullptr),
               "create program");
+  // destroyed on every way out, a throw of nvrtc_check's too
+  struct Destroy {
+    nvrtcProgram& p;
+    ~Destroy() { nvrtcDestroyProgram(&p); }
+  } destroy{prog};
   std::vector<const char*> copts;
   for (const std::string& o : opts) copts.push_back(o.c_str());
   const nvrtcResult r = nvrtcCompileProgram(prog, int(copts.size()), copts.data());
@@ -120,7 +125,6 @@ RtcBinary pde_rtc_compile(const std::string& source, int arch) {
   std::string log(log_size, '\0');
   if (log_size > 1) nvrtcGetProgramLog(prog, log.data());
   if (r != NVRTC_SUCCESS) {
-    nvrtcDestroyProgram(&prog);
     throw std::logic_error(fmt::format("NVRTC could not compile the pde kernel ({}):\n{}",
                                        nvrtcGetErrorString(r), log));
   }
@@ -134,7 +138,6 @@ RtcBinary pde_rtc_compile(const std::string& source, int arch) {
     out.image.resize(size);
     nvrtc_check(nvrtcGetCUBIN(prog, out.image.data()), "CUBIN");
   }
-  nvrtcDestroyProgram(&prog);
   out.compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // Into the cache, whole or not at all (a temporary name, then renamed);
