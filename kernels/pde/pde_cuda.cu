@@ -219,10 +219,7 @@ class PdeCuda final : public PdeExec<T> {
     (void)cudaGetLastError();
     note_ = describe(bin) + regs +
             fmt::format(", {} L2 prefetch (DRAM peak {:.2f}e12 B/s)",
-                        parts_.march.find("pde_march_and_faces<3, 0>") != std::string::npos ||
-                                parts_.march.find("pde_march_and_faces<2, 0>") != std::string::npos
-                            ? "no"
-                            : "with",
+                        pde_march_prefetch(int(sizeof(T))) ? "with" : "no",  // (as pde_dist.cpp made the source)
                         double(device_dram_peak()) / 1e12);
     spdlog::info("pde: stage kernel {}", note_);
   }
